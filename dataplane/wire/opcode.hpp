@@ -1,0 +1,112 @@
+// IBA BTH opcodes (Vol. 1 table 38) and what each carries, so framing and the
+// engine agree on header layout from one table.
+#pragma once
+
+#include <cstdint>
+
+namespace vf::wire {
+
+enum class Transport : uint8_t { kRC = 0, kUC = 1, kRD = 2, kUD = 3, kCNP = 4 };
+
+enum Op : uint8_t {
+  kSendFirst = 0x00,
+  kSendMiddle = 0x01,
+  kSendLast = 0x02,
+  kSendLastImm = 0x03,
+  kSendOnly = 0x04,
+  kSendOnlyImm = 0x05,
+  kWriteFirst = 0x06,
+  kWriteMiddle = 0x07,
+  kWriteLast = 0x08,
+  kWriteLastImm = 0x09,
+  kWriteOnly = 0x0A,
+  kWriteOnlyImm = 0x0B,
+  kReadRequest = 0x0C,
+  kReadRespFirst = 0x0D,
+  kReadRespMiddle = 0x0E,
+  kReadRespLast = 0x0F,
+  kReadRespOnly = 0x10,
+  kAck = 0x11,
+  kAtomicAck = 0x12,
+  kCompareSwap = 0x13,
+  kFetchAdd = 0x14,
+  kSendLastInv = 0x16,
+  kSendOnlyInv = 0x17,
+};
+
+inline constexpr uint8_t opcode(Transport t, Op op) { return uint8_t(uint8_t(t) << 5 | op); }
+inline constexpr Transport opcode_transport(uint8_t opc) { return Transport(opc >> 5); }
+inline constexpr Op opcode_op(uint8_t opc) { return Op(opc & 0x1F); }
+// RoCEv2 congestion notification packet (Annex A17): BTH opcode 0x81.
+inline constexpr uint8_t kOpcodeCnp = 0x81;
+
+// Header flags per opcode (low 5 bits), for RC/UC/UD alike.
+enum HdrFlag : uint16_t {
+  kHasReth = 1 << 0,
+  kHasAeth = 1 << 1,
+  kHasImm = 1 << 2,
+  kHasIeth = 1 << 3,
+  kHasAtomicEth = 1 << 4,
+  kHasAtomicAckEth = 1 << 5,
+  kHasPayload = 1 << 6,
+  kIsFirst = 1 << 7,
+  kIsMiddle = 1 << 8,
+  kIsLast = 1 << 9,
+  kIsRequest = 1 << 10,
+  kIsResponse = 1 << 11,
+  kIsSend = 1 << 12,
+  kIsWrite = 1 << 13,
+  kIsRead = 1 << 14,
+  kIsAtomic = 1 << 15,
+  kValid = 0,  // no flags and not in table = invalid, see op_valid
+};
+
+struct OpInfo {
+  bool valid;
+  uint16_t flags;
+};
+
+constexpr OpInfo op_info(uint8_t low5) {
+  constexpr uint16_t F = kIsFirst, M = kIsMiddle, L = kIsLast, P = kHasPayload, Q = kIsRequest,
+                     S = kIsSend, W = kIsWrite, R = kIsRead, A = kIsAtomic, Rsp = kIsResponse;
+  switch (low5) {
+    case kSendFirst: return {true, uint16_t(Q | S | F | P)};
+    case kSendMiddle: return {true, uint16_t(Q | S | M | P)};
+    case kSendLast: return {true, uint16_t(Q | S | L | P)};
+    case kSendLastImm: return {true, uint16_t(Q | S | L | P | kHasImm)};
+    case kSendOnly: return {true, uint16_t(Q | S | F | L | P)};
+    case kSendOnlyImm: return {true, uint16_t(Q | S | F | L | P | kHasImm)};
+    case kWriteFirst: return {true, uint16_t(Q | W | F | P | kHasReth)};
+    case kWriteMiddle: return {true, uint16_t(Q | W | M | P)};
+    case kWriteLast: return {true, uint16_t(Q | W | L | P)};
+    case kWriteLastImm: return {true, uint16_t(Q | W | L | P | kHasImm)};
+    case kWriteOnly: return {true, uint16_t(Q | W | F | L | P | kHasReth)};
+    case kWriteOnlyImm: return {true, uint16_t(Q | W | F | L | P | kHasReth | kHasImm)};
+    case kReadRequest: return {true, uint16_t(Q | R | F | L | kHasReth)};
+    case kReadRespFirst: return {true, uint16_t(Rsp | R | F | P | kHasAeth)};
+    case kReadRespMiddle: return {true, uint16_t(Rsp | R | M | P)};
+    case kReadRespLast: return {true, uint16_t(Rsp | R | L | P | kHasAeth)};
+    case kReadRespOnly: return {true, uint16_t(Rsp | R | F | L | P | kHasAeth)};
+    case kAck: return {true, uint16_t(Rsp | F | L | kHasAeth)};
+    case kAtomicAck: return {true, uint16_t(Rsp | A | F | L | kHasAeth | kHasAtomicAckEth)};
+    case kCompareSwap: return {true, uint16_t(Q | A | F | L | kHasAtomicEth)};
+    case kFetchAdd: return {true, uint16_t(Q | A | F | L | kHasAtomicEth)};
+    case kSendLastInv: return {true, uint16_t(Q | S | L | P | kHasIeth)};
+    case kSendOnlyInv: return {true, uint16_t(Q | S | F | L | P | kHasIeth)};
+    default: return {false, 0};
+  }
+}
+
+// Bytes of transport headers after the BTH (UD adds DETH in front of the rest).
+constexpr unsigned ext_headers_len(uint8_t opc) {
+  const OpInfo info = op_info(opc & 0x1F);
+  unsigned n = opcode_transport(opc) == Transport::kUD ? 8 : 0;
+  if (info.flags & kHasReth) n += 16;
+  if (info.flags & kHasAtomicEth) n += 28;
+  if (info.flags & kHasAeth) n += 4;
+  if (info.flags & kHasAtomicAckEth) n += 8;
+  if (info.flags & (kHasImm | kHasIeth)) n += 4;
+  return n;
+}
+
+}  // namespace vf::wire

@@ -1,0 +1,265 @@
+/* The contract between the provider (libvhca, inside applications) and the
+ * device engine (inside fabricd). One header for both sides; bump
+ * VHCA_ABI_VERSION on any change. Everything here that crosses from the app to
+ * the daemon is hostile input: the daemon copies it out and checks it first.
+ *
+ * Slow path: SOCK_SEQPACKET, one request -> one reply, fds by SCM_RIGHTS.
+ * Fast path: shared-memory rings (memfds sealed against resize) + doorbell.
+ */
+#ifndef VHCA_ABI_H
+#define VHCA_ABI_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define VHCA_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+#define VHCA_ABI_VERSION 1
+#define VHCA_MAX_SGE 16
+#define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
+#define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
+#define VHCA_DEFAULT_RUNTIME_DIR "/run/vfabric"
+#define VHCA_RUNTIME_DIR_ENV "VFABRIC_RUNTIME_DIR"
+
+/* ---------------------------------------------------------------- rings ---
+ * Indices are free-running u32; slot = index & (entries - 1); entries is a
+ * power of two. Each side owns one index and only ever reads the other. The
+ * owner of an index publishes it with a release store after writing entries.
+ */
+struct vhca_ring_hdr { /* each side's index on its own cache line */
+  uint32_t producer;
+  uint32_t pad0[15];
+  uint32_t consumer;
+  uint32_t pad1[15];
+  /* CQ: armed notification request (VHCA_CQ_ARM_*) written by the app; SQ/RQ: 0 */
+  uint32_t arm;
+  uint32_t arm_sn; /* bumped by the app on every arm so the engine sees re-arms */
+  uint32_t pad2[14];
+}; /* entries follow at offset sizeof(struct vhca_ring_hdr) */
+VHCA_STATIC_ASSERT(sizeof(struct vhca_ring_hdr) == 192, "ring header layout");
+
+enum { VHCA_CQ_ARM_NONE = 0, VHCA_CQ_ARM_NEXT = 1, VHCA_CQ_ARM_SOLICITED = 2 };
+
+struct vhca_sge {
+  uint64_t addr;
+  uint32_t length;
+  uint32_t lkey;
+};
+VHCA_STATIC_ASSERT(sizeof(struct vhca_sge) == 16, "sge layout");
+
+/* Send WQE: mirrors ibv_send_wr without pointers. */
+struct vhca_send_wqe {
+  uint64_t wr_id;
+  uint8_t opcode;      /* enum ibv_wr_opcode */
+  uint8_t num_sge;     /* SGEs in sge[] (0 when inline) */
+  uint16_t inline_len; /* bytes in inline_data when IBV_SEND_INLINE */
+  uint32_t send_flags; /* enum ibv_send_flags */
+  uint32_t imm_data;   /* network order, as the app gave it; or invalidate_rkey */
+  uint32_t rkey;
+  uint64_t remote_addr;
+  uint64_t compare_add;
+  uint64_t swap;
+  uint32_t ah_handle; /* UD */
+  uint32_t remote_qpn;
+  uint32_t remote_qkey;
+  uint32_t reserved;
+  union {
+    struct vhca_sge sge[VHCA_MAX_SGE];
+    uint8_t inline_data[VHCA_MAX_INLINE];
+  };
+};
+VHCA_STATIC_ASSERT(sizeof(struct vhca_send_wqe) == 320, "send wqe layout");
+
+struct vhca_recv_wqe {
+  uint64_t wr_id;
+  uint32_t num_sge;
+  uint32_t reserved;
+  struct vhca_sge sge[VHCA_MAX_SGE];
+};
+VHCA_STATIC_ASSERT(sizeof(struct vhca_recv_wqe) == 272, "recv wqe layout");
+
+/* CQE: what poll_cq copies into struct ibv_wc. */
+struct vhca_cqe {
+  uint64_t wr_id;
+  uint32_t status; /* enum ibv_wc_status */
+  uint32_t opcode; /* enum ibv_wc_opcode */
+  uint32_t vendor_err;
+  uint32_t byte_len;
+  uint32_t imm_data; /* network order */
+  uint32_t qp_num;
+  uint32_t src_qp;
+  uint32_t wc_flags;
+  uint16_t pkey_index;
+  uint16_t slid;
+  uint8_t sl;
+  uint8_t dlid_path_bits;
+  uint8_t reserved[18];
+};
+VHCA_STATIC_ASSERT(sizeof(struct vhca_cqe) == 64, "cqe layout");
+
+static inline uint64_t vhca_ring_bytes(uint32_t entries, uint32_t entry_size) {
+  return sizeof(struct vhca_ring_hdr) + (uint64_t)entries * entry_size;
+}
+
+/* Engine status page, mapped read-only by every app. The engine sets
+ * `sleeping` before it blocks; a producer that sees it set after publishing
+ * its index (with a full fence in between) writes 1 to the doorbell eventfd. */
+struct vhca_engine_status {
+  uint32_t sleeping;
+  uint32_t abi_version;
+};
+
+/* ------------------------------------------------------------ slow path --- */
+enum vhca_cmd {
+  VHCA_CMD_OPEN_CONTEXT = 1, /* reply fds: [doorbell eventfd, status memfd (ro)] */
+  VHCA_CMD_QUERY_DEVICE,
+  VHCA_CMD_QUERY_PORT,
+  VHCA_CMD_ALLOC_PD,
+  VHCA_CMD_DEALLOC_PD,
+  VHCA_CMD_REG_MR,
+  VHCA_CMD_DEREG_MR,
+  VHCA_CMD_CREATE_CQ, /* reply fds: [ring memfd] */
+  VHCA_CMD_DESTROY_CQ,
+  VHCA_CMD_CREATE_QP, /* reply fds: [sq memfd, rq memfd] */
+  VHCA_CMD_MODIFY_QP,
+  VHCA_CMD_QUERY_QP,
+  VHCA_CMD_DESTROY_QP,
+  VHCA_CMD_MAX
+};
+
+struct vhca_req_hdr {
+  uint32_t cmd;
+  uint32_t seq;
+  uint32_t length; /* whole message, header included */
+  uint32_t abi_version;
+};
+struct vhca_rsp_hdr {
+  uint32_t cmd;
+  uint32_t seq;
+  uint32_t length;
+  int32_t status; /* 0 or a positive errno, as the verb returns it */
+};
+
+struct vhca_open_context_req {
+  struct vhca_req_hdr hdr;
+};
+struct vhca_open_context_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t num_comp_vectors;
+  uint32_t reserved;
+};
+
+struct vhca_query_device_rsp {
+  struct vhca_rsp_hdr hdr;
+  struct ibv_device_attr attr;
+};
+
+struct vhca_query_port_req {
+  struct vhca_req_hdr hdr;
+  uint32_t port_num;
+  uint32_t reserved;
+};
+struct vhca_query_port_rsp {
+  struct vhca_rsp_hdr hdr;
+  struct ibv_port_attr attr;
+};
+
+struct vhca_handle_req { /* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP */
+  struct vhca_req_hdr hdr;
+  uint32_t handle;
+  uint32_t reserved;
+};
+struct vhca_destroy_qp_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t events_reported;
+  uint32_t reserved;
+};
+
+struct vhca_alloc_pd_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t reserved;
+};
+
+struct vhca_reg_mr_req {
+  struct vhca_req_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t access; /* enum ibv_access_flags */
+  uint64_t addr;
+  uint64_t length;
+};
+struct vhca_reg_mr_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t mr_handle;
+  uint32_t lkey;
+  uint32_t rkey;
+  uint32_t reserved;
+};
+
+struct vhca_create_cq_req {
+  struct vhca_req_hdr hdr;
+  uint32_t cqe; /* requested entries */
+  uint32_t comp_vector;
+};
+struct vhca_create_cq_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t cq_handle;
+  uint32_t entries; /* ring entries (power of two); cqe reported = entries - 1 */
+};
+
+struct vhca_create_qp_req {
+  struct vhca_req_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t send_cq_handle;
+  uint32_t recv_cq_handle;
+  uint32_t srq_handle; /* 0 = none */
+  uint32_t qp_type;    /* enum ibv_qp_type */
+  uint32_t sq_sig_all;
+  struct ibv_qp_cap cap;
+};
+struct vhca_create_qp_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t qp_handle;
+  uint32_t qp_num;
+  uint32_t sq_entries; /* ring sizes (power of two) */
+  uint32_t rq_entries;
+  struct ibv_qp_cap cap; /* what was actually granted */
+};
+
+struct vhca_modify_qp_req {
+  struct vhca_req_hdr hdr;
+  uint32_t qp_handle;
+  uint32_t attr_mask;
+  struct ibv_qp_attr attr;
+};
+
+struct vhca_query_qp_req {
+  struct vhca_req_hdr hdr;
+  uint32_t qp_handle;
+  uint32_t attr_mask;
+};
+struct vhca_query_qp_rsp {
+  struct vhca_rsp_hdr hdr;
+  struct ibv_qp_attr attr;
+  struct ibv_qp_init_attr_caps {
+    struct ibv_qp_cap cap;
+    uint32_t sq_sig_all;
+    uint32_t qp_type;
+  } init;
+};
+
+struct vhca_empty_rsp {
+  struct vhca_rsp_hdr hdr;
+};
+
+VHCA_STATIC_ASSERT(sizeof(struct vhca_modify_qp_req) <= VHCA_MAX_MSG, "message fits");
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VHCA_ABI_H */
