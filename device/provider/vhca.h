@@ -1,0 +1,88 @@
+/* libvhca: a thin rdma-core provider. Verbs that create or change objects go
+ * to fabricd over the device socket; posting and polling touch only the
+ * shared rings, like a hardware HCA driver writing WQEs and ringing a doorbell. */
+#ifndef VHCA_PROVIDER_H
+#define VHCA_PROVIDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "device/abi/vhca_abi.h"
+#include "verbs_private.h"
+
+#define VHCA_PFX "vhca: "
+
+struct vhca_device {
+  struct verbs_device vdev;
+  char socket_path[108];
+};
+
+struct vhca_context {
+  struct verbs_context vctx;
+  int sock;               /* SEQPACKET to fabricd */
+  pthread_mutex_t cmd_lock; /* one request in flight per context */
+  uint32_t seq;
+  int doorbell_fd;        /* eventfd the engine sleeps on */
+  const struct vhca_engine_status *status; /* read-only mapping */
+  int async_pipe[2];
+};
+
+struct vhca_ring {
+  struct vhca_ring_hdr *hdr;
+  uint8_t *entries;
+  uint32_t mask;
+  uint32_t entry_size;
+  uint32_t local; /* the index this side owns */
+  size_t map_len;
+  pthread_spinlock_t lock;
+};
+
+struct vhca_pd {
+  struct ibv_pd ibv_pd;
+};
+
+struct vhca_mr {
+  struct verbs_mr vmr;
+};
+
+struct vhca_cq {
+  struct verbs_cq vcq;
+  struct vhca_ring ring; /* engine produces, we consume */
+};
+
+struct vhca_qp {
+  struct verbs_qp vqp;
+  struct vhca_ring sq;
+  struct vhca_ring rq;
+  uint32_t max_send_sge, max_recv_sge, max_inline;
+  int sq_sig_all;
+};
+
+static inline struct vhca_context *to_vctx(struct ibv_context *ctx) {
+  return (struct vhca_context *)((char *)ctx - offsetof(struct vhca_context, vctx.context));
+}
+static inline struct vhca_device *to_vdev(struct ibv_device *dev) {
+  return (struct vhca_device *)dev;
+}
+static inline struct vhca_qp *to_vqp(struct ibv_qp *qp) { return (struct vhca_qp *)qp; }
+static inline struct vhca_cq *to_vcq(struct ibv_cq *cq) { return (struct vhca_cq *)cq; }
+
+/* cmd.c: one request, one reply, optional fds in the reply. Returns 0 or a
+ * positive errno (the daemon's status, or EIO when the daemon is gone). */
+int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
+             size_t rsp_len, int *fds, int nfds);
+int vhca_connect(const char *path);
+
+/* ring.c */
+int vhca_ring_map(struct vhca_ring *ring, int fd, uint32_t entries, uint32_t entry_size);
+void vhca_ring_unmap(struct vhca_ring *ring);
+void vhca_ring_doorbell(struct vhca_context *ctx);
+
+/* verbs.c / datapath.c */
+extern const struct verbs_context_ops vhca_ctx_ops;
+void vhca_free_context(struct ibv_context *ibctx);
+int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+
+#endif
