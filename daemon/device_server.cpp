@@ -1,0 +1,204 @@
+#include "daemon/device_server.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "device/abi/vhca_abi.h"
+
+namespace vf {
+namespace asio = boost::asio;
+
+size_t request_size(uint32_t cmd) {
+  switch (cmd) {
+    case VHCA_CMD_OPEN_CONTEXT: return sizeof(vhca_open_context_req);
+    case VHCA_CMD_QUERY_DEVICE:
+    case VHCA_CMD_ALLOC_PD: return sizeof(vhca_req_hdr);
+    case VHCA_CMD_QUERY_PORT: return sizeof(vhca_query_port_req);
+    case VHCA_CMD_DEALLOC_PD:
+    case VHCA_CMD_DEREG_MR:
+    case VHCA_CMD_DESTROY_CQ:
+    case VHCA_CMD_DESTROY_QP: return sizeof(vhca_handle_req);
+    case VHCA_CMD_REG_MR: return sizeof(vhca_reg_mr_req);
+    case VHCA_CMD_CREATE_CQ: return sizeof(vhca_create_cq_req);
+    case VHCA_CMD_CREATE_QP: return sizeof(vhca_create_qp_req);
+    case VHCA_CMD_MODIFY_QP: return sizeof(vhca_modify_qp_req);
+    case VHCA_CMD_QUERY_QP: return sizeof(vhca_query_qp_req);
+    default: return 0;
+  }
+}
+
+int check_request_framing(const uint8_t* msg, size_t len) {
+  if (len < sizeof(vhca_req_hdr)) return EPROTO;
+  vhca_req_hdr h;
+  std::memcpy(&h, msg, sizeof(h));
+  if (h.abi_version != VHCA_ABI_VERSION) return EPROTONOSUPPORT;
+  const size_t want = request_size(h.cmd);
+  if (want == 0) return EOPNOTSUPP;
+  if (h.length != len || len != want) return EINVAL;
+  return 0;
+}
+
+DeviceReply status_reply(const uint8_t* msg, size_t len, int status) {
+  vhca_rsp_hdr r{};
+  if (len >= sizeof(vhca_req_hdr)) {
+    vhca_req_hdr h;
+    std::memcpy(&h, msg, sizeof(h));
+    r.cmd = h.cmd;
+    r.seq = h.seq;
+  }
+  r.length = sizeof(r);
+  r.status = status;
+  DeviceReply out;
+  out.bytes.resize(sizeof(r));
+  std::memcpy(out.bytes.data(), &r, sizeof(r));
+  return out;
+}
+
+struct DeviceServer::Client {
+  Client(asio::io_context& io, int fd, uint32_t id_) : sock(io, fd), id(id_) {}
+  asio::posix::stream_descriptor sock;
+  uint32_t id;
+  bool busy = false;  // one request in flight: the provider serialises anyway
+  bool gone = false;
+};
+
+DeviceServer::DeviceServer(asio::io_context& io, std::string socket_path, DeviceBackend& backend)
+    : io_(io), path_(std::move(socket_path)), backend_(backend), listener_(io) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path_.size() >= sizeof(addr.sun_path))
+    throw std::runtime_error("device socket path too long: " + path_);
+  std::strcpy(addr.sun_path, path_.c_str());
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  unlink(path_.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) || listen(fd, 64)) {
+    int err = errno;
+    close(fd);
+    throw std::runtime_error("cannot listen on " + path_ + ": " + std::strerror(err));
+  }
+  // Any local user may open a vHCA, like /dev/infiniband/uverbs* on most distros;
+  // each object is tied to the connecting process.
+  chmod(path_.c_str(), 0666);
+  listener_.assign(fd);
+  accept_next();
+}
+
+DeviceServer::~DeviceServer() {
+  boost::system::error_code ec;
+  listener_.close(ec);
+  unlink(path_.c_str());
+  for (auto& [id, c] : clients_) {
+    c->gone = true;
+    c->sock.close(ec);
+    backend_.closed(id);
+  }
+}
+
+void DeviceServer::accept_next() {
+  listener_.async_wait(asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
+    if (ec) return;
+    for (;;) {
+      int fd = accept4(listener_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) break;
+      ucred cred{};
+      socklen_t len = sizeof(cred);
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+        close(fd);
+        continue;
+      }
+      auto c = std::make_shared<Client>(io_, fd, next_client_id_++);
+      clients_[c->id] = c;
+      backend_.opened(c->id, cred.pid, cred.uid);
+      read_next(c);
+    }
+    accept_next();
+  });
+}
+
+void DeviceServer::read_next(const std::shared_ptr<Client>& c) {
+  c->sock.async_wait(asio::posix::stream_descriptor::wait_read, [this, c](boost::system::error_code ec) {
+    if (ec || c->gone) return drop(c);
+    std::vector<uint8_t> buf(VHCA_MAX_MSG);
+    iovec iov{buf.data(), buf.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    char control[CMSG_SPACE(sizeof(int) * 8)];
+    msg.msg_control = control;  // fds sent to us are closed, never used
+    msg.msg_controllen = sizeof(control);
+    ssize_t n = recvmsg(c->sock.native_handle(), &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return read_next(c);
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+        int* fds = reinterpret_cast<int*>(CMSG_DATA(cm));
+        for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) close(fds[i]);
+      }
+    }
+    if (n <= 0) return drop(c);  // EOF: the app closed or died
+    if (msg.msg_flags & MSG_TRUNC) n = ssize_t(buf.size()) + 1;  // oversized: fails framing
+    buf.resize(size_t(n) > buf.size() ? buf.size() : size_t(n));
+    if (msg.msg_flags & MSG_TRUNC) {
+      send_reply(c, status_reply(buf.data(), buf.size(), EMSGSIZE));
+      return read_next(c);
+    }
+    on_message(c, std::move(buf));
+  });
+}
+
+void DeviceServer::on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg) {
+  if (int err = check_request_framing(msg.data(), msg.size())) {
+    send_reply(c, status_reply(msg.data(), msg.size(), err));
+    return read_next(c);
+  }
+  c->busy = true;
+  backend_.request(c->id, std::move(msg), [this, c](DeviceReply r) {
+    asio::post(io_, [this, c, r = std::move(r)]() mutable {
+      c->busy = false;
+      if (c->gone) {
+        for (int fd : r.fds) close(fd);
+        return;
+      }
+      send_reply(c, std::move(r));
+      read_next(c);
+    });
+  });
+}
+
+void DeviceServer::send_reply(const std::shared_ptr<Client>& c, DeviceReply r) {
+  iovec iov{r.bytes.data(), r.bytes.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * (r.fds.empty() ? 1 : r.fds.size())));
+  if (!r.fds.empty()) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * r.fds.size());
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * r.fds.size());
+    std::memcpy(CMSG_DATA(cm), r.fds.data(), sizeof(int) * r.fds.size());
+  }
+  // Replies are small and the provider waits for each: a full socket buffer
+  // means a misbehaving client, which loses its connection.
+  if (sendmsg(c->sock.native_handle(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != ssize_t(r.bytes.size()))
+    c->gone = true;
+  for (int fd : r.fds) close(fd);
+}
+
+void DeviceServer::drop(const std::shared_ptr<Client>& c) {
+  if (clients_.erase(c->id) == 0) return;
+  c->gone = true;
+  boost::system::error_code ec;
+  c->sock.close(ec);
+  backend_.closed(c->id);
+}
+
+}  // namespace vf

@@ -1,0 +1,165 @@
+#include "daemon/lcore.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace vf {
+namespace {
+
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+int checked(int fd, const char* what) {
+  if (fd < 0) throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+  return fd;
+}
+
+void drain(int fd) {
+  uint64_t v;
+  while (read(fd, &v, sizeof(v)) == sizeof(v)) {
+  }
+}
+
+// Keep polling this long after the last work before sleeping: a ping-pong's
+// next message usually arrives well within it, and waking costs ~10 µs.
+constexpr uint64_t kSpinBeforeSleepNs = 50'000;
+// Timers closer than this are waited for by polling, not by a syscall sleep.
+constexpr uint64_t kMinSleepNs = 60'000;
+
+}  // namespace
+
+Lcore::Lcore(double time_dilation) : dilation_(time_dilation < 1 ? 1 : time_dilation) {
+  doorbell_fd_ = checked(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+  wake_fd_ = checked(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
+  status_fd_ = checked(memfd_create("vfabric-engine-status", MFD_CLOEXEC | MFD_ALLOW_SEALING),
+                       "memfd_create");
+  if (ftruncate(status_fd_, 4096)) throw std::runtime_error("ftruncate status page");
+  fcntl(status_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, status_fd_, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("mmap status page");
+  status_ = static_cast<vhca_engine_status*>(p);
+  status_->abi_version = VHCA_ABI_VERSION;
+  // Apps get a read-only descriptor of the same page: they can watch the
+  // engine's sleep flag but never write it.
+  std::string self = "/proc/self/fd/" + std::to_string(status_fd_);
+  status_ro_fd_ = checked(open(self.c_str(), O_RDONLY | O_CLOEXEC), "reopen status page");
+  start_ns_ = mono_ns();
+}
+
+Lcore::~Lcore() {
+  Task* t;
+  while (tasks_.pop(t)) delete t;
+  if (status_) munmap(status_, 4096);
+  for (int fd : {doorbell_fd_, wake_fd_, status_fd_, status_ro_fd_})
+    if (fd >= 0) close(fd);
+}
+
+Nanos Lcore::clock_now() const { return Nanos(double(mono_ns() - start_ns_) / dilation_); }
+
+bool Lcore::post(Task t) {
+  auto* task = new Task(std::move(t));
+  if (!tasks_.push(task)) {
+    delete task;
+    return false;
+  }
+  uint64_t one = 1;
+  if (write(wake_fd_, &one, sizeof(one)) < 0) {
+    // EAGAIN: counter saturated, the lcore is awake anyway.
+  }
+  return true;
+}
+
+void Lcore::stop() {
+  stop_.store(true);
+  uint64_t one = 1;
+  if (write(wake_fd_, &one, sizeof(one)) < 0) {
+  }
+}
+
+bool Lcore::run_tasks() {
+  bool any = false;
+  Task* t;
+  while (tasks_.pop(t)) {
+    (*t)();
+    delete t;
+    stats_.tasks.fetch_add(1, std::memory_order_relaxed);
+    any = true;
+  }
+  return any;
+}
+
+bool Lcore::poll_all() {
+  bool any = false;
+  for (auto& p : pollers_) any |= p();
+  return any;
+}
+
+void Lcore::sleep_until_work() {
+  __atomic_store_n(&status_->sleeping, 1u, __ATOMIC_RELAXED);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Re-check after announcing sleep: a producer that published before seeing
+  // the flag will not ring, so its work must be found here.
+  if (poll_all() || !tasks_.empty() || stop_.load()) {
+    __atomic_store_n(&status_->sleeping, 0u, __ATOMIC_RELAXED);
+    return;
+  }
+  const Nanos next = sched_.next_deadline();
+  int timeout_ms = -1;
+  timespec ts{}, *tsp = nullptr;
+  if (next != kNever) {
+    const Nanos now = clock_now();
+    const uint64_t wait_emul = next > now ? next - now : 0;
+    const uint64_t wait_real = uint64_t(double(wait_emul) * dilation_);
+    if (wait_real < kMinSleepNs) {
+      __atomic_store_n(&status_->sleeping, 0u, __ATOMIC_RELAXED);
+      return;
+    }
+    ts.tv_sec = time_t(wait_real / 1000000000ull);
+    ts.tv_nsec = long(wait_real % 1000000000ull);
+    tsp = &ts;
+  }
+  (void)timeout_ms;
+  pollfd fds[2] = {{doorbell_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  stats_.sleeps.fetch_add(1, std::memory_order_relaxed);
+  ppoll(fds, 2, tsp, nullptr);
+  __atomic_store_n(&status_->sleeping, 0u, __ATOMIC_RELAXED);
+  drain(doorbell_fd_);
+  drain(wake_fd_);
+  stats_.wakeups.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Lcore::run() {
+  uint64_t last_work = mono_ns();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    stats_.loops.fetch_add(1, std::memory_order_relaxed);
+    bool did = sched_.advance_to(clock_now()) > 0;
+    did |= run_tasks();
+    did |= poll_all();
+    if (did) {
+      last_work = mono_ns();
+      continue;
+    }
+    if (mono_ns() - last_work < kSpinBeforeSleepNs) {
+      sched_yield();
+      continue;
+    }
+    sleep_until_work();
+    last_work = mono_ns();
+  }
+  run_tasks();
+}
+
+}  // namespace vf

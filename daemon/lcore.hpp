@@ -1,0 +1,70 @@
+// The dataplane lcore: one thread runs every engine, link and switch of the
+// daemon, in bursts, with no locks on its path. The control thread reaches it
+// only through post(). It sleeps when idle (doorbell / wake eventfds, or the
+// next timer) so a 2-core machine stays usable.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "daemon/spsc_queue.hpp"
+#include "dataplane/scheduler.hpp"
+#include "device/abi/vhca_abi.h"
+
+namespace vf {
+
+class Lcore {
+ public:
+  using Task = std::function<void()>;
+  using Poller = std::function<bool()>;  // true if it did work
+
+  explicit Lcore(double time_dilation);
+  ~Lcore();
+  Lcore(const Lcore&) = delete;
+  Lcore& operator=(const Lcore&) = delete;
+
+  Scheduler& scheduler() { return sched_; }
+  void add_poller(Poller p) { pollers_.push_back(std::move(p)); }
+
+  // Control thread -> lcore. Returns false only if the queue is full.
+  bool post(Task t);
+
+  // The doorbell eventfd apps write, and a read-only fd of the status page
+  // they map; both are handed to every provider context.
+  int doorbell_fd() const { return doorbell_fd_; }
+  int status_fd_readonly() const { return status_ro_fd_; }
+
+  // Runs until stop(); call on the lcore thread.
+  void run();
+  void stop();
+
+  // Emulated time now, from the real clock scaled by the dilation factor.
+  Nanos clock_now() const;
+
+  struct Stats {
+    std::atomic<uint64_t> loops{0}, sleeps{0}, wakeups{0}, tasks{0};
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  bool run_tasks();
+  bool poll_all();
+  void sleep_until_work();
+
+  Scheduler sched_;
+  std::vector<Poller> pollers_;
+  SpscQueue<Task*> tasks_{1024};
+  std::atomic<bool> stop_{false};
+  int doorbell_fd_ = -1;
+  int wake_fd_ = -1;
+  int status_fd_ = -1;
+  int status_ro_fd_ = -1;
+  vhca_engine_status* status_ = nullptr;
+  double dilation_;
+  uint64_t start_ns_;
+  Stats stats_;
+};
+
+}  // namespace vf

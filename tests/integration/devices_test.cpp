@@ -1,0 +1,66 @@
+// Unmodified ibverbs-utils see the vHCAs of a real fabricd.
+#include <gtest/gtest.h>
+
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+class Devices : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new Fabricd(default_config()); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  static Fabricd* daemon_;
+};
+Fabricd* Devices::daemon_ = nullptr;
+
+TEST_F(Devices, IbvDevicesListsAllFour) {
+  auto r = run({"ibv_devices"}, daemon_->app_env());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  for (auto name : {"vib0", "vib1", "vroce0", "vroce1"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.describe();
+}
+
+// One device's block of `ibv_devinfo -v` output.
+std::string devinfo(Fabricd& d, const std::string& dev) {
+  auto r = run({"ibv_devinfo", "-v", "-d", dev}, d.app_env());
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  return r.out;
+}
+
+TEST_F(Devices, DevinfoInfinibandPort) {
+  std::string out = devinfo(*daemon_, "vib0");
+  EXPECT_NE(out.find("hca_id:\tvib0"), std::string::npos) << out;
+  EXPECT_NE(out.find("transport:\t\t\tInfiniBand (0)"), std::string::npos) << out;
+  EXPECT_NE(out.find("state:\t\t\tPORT_ACTIVE (4)"), std::string::npos) << out;
+  EXPECT_NE(out.find("link_layer:\t\tInfiniBand"), std::string::npos) << out;
+  EXPECT_NE(out.find("active_mtu:\t\t4096 (5)"), std::string::npos) << out;
+  EXPECT_NE(out.find("max_mtu:\t\t4096 (5)"), std::string::npos) << out;
+  EXPECT_NE(out.find("active_width:\t\t4X (2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("active_speed:\t\t25.0 Gbps (32)"), std::string::npos) << out;  // EDR lane
+  EXPECT_NE(out.find("phys_state:\t\tLINK_UP (5)"), std::string::npos) << out;
+  EXPECT_NE(out.find("GID[  0]:\t\tfe80:0000:0000:0000"), std::string::npos) << out;
+  // Each IB port has a unique non-zero LID from the subnet manager.
+  EXPECT_EQ(out.find("port_lid:\t\t0\n"), std::string::npos) << out;
+}
+
+TEST_F(Devices, DevinfoRoceV2Port) {
+  std::string out = devinfo(*daemon_, "vroce0");
+  EXPECT_NE(out.find("link_layer:\t\tEthernet"), std::string::npos) << out;
+  EXPECT_NE(out.find("state:\t\t\tPORT_ACTIVE (4)"), std::string::npos) << out;
+  EXPECT_NE(out.find("active_mtu:\t\t1024 (3)"), std::string::npos) << out;  // 1500-byte Ethernet
+  EXPECT_NE(out.find("::ffff:192.0.2.1, RoCE v2"), std::string::npos) << out;
+}
+
+TEST_F(Devices, DevinfoListsEveryDevice) {
+  auto r = run({"ibv_devinfo"}, daemon_->app_env());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  for (auto name : {"vib0", "vib1", "vroce0", "vroce1"})
+    EXPECT_NE(r.out.find(std::string("hca_id:\t") + name), std::string::npos) << r.describe();
+}
+
+}  // namespace
+}  // namespace vf::test

@@ -1,0 +1,44 @@
+// Starts a real fabricd on a config, in its own runtime directory, and waits
+// for it to tell "systemd" READY=1 (through NOTIFY_SOCKET, as under a unit).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "process.hpp"
+
+namespace vf::test {
+
+struct Paths {
+  static std::string fabricd() { return VF_FABRICD_PATH; }
+  static std::string fabricctl() { return VF_FABRICCTL_PATH; }
+  static std::string provider_dir() { return VF_PROVIDER_DIR; }
+  static std::string source_dir() { return VF_SOURCE_DIR; }
+};
+
+class Fabricd {
+ public:
+  // `config_yaml` is the config text; its runtime_dir is replaced by a fresh
+  // temporary directory so tests never touch /run/vfabric.
+  explicit Fabricd(const std::string& config_yaml);
+  ~Fabricd();  // SIGTERM, expect a clean exit
+
+  const std::string& runtime_dir() const { return runtime_dir_; }
+  // Environment that makes the vHCAs visible to unmodified programs.
+  Env app_env() const;
+  RunResult ctl(std::vector<std::string> args) const;  // runs fabricctl
+  Process& process() { return *proc_; }
+  // Stops the daemon, returning its result (for exit-path tests).
+  RunResult stop(int sig = 15);
+
+ private:
+  std::string dir_, runtime_dir_, notify_path_;
+  int notify_fd_ = -1;
+  std::unique_ptr<Process> proc_;
+  bool stopped_ = false;
+};
+
+std::string read_file(const std::string& path);
+std::string default_config();  // configs/default.yaml
+
+}  // namespace vf::test

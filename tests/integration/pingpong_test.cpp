@@ -1,0 +1,71 @@
+// Unmodified ibv_rc_pingpong between two vHCAs through the emulated switch,
+// over native InfiniBand and over RoCEv2.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+struct Fabric {
+  const char* name;
+  const char* server_dev;
+  const char* client_dev;
+  std::vector<std::string> gid_args;  // RoCE v2 needs a GID: index 1 is ::ffff:<ip>, RoCE v2
+};
+
+const Fabric kIb{"ib", "vib1", "vib0", {}};
+const Fabric kRoce{"roce", "vroce1", "vroce0", {"-g", "1"}};
+
+class Pingpong : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new Fabricd(default_config()); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+
+  // Runs server and client; the client retries while the server is not yet
+  // listening (ibv_rc_pingpong gives up on the first refused connect).
+  static void pingpong(const Fabric& f, std::vector<std::string> extra) {
+    static int port = 19000;
+    const std::string p = std::to_string(++port);
+    auto args = [&](const char* dev) {
+      std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", p};
+      a.insert(a.end(), f.gid_args.begin(), f.gid_args.end());
+      a.insert(a.end(), extra.begin(), extra.end());
+      return a;
+    };
+    Process server(args(f.server_dev), daemon_->app_env());
+    RunResult client;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto a = args(f.client_dev);
+      a.push_back("127.0.0.1");
+      client = run(a, daemon_->app_env(), std::chrono::seconds(120));
+      if (client.exit_code == 0 || client.err.find("Couldn't connect") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    RunResult srv = server.wait(std::chrono::seconds(60));
+    ASSERT_EQ(client.exit_code, 0) << "client: " << client.describe() << "\nserver: " << srv.describe();
+    ASSERT_EQ(srv.exit_code, 0) << "server: " << srv.describe();
+    // Both sides report what they moved: "<bytes> bytes in <s> seconds = ...".
+    EXPECT_NE(client.out.find(" bytes in "), std::string::npos) << client.describe();
+    EXPECT_NE(srv.out.find(" iters in "), std::string::npos) << srv.describe();
+  }
+  static Fabricd* daemon_;
+};
+Fabricd* Pingpong::daemon_ = nullptr;
+
+TEST_F(Pingpong, InfinibandDefaults) { pingpong(kIb, {}); }
+TEST_F(Pingpong, RoceV2Defaults) { pingpong(kRoce, {}); }
+TEST_F(Pingpong, InfinibandLargeMessages) { pingpong(kIb, {"-s", "65536", "-n", "1000"}); }
+TEST_F(Pingpong, RoceV2LargeMessages) { pingpong(kRoce, {"-s", "65536", "-n", "1000"}); }
+TEST_F(Pingpong, InfinibandDataCheck) { pingpong(kIb, {"-c"}); }
+TEST_F(Pingpong, RoceV2DataCheck) { pingpong(kRoce, {"-c"}); }
+TEST_F(Pingpong, InfinibandLargeDataCheck) { pingpong(kIb, {"-s", "65536", "-n", "200", "-c"}); }
+TEST_F(Pingpong, RoceV2LargeDataCheck) { pingpong(kRoce, {"-s", "65536", "-n", "200", "-c"}); }
+
+}  // namespace
+}  // namespace vf::test
