@@ -1,0 +1,163 @@
+// The device engine's public face: one virtual HCA (vHCA). The daemon calls the
+// slow-path verbs from the device socket (on the lcore), runs poll() in its
+// loop, and the port hands it received packets. Everything runs on one lcore:
+// no locks, no threads, no sleeps; timers live on the shared vf::Scheduler.
+//
+// Threading contract: every method is called on the lcore thread only.
+// Re-entrancy contract: PacketIo::transmit() must never call back into any
+// Hca synchronously (the port queues; delivery happens later from its own
+// poll or timer), so loopback to the same vHCA is fine.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dataplane/scheduler.hpp"
+#include "device/abi/vhca_abi.h"
+#include "device/engine/packet_io.hpp"
+
+struct rte_mbuf;
+
+namespace vf::engine {
+
+using ClientId = uint32_t;  // one per provider context (socket); the daemon assigns
+
+// An fd for the app, passed with SCM_RIGHTS. The caller owns it (closes it after
+// sending). Left at -1 whenever the verb fails.
+struct Fd {
+  int fd = -1;
+};
+
+struct PortConfig {
+  uint8_t link_layer = IBV_LINK_LAYER_INFINIBAND;  // or IBV_LINK_LAYER_ETHERNET (RoCEv2)
+  uint16_t lid = 0;                                // IB only
+  uint16_t sm_lid = 0;
+  uint8_t sm_sl = 0;
+  uint8_t lmc = 0;
+  std::vector<ibv_gid> gids;  // GID table; index 0 is the default GID. At least one entry.
+  ibv_mtu active_mtu = IBV_MTU_4096;
+  uint8_t active_speed = 32;  // ibv_port_attr encoding: 1 SDR .. 32 EDR, 64 HDR, 128 NDR
+  uint8_t active_width = 2;   // 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x
+};
+
+// What query_device reports, and what the engine enforces.
+struct DeviceLimits {
+  uint32_t max_qp = 4096;     // at most 65536 (QPN layout)
+  uint32_t max_qp_wr = 4096;  // per SQ / RQ
+  uint32_t max_cq = 4096;
+  uint32_t max_cqe = 65535;  // ring entries are a power of two, so cqe+1 fits
+  uint32_t max_mr = 65535;   // at most 65535 (key layout)
+  uint32_t max_pd = 4096;
+  uint64_t max_mr_size = 1ull << 40;
+  uint32_t max_msg_sz = 1u << 31;
+  uint8_t max_qp_rd_atom = 16;       // responder resources (READ/atomic: next issue)
+  uint8_t max_qp_init_rd_atom = 16;  // initiator depth
+};
+
+struct HcaConfig {
+  std::string name = "vhca0";
+  uint64_t node_guid = 0;       // host order
+  uint64_t sys_image_guid = 0;  // 0 = node_guid
+  std::string fw_ver = "0.1.0";
+  uint32_t vendor_id = 0;
+  uint32_t vendor_part_id = 0;
+  uint32_t hw_ver = 0;
+  PortConfig port;
+  DeviceLimits limits;
+};
+
+// Notifications the daemon forwards to apps (completion channel sockets and the
+// context's async-event stream). Called on the lcore, from poll(), receive() or
+// a timer; must not call back into the Hca.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // A CQ armed by the app (ring hdr `arm`/`arm_sn`) got a qualifying CQE.
+  virtual void cq_event(ClientId, uint32_t cq_handle) = 0;
+  // Affiliated async event; `handle` is the QP or CQ handle it concerns.
+  // IBV_EVENT_COMM_EST, IBV_EVENT_SQ_DRAINED, IBV_EVENT_QP_FATAL (QP), IBV_EVENT_CQ_ERR (CQ).
+  virtual void async_event(ClientId, ibv_event_type, uint32_t handle) = 0;
+};
+
+struct Counters {
+  uint64_t tx_packets = 0, tx_bytes = 0;  // transport bytes (BTH .. pad)
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  uint64_t rx_dropped = 0;        // malformed, unknown QP, wrong state, bad source/P_Key
+  uint64_t tx_stalls = 0;         // can_transmit() false or alloc() failed
+  uint64_t retransmit_timeouts = 0;
+  uint64_t retransmitted_packets = 0;
+  uint64_t seq_naks_sent = 0, seq_naks_rcvd = 0;
+  uint64_t rnr_naks_sent = 0, rnr_naks_rcvd = 0;
+  uint64_t other_naks_sent = 0, other_naks_rcvd = 0;
+  uint64_t acks_sent = 0, acks_rcvd = 0;
+  uint64_t duplicate_requests = 0;
+  uint64_t dma_errors = 0;        // process_vm_* short or failed
+  uint64_t hostile_ring_events = 0;  // bad index / WQE from an app
+  uint64_t cq_overruns = 0;
+  uint64_t cqes = 0;
+};
+
+class Hca {
+ public:
+  Hca(const HcaConfig&, vf::Scheduler&, PacketIo&);
+  ~Hca();
+  Hca(const Hca&) = delete;
+  Hca& operator=(const Hca&) = delete;
+
+  void set_event_sink(EventSink*);  // optional; events are dropped without one
+  const HcaConfig& config() const;
+
+  // ---- slow path. Request structs come straight from the app (size already
+  // checked == sizeof, header checked by the daemon); every field is validated
+  // here. Returns 0 or a positive errno (what the verb returns). Only the body
+  // of a response is written; its hdr is the daemon's. The doorbell eventfd and
+  // status page of OPEN_CONTEXT belong to the lcore, not to the engine.
+  int open_client(ClientId, pid_t pid, vhca_open_context_rsp&);  // EEXIST, ESRCH
+  void close_client(ClientId);  // uverbs-style teardown of every object of the client
+  int query_device(ClientId, vhca_query_device_rsp&);
+  int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);
+  int alloc_pd(ClientId, vhca_alloc_pd_rsp&);
+  int dealloc_pd(ClientId, const vhca_handle_req&);  // EBUSY while MRs/QPs use it
+  int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);
+  int dereg_mr(ClientId, const vhca_handle_req&);
+  int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd& ring_memfd);
+  int destroy_cq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
+  int create_qp(ClientId, const vhca_create_qp_req&, vhca_create_qp_rsp&, Fd& sq_memfd,
+                Fd& rq_memfd);
+  int modify_qp(ClientId, const vhca_modify_qp_req&);
+  int query_qp(ClientId, const vhca_query_qp_req&, vhca_query_qp_rsp&);
+  int destroy_qp(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
+
+  // ---- fast path.
+  // Scans SQs/RQs for newly posted work, runs requesters (new WQEs,
+  // retransmissions, RNR retries), sends coalesced ACKs, flushes QPs in ERR.
+  // `budget` bounds packets+completions produced. Returns true if it did
+  // anything; false means no work at all is pending right now (only timers on
+  // the Scheduler may create more) -- the daemon's sleep test.
+  bool poll(unsigned budget = 64);
+  // A packet for this vHCA: data at the BTH, ICRC removed, pad still present.
+  // Takes ownership. ACKs it owes are coalesced and sent by the next poll().
+  void receive(rte_mbuf*, const RxMeta&);
+  // The port's egress drained: requesters stalled on can_transmit()/alloc()
+  // run again at the next poll().
+  void on_transmit_space();
+
+  // ---- for fabricctl and tests.
+  struct ObjectCounts {
+    unsigned clients, pds, mrs, cqs, qps;
+  };
+  ObjectCounts counts() const;
+  const Counters& counters() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vf::engine
