@@ -27,7 +27,7 @@ extern "C" {
 #define VHCA_RUNTIME_DIR_ENV "VFABRIC_RUNTIME_DIR"
 /* File in class/infiniband/<ibdev>/ holding the absolute path of the device's
  * SEQPACKET socket; its presence is also how the provider recognises a vHCA. */
-#define VHCA_SYSFS_SOCKET_ATTR "vfabric_socket"
+#define VHCA_SYSFS_SOCKET_ATTR "device/vfabric_socket"
 
 /* ---------------------------------------------------------------- rings ---
  * Indices are free-running u32; slot = index & (entries - 1); entries is a

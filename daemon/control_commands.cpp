@@ -1,0 +1,74 @@
+#include "daemon/control_commands.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "daemon/control_server.hpp"
+#include "daemon/daemon_state.hpp"
+#include "daemon/lcore.hpp"
+#include "daemon/topology.hpp"
+
+namespace vf {
+namespace {
+using control::json;
+
+// The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so.
+std::string provider_stem() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  auto lib = exe.parent_path().parent_path() / "lib";
+  return (lib / "libvhca").string();
+}
+
+json status(DaemonState& d) {
+  const auto& cfg = d.config();
+  json fabrics = json::array();
+  for (const auto& f : cfg.fabrics)
+    fabrics.push_back({{"name", f.name},
+                       {"link_layer", config::to_string(f.link_layer)},
+                       {"switches", f.switches.size()},
+                       {"hcas", f.hcas.size()},
+                       {"links", f.links.size()}});
+  auto up = std::chrono::steady_clock::now() - d.started();
+  return {{"daemon",
+           {{"pid", getpid()},
+            {"version", "0.1.0"},
+            {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(up).count()},
+            {"config", cfg.source},
+            {"runtime_dir", cfg.daemon.runtime_dir},
+            {"time_dilation", cfg.daemon.time_dilation}}},
+          {"fabrics", fabrics},
+          {"hca_count", d.topology().vhcas().size()},
+          {"clients", d.clients()}};
+}
+
+json env(DaemonState& d) {
+  const std::string run = d.config().daemon.runtime_dir;
+  return {{"SYSFS_PATH", run + "/sys"},
+          {"RDMAV_DRIVERS", provider_stem()},
+          {"VFABRIC_RUNTIME_DIR", run}};
+}
+
+}  // namespace
+
+void register_control_commands(control::ControlServer& server, DaemonState& daemon) {
+  server.add_command("status", [&daemon](const json&) { return status(daemon); },
+                     "daemon, fabrics and vHCA summary");
+  server.add_command("env", [&daemon](const json&) { return env(daemon); },
+                     "environment that makes the vHCAs visible to unmodified programs");
+  server.add_async_command(
+      "hca.list",
+      [&daemon](const json&, control::Reply reply) {
+        Topology* topo = &daemon.topology();
+        bool queued = daemon.lcore().post([topo, reply] {
+          json out = json::array();
+          for (size_t i = 0; i < topo->vhcas().size(); ++i) out.push_back(topo->hca_json(i));
+          reply.ok(std::move(out));
+        });
+        if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+      },
+      "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters");
+}
+
+}  // namespace vf

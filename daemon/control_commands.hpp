@@ -1,0 +1,12 @@
+// The daemon's control commands (status, hca.list, env), as documented in
+// ctl/control-api.md. Data owned by the lcore is read there and answered
+// asynchronously, so the control thread never touches engine state.
+#pragma once
+
+namespace vf {
+namespace control { class ControlServer; }
+class DaemonState;
+
+void register_control_commands(control::ControlServer& server, DaemonState& daemon);
+
+}  // namespace vf

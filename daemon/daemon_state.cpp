@@ -1,0 +1,107 @@
+#include "daemon/daemon_state.hpp"
+
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include <filesystem>
+
+#include "daemon/control_commands.hpp"
+#include "daemon/control_server.hpp"
+#include "daemon/device_server.hpp"
+#include "daemon/engine_backend.hpp"
+#include "daemon/lcore.hpp"
+#include "daemon/runtime_tree.hpp"
+#include "daemon/topology.hpp"
+
+namespace vf {
+namespace fs = std::filesystem;
+
+DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
+    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_),
+      started_(std::chrono::steady_clock::now()),
+      heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
+  const fs::path run_dir = cfg.daemon.runtime_dir;
+  fs::create_directories(run_dir / "hca");
+
+  lcore_ = std::make_unique<Lcore>(cfg.daemon.time_dilation);
+  topology_ = std::make_unique<Topology>(cfg, lcore_->scheduler(), eal.pool());
+  lcore_->add_poller([t = topology_.get()] { return t->poll(); });
+
+  auto specs = runtime::make_device_specs(cfg);
+  for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
+    const auto& v = topology_->vhcas()[i];
+    const std::string sock = (run_dir / "hca" / (v.name + ".sock")).string();
+    backends_.push_back(std::make_unique<EngineBackend>(*lcore_, topology_->engine(i)));
+    devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
+    for (auto& s : specs)
+      if (s.ibdev == v.name) s.device_attrs["vfabric_socket"] = sock;
+  }
+  tree_ = std::make_unique<runtime::RuntimeTree>(runtime::TreeOptions{run_dir}, specs);
+
+  control::ServerOptions opts;
+  opts.socket_path = run_dir / "control.sock";
+  control_ = std::make_unique<control::ControlServer>(io_, opts);
+  register_control_commands(*control_, *this);
+  control_->start();
+}
+
+DaemonState::~DaemonState() {
+  if (!stopping_) shutdown();
+}
+
+size_t DaemonState::clients() const {
+  size_t n = 0;
+  for (auto& d : devices_) n += d->client_count();
+  return n;
+}
+
+int DaemonState::run() {
+  eal_.launch([l = lcore_.get()] { l->run(); });
+  signals_.async_wait([this](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    shutdown();
+  });
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) > 0) {
+    watchdog_period_ = std::chrono::microseconds(usec / 2);
+    watchdog_tick();
+  }
+  size_t n = topology_->vhcas().size();
+  spdlog::info("ready: {} fabrics, {} vHCAs, runtime dir {}", cfg_.fabrics.size(), n,
+               cfg_.daemon.runtime_dir);
+  sd_notifyf(0, "READY=1\nSTATUS=serving %zu vHCAs", n);
+  io_.run();
+  return 0;
+}
+
+// The watchdog is fed only while the lcore keeps executing tasks: a wedged
+// dataplane gets the daemon restarted instead of silently hanging apps.
+void DaemonState::watchdog_tick() {
+  const uint64_t seen = heartbeat_->load();
+  if (seen != last_heartbeat_ || last_heartbeat_ == 0) sd_notify(0, "WATCHDOG=1");
+  last_heartbeat_ = seen;
+  lcore_->post([hb = heartbeat_] { hb->fetch_add(1); });
+  watchdog_.expires_after(watchdog_period_);
+  watchdog_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) watchdog_tick();
+  });
+}
+
+void DaemonState::shutdown() {
+  if (stopping_) return;
+  stopping_ = true;
+  sd_notify(0, "STOPPING=1");
+  control_->stop();
+  devices_.clear();  // posts teardown of every client to the lcore
+  lcore_->stop();    // which runs what is queued, then returns
+  eal_.join();
+  tree_->remove();
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  watchdog_.cancel();
+  io_.stop();
+  fs::remove_all(fs::path(cfg_.daemon.runtime_dir) / "hca", ec);
+}
+
+}  // namespace vf

@@ -1,0 +1,63 @@
+// Everything a running fabricd owns, in the order it must be built and torn
+// down: the lcore and topology, the runtime tree that makes the vHCAs
+// visible, the device and control sockets, signals and systemd notification.
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12 in C++20)
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "daemon/config.hpp"
+#include "daemon/eal.hpp"
+
+namespace vf {
+
+class Lcore;
+class Topology;
+class DeviceServer;
+class EngineBackend;
+namespace control { class ControlServer; }
+namespace runtime { class RuntimeTree; }
+
+class DaemonState {
+ public:
+  DaemonState(const config::Config& cfg, Eal& eal);
+  ~DaemonState();
+  int run();  // until SIGTERM/SIGINT; returns the exit status
+
+  // For control commands.
+  const config::Config& config() const { return cfg_; }
+  Lcore& lcore() { return *lcore_; }
+  Topology& topology() { return *topology_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+  size_t clients() const;
+
+ private:
+  void watchdog_tick();
+  void shutdown();
+
+  const config::Config& cfg_;
+  Eal& eal_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer watchdog_;
+  std::unique_ptr<Lcore> lcore_;
+  std::unique_ptr<Topology> topology_;
+  std::unique_ptr<runtime::RuntimeTree> tree_;
+  std::vector<std::unique_ptr<EngineBackend>> backends_;
+  std::vector<std::unique_ptr<DeviceServer>> devices_;
+  std::unique_ptr<control::ControlServer> control_;
+  std::chrono::steady_clock::time_point started_;
+  std::shared_ptr<std::atomic<uint64_t>> heartbeat_;
+  uint64_t last_heartbeat_ = 0;
+  std::chrono::microseconds watchdog_period_{0};
+  bool stopping_ = false;
+};
+
+}  // namespace vf

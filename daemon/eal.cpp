@@ -1,0 +1,66 @@
+#include "daemon/eal.hpp"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+namespace vf {
+namespace {
+
+// Enough mbufs for every port queue and link in flight of a lab-sized fabric;
+// each holds a 4096-byte MTU frame with headers.
+constexpr unsigned kPoolMbufs = 32767;
+constexpr unsigned kMbufDataRoom = RTE_PKTMBUF_HEADROOM + 4608;
+
+}  // namespace
+
+Eal::Eal(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s{"fabricd"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  // Two daemons (or a test run beside a lab) must not share EAL files.
+  argv_s.push_back("--file-prefix=fabricd-" + std::to_string(getpid()));
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  if (rte_eal_init(int(argv.size()), argv.data()) < 0)
+    throw std::runtime_error(std::string("DPDK EAL initialisation failed: ") +
+                             rte_strerror(rte_errno) +
+                             " (check daemon.eal_args in the config)");
+  pool_ = rte_pktmbuf_pool_create("vf_mbufs", kPoolMbufs, 256, 0, kMbufDataRoom, SOCKET_ID_ANY);
+  if (!pool_)
+    throw std::runtime_error(std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno) +
+                             " (raise -m in daemon.eal_args)");
+}
+
+Eal::~Eal() {
+  join();
+  rte_eal_cleanup();
+}
+
+static int run_fn(void* arg) {
+  (*static_cast<std::function<void()>*>(arg))();
+  return 0;
+}
+
+void Eal::launch(std::function<void()> fn) {
+  fn_ = std::move(fn);
+  worker_ = rte_get_next_lcore(-1, 1, 0);
+  if (worker_ < RTE_MAX_LCORE && rte_eal_remote_launch(run_fn, &fn_, worker_) == 0) {
+    on_worker_ = true;
+    return;
+  }
+  thread_ = std::thread([this] { fn_(); });
+}
+
+void Eal::join() {
+  if (on_worker_) {
+    rte_eal_wait_lcore(worker_);
+    on_worker_ = false;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace vf

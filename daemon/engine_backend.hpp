@@ -1,0 +1,28 @@
+// Connects one vHCA's device socket to its engine: requests run on the lcore
+// (where the engine lives) and their replies come back to the control thread.
+#pragma once
+
+#include <unordered_map>
+
+#include "daemon/device_commands.hpp"
+#include "daemon/device_server.hpp"
+#include "daemon/lcore.hpp"
+
+namespace vf {
+
+class EngineBackend : public DeviceBackend {
+ public:
+  EngineBackend(Lcore& lcore, engine::Hca& hca) : lcore_(lcore), hca_(hca) {}
+
+  void opened(uint32_t client, pid_t pid, uid_t uid) override;
+  void request(uint32_t client, std::vector<uint8_t> msg,
+               std::function<void(DeviceReply)> done) override;
+  void closed(uint32_t client) override;
+
+ private:
+  Lcore& lcore_;
+  engine::Hca& hca_;
+  std::unordered_map<uint32_t, pid_t> peers_;  // control thread only
+};
+
+}  // namespace vf

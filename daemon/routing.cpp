@@ -1,0 +1,47 @@
+#include "daemon/routing.hpp"
+
+#include <deque>
+#include <vector>
+
+namespace vf {
+namespace {
+
+struct Adjacent {
+  std::string node;       // neighbour (switch or HCA)
+  uint32_t local_port;    // our port towards it (1 for an HCA)
+};
+
+}  // namespace
+
+Routes compute_min_hop_routes(const config::Fabric& fabric) {
+  std::map<std::string, std::vector<Adjacent>> adj;
+  for (const auto& l : fabric.links) {
+    adj[l.a.node].push_back({l.b.node, l.a.port});
+    adj[l.b.node].push_back({l.a.node, l.b.port});
+  }
+  Routes routes;
+  // BFS outward from each HCA: the first time a switch is reached, the port it
+  // was reached through (its port towards the previous hop) is its route back.
+  for (const auto& hca : fabric.hcas) {
+    std::map<std::string, bool> seen{{hca.name, true}};
+    std::deque<std::string> frontier{hca.name};
+    while (!frontier.empty()) {
+      std::string cur = frontier.front();
+      frontier.pop_front();
+      for (const auto& next : adj[cur]) {
+        if (seen[next.node]) continue;
+        seen[next.node] = true;
+        if (!fabric.find_switch(next.node)) continue;  // HCAs do not forward
+        for (const auto& back : adj[next.node])
+          if (back.node == cur) {
+            routes[next.node][hca.name] = back.local_port;
+            break;
+          }
+        frontier.push_back(next.node);
+      }
+    }
+  }
+  return routes;
+}
+
+}  // namespace vf

@@ -1,0 +1,55 @@
+// Builds what the config describes: per fabric the switches, links and HCA
+// ports of the dataplane, one engine per vHCA wired to its port, and the
+// routes the subnet manager computes (IB LFTs, Ethernet FDBs, neighbours).
+// Lives on the lcore after construction.
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/config.hpp"
+#include "dataplane/scheduler.hpp"
+#include "device/engine/hca.hpp"
+
+namespace vf {
+
+struct VhcaInfo {
+  std::string name;
+  std::string fabric;
+  config::LinkLayer link_layer;
+  uint32_t index;
+  uint16_t lid;                   // IB
+  std::vector<ibv_gid> gids;      // GID table as the engine and sysfs show it
+  engine::HcaConfig engine_config;
+};
+
+class Topology {
+ public:
+  Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* pool);
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  const std::vector<VhcaInfo>& vhcas() const { return info_; }
+  engine::Hca& engine(size_t i);
+  // Polls every engine once; true if any did work. Lcore only.
+  bool poll();
+  // Counters and object counts for fabricctl. Lcore only.
+  nlohmann::json hca_json(size_t i) const;
+  nlohmann::json fabric_json() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<VhcaInfo> info_;
+};
+
+// The engine's view of one HCA from the config: GIDs, LID, MTU, speed/width.
+VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid);
+
+}  // namespace vf
