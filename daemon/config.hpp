@@ -1,0 +1,131 @@
+// fabricd's configuration: the YAML a lab writes (configs/default.yaml is the
+// annotated example) turned into plain, fully validated structs. Everything a
+// later stage needs is derived here once — HCA indices, MACs, GUIDs, link
+// rates — so the daemon never re-parses or second-guesses the file.
+//
+// Every problem is reported as a ConfigError whose what() reads
+//   <file>:<line>:<col>: <problem>; <what to do>
+// The input is treated as hostile: size-capped, every key checked, every
+// number range-checked, every cross reference resolved.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/addr.hpp"
+
+namespace vf::config {
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, int column, std::string problem, std::string fix);
+  const std::string& file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }      // 1-based; 0 when not tied to a position
+  int column() const noexcept { return column_; }  // 1-based
+  const std::string& problem() const noexcept { return problem_; }
+  const std::string& fix() const noexcept { return fix_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+  std::string problem_, fix_;
+};
+
+enum class LinkLayer { Infiniband, Ethernet };
+// Lanes per link (the IBA "width"). 2X exists since IBA 1.4 (HDR100) and is
+// what mlx5 reports for some Ethernet speeds.
+enum class IbWidth : uint8_t { X1 = 1, X2 = 2, X4 = 4, X8 = 8, X12 = 12 };
+enum class IbSpeed : uint8_t { SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR };
+
+inline constexpr std::size_t kMaxHcas = 64;       // uverbs0..63, one per HCA
+inline constexpr std::size_t kMaxSwitches = 256;
+inline constexpr uint32_t kMaxSwitchPorts = 254;  // IB switches address ports 1..254
+inline constexpr std::size_t kMaxNameLen = 63;    // ibdev names: IBV_SYSFS_NAME_MAX - 1
+inline constexpr std::size_t kMaxRuntimeDirLen = 80;  // sockets under it must fit sun_path (108)
+
+struct Daemon {
+  std::string runtime_dir = "/run/vfabric";
+  std::vector<std::string> eal_args{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"};
+  double time_dilation = 1.0;  // >= 1; emulated time runs this much slower than real time
+};
+
+struct Switch {
+  std::string name;
+  uint32_t ports = 0;        // usable ports are 1..ports
+  uint64_t latency_ns = 0;   // forwarding latency (cut-through), per hop
+  uint64_t node_guid = 0;    // configured or derived from the name
+};
+
+struct Hca {
+  std::string name;          // also the ibdev name ("vib0")
+  uint32_t index = 0;        // global, in config order: device number, preferred uverbsN
+  std::optional<uint32_t> ipv4;  // Ethernet only (required there); host byte order
+  addr::Mac mac{};           // Ethernet only; configured or derived from the name
+  uint64_t node_guid = 0;    // configured, or derived (IB: from the name; Ethernet: EUI-64 of the MAC)
+};
+
+struct Endpoint {
+  std::string node;          // HCA or switch name
+  uint32_t port = 1;         // switch port 1..ports; 1 for an HCA (single-port vHCAs)
+  bool is_switch = false;
+  std::string text() const;  // "vib0" or "ibsw0/1", as written in configs
+};
+
+struct Link {
+  Endpoint a, b;
+  // IB: as configured. Ethernet: what mlx5 reports for eth_speed_gbps
+  // (see link_attrs.hpp), so ibv_devinfo shows the familiar values.
+  IbWidth width = IbWidth::X4;
+  IbSpeed speed = IbSpeed::EDR;
+  uint32_t eth_speed_gbps = 0;  // Ethernet only: 1, 10, 25, 40, 50, 100, 200, 400
+  // Data rate the serializer uses: IB = lanes x lane signalling rate x line
+  // coding (4X EDR = 4 x 25.78125 Gbaud x 64/66 = 100 Gb/s); Ethernet = the
+  // nominal MAC rate (preamble and IFG are added per frame by the dataplane).
+  // A `rate:` key overrides it to model a throttled link.
+  uint64_t rate_bps = 0;
+  uint64_t delay_ns = 0;     // one-way propagation delay
+  uint32_t mtu = 0;          // IB: 256/512/1024/2048/4096; Ethernet: IP MTU 576..9216
+};
+
+struct Fabric {
+  std::string name;
+  LinkLayer link_layer = LinkLayer::Infiniband;
+  uint64_t subnet_prefix = 0xfe80000000000000ULL;  // IB GID prefix (upper 64 bits)
+  std::vector<Switch> switches;
+  std::vector<Hca> hcas;
+  std::vector<Link> links;
+
+  const Link* link_of(std::string_view node) const;  // the (single) link of an HCA
+  const Hca* find_hca(std::string_view name) const;
+  const Switch* find_switch(std::string_view name) const;
+};
+
+struct Config {
+  std::string source;        // file name (or the name given with the string)
+  Daemon daemon;
+  std::vector<Fabric> fabrics;
+
+  struct HcaRef {
+    const Fabric* fabric;
+    const Hca* hca;
+    const Link* link;
+  };
+  std::vector<HcaRef> hcas() const;  // every HCA, in index order
+  std::optional<HcaRef> find_hca(std::string_view name) const;
+};
+
+// Reads and validates a config file (at most 1 MiB, a regular file).
+Config load_config(const std::string& path);
+// Same, from text; `name` stands for the file in error messages.
+Config load_config_string(std::string_view yaml, const std::string& name);
+
+const char* to_string(LinkLayer ll);  // "infiniband", "ethernet"
+const char* to_string(IbSpeed s);     // "EDR"
+const char* to_string(IbWidth w);     // "4X"
+unsigned lanes(IbWidth w);
+
+}  // namespace vf::config

@@ -1,0 +1,80 @@
+// Internals shared by the config loader's files (config.cpp reads the
+// document, config_fabric.cpp a fabric, config_derive.cpp fills in derived
+// identifiers). Not part of the daemon's API.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/config.hpp"
+
+namespace vf::config::detail {
+
+struct Pos {
+  int line = 0, col = 0;  // 1-based
+};
+Pos pos_of(const YAML::Node& n);
+
+// Typed, position-aware access to YAML nodes. Every failure throws
+// ConfigError pointing at the offending node.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  const std::string& file() const { return file_; }
+
+  [[noreturn]] void fail(Pos at, std::string problem, std::string fix) const;
+  [[noreturn]] void fail(const YAML::Node& at, std::string problem, std::string fix) const {
+    fail(pos_of(at), std::move(problem), std::move(fix));
+  }
+
+  // `n` must be a mapping whose keys are all strings from `allowed`, each at
+  // most once. `what` names it in messages ("fabric 'ib'", "link 2").
+  void expect_map(const YAML::Node& n, std::string_view what,
+                  std::initializer_list<std::string_view> allowed) const;
+  // `n` must be a sequence (or null/absent, meaning empty).
+  void expect_seq(const YAML::Node& n, std::string_view what, std::string_view example) const;
+  // Value of a required key; fails at the map when missing.
+  YAML::Node required(const YAML::Node& map, std::string_view key, std::string_view what,
+                      std::string_view example) const;
+  // The scalar text of `n`; fails when it is a list, map or null.
+  std::string scalar(const YAML::Node& n, std::string_view what, std::string_view example) const;
+  // Position of `key`'s key node in `map` (for "this key is not allowed here").
+  Pos key_pos(const YAML::Node& map, std::string_view key) const;
+
+ private:
+  std::string file_;
+};
+
+// Everything that must be unique across the whole config, with where it was
+// first defined so duplicates can point back to it.
+struct Registry {
+  std::map<std::string, Pos, std::less<>> names;  // fabrics, switches, HCAs share one namespace
+  std::map<uint32_t, std::pair<std::string, Pos>> ipv4s;
+  std::map<addr::Mac, std::pair<std::string, Pos>> macs;
+  std::map<uint64_t, std::pair<std::string, Pos>> guids;
+  std::size_t hca_count = 0;
+  std::size_t switch_count = 0;
+};
+
+// Which identifiers of a fabric's nodes were configured (the rest are derived).
+struct FabricExtras {
+  std::vector<bool> hca_mac_given, hca_guid_given, switch_guid_given;
+};
+
+Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
+                   FabricExtras& extras);
+// Assigns indices, derives MACs and GUIDs not given, keeping them unique.
+void derive_identifiers(const Reader& r, std::vector<Fabric>& fabrics,
+                        const std::vector<FabricExtras>& extras, Registry& reg);
+
+// Validated name: [a-z0-9_]{1,63}, unique across the config.
+std::string read_name(const Reader& r, const YAML::Node& n, std::string_view what, Registry& reg);
+
+std::string quoted(std::string_view s);  // 'x', truncated and made printable for messages
+
+}  // namespace vf::config::detail

@@ -1,0 +1,442 @@
+// One fabric: its switches, HCAs and links, and every check that needs the
+// whole fabric (endpoints exist, ports are in range and cabled once, every HCA
+// has exactly one link).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+#include <map>
+
+#include "daemon/config_detail.hpp"
+#include "daemon/units.hpp"
+
+namespace vf::config::detail {
+namespace {
+
+constexpr uint64_t kMaxDelayNs = 1'000'000'000;     // 1 s: a cable to the Moon is 1.3 s
+constexpr uint64_t kMaxLatencyNs = 1'000'000;       // 1 ms per switch hop
+constexpr uint64_t kMinRateBps = 1'000'000;         // 1 Mb/s
+
+struct SpeedName {
+  const char* name;
+  IbSpeed speed;
+};
+constexpr std::array<SpeedName, 8> kIbSpeeds{{{"SDR", IbSpeed::SDR}, {"DDR", IbSpeed::DDR},
+                                              {"QDR", IbSpeed::QDR}, {"FDR10", IbSpeed::FDR10},
+                                              {"FDR", IbSpeed::FDR}, {"EDR", IbSpeed::EDR},
+                                              {"HDR", IbSpeed::HDR}, {"NDR", IbSpeed::NDR}}};
+constexpr std::array<uint32_t, 8> kEthGbps{1, 10, 25, 40, 50, 100, 200, 400};
+
+// Per-lane data rate after line coding: 8b/10b up to QDR, 64b/66b for
+// FDR10..EDR, PAM4 with RS-FEC (quoted as the data rate) for HDR/NDR.
+uint64_t lane_bps(IbSpeed s) {
+  switch (s) {
+    case IbSpeed::SDR: return 2'000'000'000ULL;     // 2.5 Gbaud x 8/10
+    case IbSpeed::DDR: return 4'000'000'000ULL;
+    case IbSpeed::QDR: return 8'000'000'000ULL;
+    case IbSpeed::FDR10: return 10'000'000'000ULL;  // 10.3125 Gbaud x 64/66
+    case IbSpeed::FDR: return 13'636'363'636ULL;    // 14.0625 Gbaud x 64/66
+    case IbSpeed::EDR: return 25'000'000'000ULL;    // 25.78125 Gbaud x 64/66
+    case IbSpeed::HDR: return 50'000'000'000ULL;
+    case IbSpeed::NDR: return 100'000'000'000ULL;
+  }
+  return 0;
+}
+
+// What mlx5 reports in ibv_port_attr for a RoCE port of this Ethernet speed
+// (drivers/infiniband/hw/mlx5/main.c, translate_eth_*_proto_oper), so the
+// familiar "100 Gb/sec (4X EDR)" shows up in ibv_devinfo and sysfs.
+std::pair<IbWidth, IbSpeed> mlx5_eth_encoding(uint32_t gbps) {
+  switch (gbps) {
+    case 1: return {IbWidth::X1, IbSpeed::SDR};
+    case 10: return {IbWidth::X1, IbSpeed::QDR};
+    case 25: return {IbWidth::X1, IbSpeed::EDR};
+    case 40: return {IbWidth::X4, IbSpeed::QDR};
+    case 50: return {IbWidth::X1, IbSpeed::HDR};   // 50GBASE-CR2 and 50GAUI-1 both map here
+    case 100: return {IbWidth::X4, IbSpeed::EDR};  // 100GBASE-CR4
+    case 200: return {IbWidth::X4, IbSpeed::HDR};  // 200GAUI-4
+    case 400: return {IbWidth::X4, IbSpeed::NDR};  // 400GAUI-4
+    default: return {IbWidth::X4, IbSpeed::EDR};
+  }
+}
+
+struct NodeRef {
+  bool is_switch;
+  std::size_t idx;
+};
+
+class FabricReader {
+ public:
+  FabricReader(const Reader& r, Registry& reg, FabricExtras& ex) : r_(r), reg_(reg), ex_(ex) {}
+
+  Fabric read(const YAML::Node& n, std::size_t fabric_no) {
+    std::string what = fmt::format("fabric {}", fabric_no + 1);
+    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "switches", "hcas", "links"});
+    f_.name = read_name(r_, r_.required(n, "name", what, "name: ib"), "fabric", reg_);
+    what_ = fmt::format("fabric '{}'", f_.name);
+    read_link_layer(r_.required(n, "link_layer", what_, "link_layer: infiniband"));
+    if (const auto v = n["subnet_prefix"]) read_subnet_prefix(n, v);
+
+    const auto sw = n["switches"];
+    r_.expect_seq(sw, what_ + " switches", "switches: [{name: sw0, ports: 8}]");
+    if (sw.IsSequence())
+      for (const auto& s : sw) read_switch(s);
+    const auto hc = n["hcas"];
+    r_.expect_seq(hc, what_ + " hcas", "hcas: [{name: vib0}]");
+    if (hc.IsSequence())
+      for (const auto& h : hc) read_hca(h);
+    const auto li = n["links"];
+    r_.expect_seq(li, what_ + " links", "links: [{a: vib0, b: sw0/1, ...}]");
+    if (li.IsSequence())
+      for (const auto& l : li) read_link(l);
+
+    for (std::size_t i = 0; i < f_.hcas.size(); ++i)
+      if (!hca_link_line_.count(f_.hcas[i].name))
+        r_.fail(hca_pos_[i], fmt::format("HCA '{}' is not connected to anything", f_.hcas[i].name),
+                fmt::format("add a link to {}'s links, e.g. {{a: {}, b: <switch>/<port>}}", what_,
+                            f_.hcas[i].name));
+    return std::move(f_);
+  }
+
+ private:
+  bool ib() const { return f_.link_layer == LinkLayer::Infiniband; }
+  const char* other_ll() const { return ib() ? "ethernet" : "infiniband"; }
+
+  // Keys valid only for the other link layer get a targeted message rather
+  // than "unknown key".
+  void only_for(const YAML::Node& map, std::string_view key, LinkLayer ll, std::string_view why) {
+    if (map[std::string(key)].IsDefined() && f_.link_layer != ll)
+      r_.fail(r_.key_pos(map, key),
+              fmt::format("'{}' applies to {} fabrics, and {} is {}", key, to_string(ll), what_,
+                          to_string(f_.link_layer)),
+              fmt::format("remove it ({})", why));
+  }
+
+  void read_link_layer(const YAML::Node& v) {
+    std::string s = units::lower(r_.scalar(v, "link_layer", "link_layer: infiniband"));
+    if (s == "infiniband") f_.link_layer = LinkLayer::Infiniband;
+    else if (s == "ethernet") f_.link_layer = LinkLayer::Ethernet;
+    else {
+      std::string hint = units::did_you_mean(s, {"infiniband", "ethernet"});
+      r_.fail(v, fmt::format("unknown link_layer {}", quoted(v.Scalar())),
+              hint.empty() ? "use infiniband or ethernet (RoCEv2)" : fmt::format("did you mean '{}'?", hint));
+    }
+  }
+
+  void read_subnet_prefix(const YAML::Node& map, const YAML::Node& v) {
+    only_for(map, "subnet_prefix", LinkLayer::Infiniband, "RoCE GIDs come from the MAC and IP address");
+    std::string s = r_.scalar(v, "subnet_prefix", "subnet_prefix: fe80::");
+    std::optional<uint64_t> prefix;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+      prefix = addr::parse_guid(s);
+    } else if (auto g = addr::parse_ipv6(s)) {
+      uint64_t hi = 0, lo = 0;
+      for (int i = 0; i < 8; ++i) {
+        hi = hi << 8 | (*g)[i];
+        lo = lo << 8 | (*g)[8 + i];
+      }
+      if (lo != 0)
+        r_.fail(v, fmt::format("subnet_prefix {} sets bits in the lower 64 bits", quoted(s)),
+                "the lower 64 bits of a GID are the port GUID; write only the prefix, e.g. fe80::");
+      prefix = hi;
+    }
+    if (!prefix)
+      r_.fail(v, fmt::format("subnet_prefix {} is not an IPv6 prefix", quoted(s)),
+              "write it like fe80:: or 0xfe80000000000000");
+    f_.subnet_prefix = *prefix;
+  }
+
+  std::optional<uint64_t> read_guid(const YAML::Node& v, std::string_view owner) {
+    std::string s = r_.scalar(v, "node_guid", "node_guid: 0x0002c90300a1b2c3");
+    auto g = addr::parse_guid(s);
+    if (!g)
+      r_.fail(v, fmt::format("node_guid {} of '{}' is not a GUID", quoted(s), owner),
+              "write 16 hex digits, e.g. 0x0002c90300a1b2c3 or 0002:c903:00a1:b2c3");
+    if (*g == 0 || *g == ~0ULL)
+      r_.fail(v, fmt::format("node_guid of '{}' must not be all zeros or all ones", owner),
+              "pick another GUID or leave node_guid out to derive one");
+    if (auto prev = reg_.guids.find(*g); prev != reg_.guids.end())
+      r_.fail(v, fmt::format("node_guid {} of '{}' is already used by '{}' (line {})", s, owner,
+                             prev->second.first, prev->second.second.line),
+              "GUIDs must be unique; change one or leave node_guid out to derive one");
+    reg_.guids.emplace(*g, std::make_pair(std::string(owner), pos_of(v)));
+    return g;
+  }
+
+  void read_switch(const YAML::Node& n) {
+    std::string what = fmt::format("switch {} of {}", f_.switches.size() + 1, what_);
+    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid"});
+    Switch s;
+    YAML::Node name = r_.required(n, "name", what, "name: sw0");
+    s.name = read_name(r_, name, "switch", reg_);
+    what = fmt::format("switch '{}'", s.name);
+    if (++reg_.switch_count > kMaxSwitches)
+      r_.fail(name, fmt::format("more than {} switches", kMaxSwitches), "split the lab into smaller configs");
+
+    YAML::Node ports = r_.required(n, "ports", what, "ports: 8");
+    auto p = units::parse_uint(r_.scalar(ports, "ports", "ports: 8"), kMaxSwitchPorts);
+    if (!p || *p == 0)
+      r_.fail(ports, fmt::format("ports {} of {} is not a port count", quoted(ports.Scalar()), what),
+              fmt::format("use a whole number from 1 to {}", kMaxSwitchPorts));
+    s.ports = static_cast<uint32_t>(*p);
+
+    // Defaults model current cut-through switch ASICs: ~100 ns for IB
+    // (Quantum class), ~300 ns for Ethernet (Spectrum class).
+    s.latency_ns = ib() ? 100 : 300;
+    if (const auto v = n["latency"]) {
+      std::string t = r_.scalar(v, "latency", "latency: 100ns");
+      auto d = units::parse_delay_ns(t, kMaxLatencyNs);
+      if (!d)
+        r_.fail(v, fmt::format("latency {} of {} is not a delay", quoted(t), what),
+                "write a whole number of nanoseconds with a unit, up to 1ms, e.g. 100ns or 0.3us");
+      s.latency_ns = *d;
+    }
+    bool guid_given = false;
+    if (const auto v = n["node_guid"]) {
+      s.node_guid = *read_guid(v, s.name);
+      guid_given = true;
+    }
+    ex_.switch_guid_given.push_back(guid_given);
+    switch_pos_.push_back(pos_of(name));
+    f_.switches.push_back(std::move(s));
+  }
+
+  void read_hca(const YAML::Node& n) {
+    std::string what = fmt::format("HCA {} of {}", f_.hcas.size() + 1, what_);
+    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid"});
+    Hca h;
+    YAML::Node name = r_.required(n, "name", what, "name: vib0");
+    h.name = read_name(r_, name, "HCA", reg_);
+    if (++reg_.hca_count > kMaxHcas)
+      r_.fail(name, fmt::format("more than {} HCAs", kMaxHcas),
+              fmt::format("vfabric serves at most {} vHCAs (uverbs0..{})", kMaxHcas, kMaxHcas - 1));
+    only_for(n, "ip", LinkLayer::Ethernet, "IPoIB is not emulated; IB GIDs come from the subnet prefix");
+    only_for(n, "mac", LinkLayer::Ethernet, "IB ports have no MAC address");
+
+    if (!ib()) {
+      YAML::Node ipn = r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
+      std::string t = r_.scalar(ipn, "ip", "ip: 192.0.2.1");
+      auto ip = addr::parse_ipv4(t);
+      if (!ip)
+        r_.fail(ipn, fmt::format("ip {} of HCA '{}' is not an IPv4 address", quoted(t), h.name),
+                "write a dotted quad such as 192.0.2.1 (no prefix length, no leading zeros)");
+      if (std::string why = addr::ipv4_unusable_reason(*ip); !why.empty())
+        r_.fail(ipn, fmt::format("ip {} of HCA '{}' cannot be a host address: {}", t, h.name, why),
+                "use a unicast address, e.g. from 192.0.2.0/24 or 10.0.0.0/8");
+      if (auto prev = reg_.ipv4s.find(*ip); prev != reg_.ipv4s.end())
+        r_.fail(ipn, fmt::format("ip {} of HCA '{}' is already used by '{}' (line {})", t, h.name,
+                                 prev->second.first, prev->second.second.line),
+                "every RoCE HCA needs its own address");
+      reg_.ipv4s.emplace(*ip, std::make_pair(h.name, pos_of(ipn)));
+      h.ipv4 = *ip;
+    }
+    bool mac_given = false, guid_given = false;
+    if (const auto v = n["mac"]) {
+      std::string t = r_.scalar(v, "mac", "mac: 02:00:00:00:00:01");
+      auto mac = addr::parse_mac(t);
+      if (!mac)
+        r_.fail(v, fmt::format("mac {} of HCA '{}' is not a MAC address", quoted(t), h.name),
+                "write six hex pairs, e.g. 02:00:00:00:00:01");
+      if ((*mac)[0] & 1)
+        r_.fail(v, fmt::format("mac {} of HCA '{}' is a multicast address", t, h.name),
+                "the lowest bit of the first byte must be 0; e.g. 02:00:00:00:00:01");
+      if (*mac == addr::Mac{})
+        r_.fail(v, fmt::format("mac of HCA '{}' is all zeros", h.name), "pick a real address or leave mac out");
+      if (auto prev = reg_.macs.find(*mac); prev != reg_.macs.end())
+        r_.fail(v, fmt::format("mac {} of HCA '{}' is already used by '{}' (line {})", t, h.name,
+                               prev->second.first, prev->second.second.line),
+                "MACs must be unique; change one or leave mac out to derive one");
+      reg_.macs.emplace(*mac, std::make_pair(h.name, pos_of(v)));
+      h.mac = *mac;
+      mac_given = true;
+    }
+    if (const auto v = n["node_guid"]) {
+      h.node_guid = *read_guid(v, h.name);
+      guid_given = true;
+    }
+    ex_.hca_mac_given.push_back(mac_given);
+    ex_.hca_guid_given.push_back(guid_given);
+    hca_pos_.push_back(pos_of(name));
+    f_.hcas.push_back(std::move(h));
+  }
+
+  std::vector<std::string> node_names() const {
+    std::vector<std::string> out;
+    for (const auto& s : f_.switches) out.push_back(s.name);
+    for (const auto& h : f_.hcas) out.push_back(h.name);
+    return out;
+  }
+
+  std::pair<Endpoint, NodeRef> read_endpoint(const YAML::Node& v, std::string_view key) {
+    std::string t = r_.scalar(v, std::string("link end ") + std::string(key), "a: vib0 or b: sw0/1");
+    Endpoint e;
+    std::string_view node = t, port_text;
+    bool has_port = false;
+    if (auto slash = t.find('/'); slash != std::string::npos) {
+      node = std::string_view(t).substr(0, slash);
+      port_text = std::string_view(t).substr(slash + 1);
+      has_port = true;
+    }
+    e.node = std::string(node);
+    NodeRef ref{};
+    bool found = false;
+    for (std::size_t i = 0; i < f_.switches.size() && !found; ++i)
+      if (f_.switches[i].name == node) ref = {true, i}, found = true;
+    for (std::size_t i = 0; i < f_.hcas.size() && !found; ++i)
+      if (f_.hcas[i].name == node) ref = {false, i}, found = true;
+    if (!found) {
+      if (reg_.names.count(node))
+        r_.fail(v, fmt::format("link end {} is not part of {}", quoted(node), what_),
+                "a link joins nodes of one fabric; define the node in this fabric or link it in its own");
+      std::string hint = units::did_you_mean(node, node_names());
+      r_.fail(v, fmt::format("link end {} names no switch or HCA of {}", quoted(node), what_),
+              hint.empty() ? fmt::format("define it first; nodes here: {}", fmt::join(node_names(), ", "))
+                           : fmt::format("did you mean '{}'?", hint));
+    }
+    e.is_switch = ref.is_switch;
+    if (ref.is_switch) {
+      const Switch& s = f_.switches[ref.idx];
+      if (!has_port)
+        r_.fail(v, fmt::format("link end '{}' is a switch but names no port", s.name),
+                fmt::format("write {}/<port>, port 1..{}", s.name, s.ports));
+      auto p = units::parse_uint(port_text, 100000);
+      if (!p)
+        r_.fail(v, fmt::format("link end {}: {} is not a port number", quoted(t), quoted(port_text)),
+                fmt::format("write {}/<port>, port 1..{}", s.name, s.ports));
+      if (*p == 0 || *p > s.ports)
+        r_.fail(v, fmt::format("switch '{}' has ports 1..{}; port {} does not exist", s.name, s.ports, *p),
+                fmt::format("use a port in 1..{} or raise the switch's ports", s.ports));
+      e.port = static_cast<uint32_t>(*p);
+    } else if (has_port && port_text != "1") {
+      r_.fail(v, fmt::format("HCA '{}' has a single port, 1", e.node),
+              fmt::format("write {} or {}/1", e.node, e.node));
+    }
+    return {e, ref};
+  }
+
+  void read_link(const YAML::Node& n) {
+    std::string what = fmt::format("link {} of {}", f_.links.size() + 1, what_);
+    r_.expect_map(n, what, {"a", "b", "width", "speed", "rate", "delay", "mtu"});
+    only_for(n, "width", LinkLayer::Infiniband, "an Ethernet link's lanes follow from its speed");
+    Link l;
+    YAML::Node an = r_.required(n, "a", what, "a: vib0");
+    YAML::Node bn = r_.required(n, "b", what, "b: sw0/1");
+    auto [a, aref] = read_endpoint(an, "a");
+    auto [b, bref] = read_endpoint(bn, "b");
+    if (!a.is_switch && !b.is_switch)
+      r_.fail(bn, fmt::format("{} joins two HCAs ('{}' and '{}')", what, a.node, b.node),
+              "a link joins an HCA to a switch port, or two switch ports; connect both HCAs to a switch");
+    if (a.is_switch && b.is_switch && a.node == b.node)
+      r_.fail(bn, fmt::format("{} loops switch '{}' back to itself", what, a.node), "connect two different switches");
+    int line = pos_of(n).line;
+    for (const auto& [e, node] : {std::pair{a, an}, std::pair{b, bn}}) {
+      if (e.is_switch) {
+        auto key = std::make_pair(e.node, e.port);
+        if (auto prev = port_used_.find(key); prev != port_used_.end())
+          r_.fail(node, fmt::format("port {} is already cabled (link at line {})", e.text(), prev->second),
+                  "each switch port takes one link; use a free port");
+        port_used_.emplace(key, line);
+      } else {
+        if (auto prev = hca_link_line_.find(e.node); prev != hca_link_line_.end())
+          r_.fail(node, fmt::format("HCA '{}' is already connected (link at line {})", e.node, prev->second),
+                  "a vHCA has one port; remove one of the links");
+        hca_link_line_.emplace(e.node, line);
+      }
+    }
+    l.a = a;
+    l.b = b;
+
+    YAML::Node sp = r_.required(n, "speed", what, ib() ? "speed: EDR" : "speed: 100G");
+    std::string st = r_.scalar(sp, "speed", ib() ? "speed: EDR" : "speed: 100G");
+    if (ib()) {
+      bool ok = false;
+      std::vector<std::string> names;
+      for (auto [nm, s] : kIbSpeeds) {
+        names.emplace_back(nm);
+        if (units::lower(st) == units::lower(nm)) l.speed = s, ok = true;
+      }
+      if (!ok) {
+        std::string hint = units::did_you_mean(st, names);
+        r_.fail(sp, fmt::format("unknown InfiniBand speed {}", quoted(st)),
+                hint.empty() ? fmt::format("use one of {}", fmt::join(names, ", "))
+                             : fmt::format("did you mean '{}'?", hint));
+      }
+      l.width = IbWidth::X4;
+      if (const auto w = n["width"]) {
+        std::string wt = units::lower(r_.scalar(w, "width", "width: 4x"));
+        if (wt == "1x") l.width = IbWidth::X1;
+        else if (wt == "2x") l.width = IbWidth::X2;
+        else if (wt == "4x") l.width = IbWidth::X4;
+        else if (wt == "8x") l.width = IbWidth::X8;
+        else if (wt == "12x") l.width = IbWidth::X12;
+        else
+          r_.fail(w, fmt::format("unknown link width {}", quoted(w.Scalar())), "use 1x, 2x, 4x, 8x or 12x");
+      }
+      l.rate_bps = lane_bps(l.speed) * lanes(l.width);
+    } else {
+      auto bps = units::parse_rate_bps(st);
+      bool ok = false;
+      for (uint32_t g : kEthGbps)
+        if (bps && *bps == uint64_t{g} * 1'000'000'000ULL) l.eth_speed_gbps = g, ok = true;
+      if (!ok)
+        r_.fail(sp, fmt::format("unknown Ethernet speed {}", quoted(st)),
+                "use one of 1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G (add rate: to model a slower link)");
+      std::tie(l.width, l.speed) = mlx5_eth_encoding(l.eth_speed_gbps);
+      l.rate_bps = uint64_t{l.eth_speed_gbps} * 1'000'000'000ULL;
+    }
+
+    if (const auto v = n["rate"]) {
+      std::string t = r_.scalar(v, "rate", "rate: 40Gbps");
+      auto bps = units::parse_rate_bps(t);
+      if (!bps)
+        r_.fail(v, fmt::format("rate {} is not a bit rate", quoted(t)),
+                "write a number with a unit, e.g. 40G, 25Gbps or 800Mb/s");
+      if (*bps < kMinRateBps)
+        r_.fail(v, fmt::format("rate {} is below 1 Mb/s", t), "use at least 1Mbps");
+      l.rate_bps = *bps;
+    }
+
+    if (const auto v = n["delay"]) {
+      std::string t = r_.scalar(v, "delay", "delay: 100ns");
+      auto d = units::parse_delay_ns(t, kMaxDelayNs);
+      if (!d)
+        r_.fail(v, fmt::format("delay {} is not a delay", quoted(t)),
+                "write a whole number of nanoseconds with a unit (ns, us, ms), up to 1s, e.g. 100ns or 1.5us");
+      l.delay_ns = *d;
+    }
+
+    l.mtu = ib() ? 4096 : 1500;
+    if (const auto v = n["mtu"]) {
+      std::string t = r_.scalar(v, "mtu", ib() ? "mtu: 4096" : "mtu: 1500");
+      auto m = units::parse_uint(t, 1'000'000);
+      if (ib()) {
+        if (!m || (*m != 256 && *m != 512 && *m != 1024 && *m != 2048 && *m != 4096))
+          r_.fail(v, fmt::format("InfiniBand MTU {} is not valid", quoted(t)),
+                  "use 256, 512, 1024, 2048 or 4096");
+      } else if (!m || *m < 576 || *m > 9216) {
+        r_.fail(v, fmt::format("Ethernet MTU {} is out of range", quoted(t)),
+                "use an IP MTU from 576 to 9216, e.g. 1500 or 9000");
+      }
+      l.mtu = static_cast<uint32_t>(*m);
+    }
+    f_.links.push_back(std::move(l));
+  }
+
+  const Reader& r_;
+  Registry& reg_;
+  FabricExtras& ex_;
+  Fabric f_;
+  std::string what_;
+  std::vector<Pos> switch_pos_, hca_pos_;
+  std::map<std::pair<std::string, uint32_t>, int> port_used_;  // switch port -> link line
+  std::map<std::string, int, std::less<>> hca_link_line_;      // HCA -> link line
+};
+
+}  // namespace
+
+Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
+                   FabricExtras& extras) {
+  return FabricReader(r, reg, extras).read(n, fabric_no);
+}
+
+}  // namespace vf::config::detail

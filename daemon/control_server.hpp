@@ -1,0 +1,125 @@
+// fabricd's control API: newline-delimited JSON over a UNIX stream socket,
+// <runtime_dir>/control.sock, served on the daemon's Boost.Asio control thread.
+//
+//   request : {"cmd": "hca.list", "args": {...}, "id": <optional, echoed>}\n
+//   reply   : {"ok": true,  "result": <any>, "id": ...}\n
+//          or {"ok": false, "error": "<what went wrong>", "hint": "<what to do>", "id": ...}\n
+//
+// Requests on one connection are answered in order, one at a time. Every
+// client is hostile: lines are capped (an oversized line gets an error and the
+// connection is closed), malformed JSON gets an error and the connection stays
+// usable, a client must finish a request line within idle_timeout and read its
+// replies (slowloris / stalled readers are dropped), the number of clients is
+// capped, and nothing one client does can stall or crash another.
+//
+// Threading: one io_context, run by one thread. Construct, add commands,
+// start() and stop() on that thread (or before it runs). Handlers run on it.
+// Only Reply (the async completion) may be used from any thread.
+//
+// The JSON shapes of the daemon's commands (status, hca.list, env) are
+// documented in ctl/control-api.md; fabricctl renders exactly those.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vf::control {
+
+using json = nlohmann::json;
+
+// Thrown by a handler for a clean error reply: {"ok":false,"error":what(),"hint":hint()}.
+class ControlError : public std::runtime_error {
+ public:
+  explicit ControlError(const std::string& message, std::string hint = {})
+      : std::runtime_error(message), hint_(std::move(hint)) {}
+  const std::string& hint() const noexcept { return hint_; }
+
+ private:
+  std::string hint_;
+};
+
+// Thrown by start() when the socket cannot be served.
+class ControlServerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+struct ReplyState;
+struct ServerState;
+}  // namespace detail
+
+// Completion of an asynchronous command. Copyable; callable from any thread;
+// the first ok()/error() wins and later calls are ignored. If every copy is
+// dropped without an answer the client gets an error instead of waiting, and
+// if the answer takes longer than ServerOptions::reply_timeout the client gets
+// a timeout error and the late answer is discarded.
+class Reply {
+ public:
+  void ok(json result) const;
+  void error(std::string message, std::string hint = {}) const;
+  bool done() const;  // answered, timed out, or the client went away
+
+ private:
+  friend class Session;
+  explicit Reply(std::shared_ptr<detail::ReplyState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::ReplyState> state_;
+};
+
+using Handler = std::function<json(const json& args)>;
+using AsyncHandler = std::function<void(const json& args, Reply reply)>;
+
+struct ServerOptions {
+  std::filesystem::path socket_path;  // <runtime_dir>/control.sock
+  // 0660: the control API can reconfigure the lab, so it is for root and a
+  // group, not every local user. Set `group` (e.g. "vfabric") to let members
+  // run fabricctl; 0666 opens it to everyone.
+  mode_t mode = 0660;
+  std::string group;                  // chgrp the socket when this group exists; empty = leave
+  std::size_t max_line = 64 * 1024;   // request line limit in bytes (newline excluded)
+  std::size_t max_clients = 64;       // concurrent connections; more get an error and are closed
+  std::chrono::milliseconds idle_timeout{30'000};  // to send a full request / drain a reply
+  std::chrono::milliseconds reply_timeout{10'000}; // for an async handler to answer
+};
+
+class ControlServer {
+ public:
+  ControlServer(boost::asio::io_context& io, ServerOptions opts);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  // Registers a command; `help` is listed by the built-in "help" command.
+  // The handler returns the result or throws ControlError.
+  void add_command(std::string name, Handler h, std::string help = {});
+  // The handler answers later through `reply` (e.g. after the lcore replied).
+  void add_async_command(std::string name, AsyncHandler h, std::string help = {});
+
+  // Binds and listens. Refuses to replace a socket another live process
+  // serves; removes a stale one. The socket appears with its final mode
+  // (bound under a temporary name, chmod-ed, then renamed into place).
+  void start();
+  // Closes the listener and every connection, removes the socket. Idempotent.
+  void stop();
+
+  std::vector<std::string> commands() const;
+  std::size_t client_count() const;
+  const std::filesystem::path& socket_path() const;
+
+ private:
+  void accept_next();
+  std::shared_ptr<detail::ServerState> state_;
+};
+
+}  // namespace vf::control

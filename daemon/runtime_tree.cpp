@@ -1,0 +1,369 @@
+#include "daemon/runtime_tree.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace vf::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kMarker = ".vfabric-tree";   // inside sys/: "fabricd made this"
+constexpr const char* kManifest = "dev-nodes";     // inside runtime_dir: nodes we made
+constexpr const char* kModalias = "vfabric:vhca";  // the provider's match table entry
+// class/infiniband_verbs/abi_version: the uverbs ABI (kernel value; libibverbs
+// accepts 3..6). uverbsN/abi_version: the driver ABI handed to the provider
+// in verbs_sysfs_dev::abi_ver; 1 is what mlx5/rxe kernels report.
+constexpr const char* kUverbsAbi = "6";
+constexpr const char* kDriverAbi = "1";
+
+[[noreturn]] void fail_errno(int err, const fs::path& p, std::string_view action, std::string_view fix) {
+  throw RuntimeTreeError(fmt::format("cannot {} {}: {}; {}", action, p.string(), std::strerror(err), fix));
+}
+
+constexpr std::string_view kFixWritable =
+    "run fabricd as root or set daemon.runtime_dir to a directory it can write";
+
+void make_dir(const fs::path& p) {
+  if (::mkdir(p.c_str(), 0755) != 0) fail_errno(errno, p, "create directory", kFixWritable);
+  ::chmod(p.c_str(), 0755);  // independent of the umask: every user's libibverbs reads it
+}
+
+void write_all(int fd, std::string_view data, const fs::path& p) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      fail_errno(e, p, "write", kFixWritable);
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// New file; never follows or reuses anything already there.
+void write_file(const fs::path& p, std::string_view content) {
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) fail_errno(errno, p, "create", kFixWritable);
+  write_all(fd, content, p);
+  ::fchmod(fd, 0444);
+  ::close(fd);
+}
+
+// Atomic replacement: readers see the old or the new content, never a mix.
+void replace_file(const fs::path& p, std::string_view content) {
+  fs::path tmp = p.parent_path() / ("." + p.filename().string() + ".tmp");
+  ::unlink(tmp.c_str());
+  write_file(tmp, content);
+  if (::rename(tmp.c_str(), p.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    fail_errno(e, p, "replace", kFixWritable);
+  }
+}
+
+bool exists_nofollow(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+void remove_tree(const fs::path& p) noexcept {
+  std::error_code ec;
+  fs::remove_all(p, ec);  // does not follow symlinks
+}
+
+bool valid_attr_name(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s == "modalias") return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+bool valid_ibdev(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+std::string state_text(PortState s) { return fmt::format("{}: {}\n", static_cast<int>(s), to_string(s)); }
+std::string phys_text(PhysState s) { return fmt::format("{}: {}\n", static_cast<int>(s), to_string(s)); }
+
+void write_device(const fs::path& sys, const DeviceSpec& d, const PublishedDevice& pub, dev_t rdev) {
+  const fs::path ib = sys / "class/infiniband" / d.ibdev;
+  make_dir(ib);
+  write_file(ib / "node_type", "1: CA\n");
+  write_file(ib / "node_guid", addr::format_guid_sysfs(d.node_guid) + "\n");
+  write_file(ib / "sys_image_guid", addr::format_guid_sysfs(d.sys_image_guid) + "\n");
+  write_file(ib / "fw_ver", d.fw_ver + "\n");
+  write_file(ib / "hca_type", d.hca_type + "\n");
+  write_file(ib / "hw_rev", d.hw_rev + "\n");
+  write_file(ib / "board_id", d.board_id + "\n");
+  write_file(ib / "node_desc", d.node_desc + "\n");
+
+  make_dir(ib / "device");
+  write_file(ib / "device/modalias", std::string(kModalias) + "\n");
+  for (const auto& [k, v] : d.device_attrs) write_file(ib / "device" / k, v + "\n");
+
+  const fs::path port = ib / "ports/1";
+  make_dir(ib / "ports");
+  make_dir(port);
+  write_file(port / "state", state_text(d.state));
+  write_file(port / "phys_state", phys_text(d.phys_state));
+  write_file(port / "link_layer", d.link_layer == config::LinkLayer::Infiniband ? "InfiniBand\n" : "Ethernet\n");
+  write_file(port / "rate", d.rate + "\n");
+  write_file(port / "lid", fmt::format("0x{:x}\n", d.lid));
+  write_file(port / "sm_lid", fmt::format("0x{:x}\n", d.sm_lid));
+  write_file(port / "lid_mask_count", fmt::format("{}\n", d.lmc));
+  write_file(port / "sm_sl", fmt::format("{}\n", d.sm_sl));
+  write_file(port / "cap_mask", fmt::format("0x{:08x}\n", d.cap_mask));
+
+  // Every index below the table length needs both files: once gid_attrs/
+  // exists, libibverbs treats a missing types/<i> as an error rather than
+  // "IB/RoCE v1" (the kernel answers EINVAL for unused entries, which
+  // libibverbs maps to v1, so writing v1 there is equivalent). No ndevs/
+  // files: there is no netdev, and a name there would make libibverbs call
+  // if_nametoindex() and fail the GID query; a missing file means "none".
+  make_dir(port / "gids");
+  make_dir(port / "gid_attrs");
+  make_dir(port / "gid_attrs/types");
+  for (uint32_t i = 0; i < d.gid_table_len; ++i) {
+    GidEntry e = i < d.gids.size() ? d.gids[i] : GidEntry{};
+    write_file(port / "gids" / std::to_string(i), addr::format_gid_sysfs(e.gid) + "\n");
+    write_file(port / "gid_attrs/types" / std::to_string(i),
+               e.type == GidType::RoceV2 ? "RoCE v2\n" : "IB/RoCE v1\n");
+  }
+  make_dir(port / "pkeys");
+  for (uint32_t i = 0; i < d.pkey_table_len; ++i)
+    write_file(port / "pkeys" / std::to_string(i), fmt::format("0x{:04x}\n", i < d.pkeys.size() ? d.pkeys[i] : 0));
+
+  // The uverbs entry last: it is what makes libibverbs look at the device.
+  const fs::path uv = sys / "class/infiniband_verbs" / pub.uverbs;
+  make_dir(uv);
+  write_file(uv / "ibdev", d.ibdev + "\n");
+  write_file(uv / "dev", fmt::format("{}:{}\n", major(rdev), minor(rdev)));
+  write_file(uv / "abi_version", std::string(kDriverAbi) + "\n");
+  if (::symlink(("../../infiniband/" + d.ibdev + "/device").c_str(), (uv / "device").c_str()) != 0)
+    fail_errno(errno, uv / "device", "create symlink", kFixWritable);
+}
+
+void check_spec(const DeviceSpec& d) {
+  auto bad = [&](std::string_view what) {
+    throw RuntimeTreeError(fmt::format("vHCA '{}': {}", d.ibdev, what));
+  };
+  if (!valid_ibdev(d.ibdev)) bad("the name is not a valid RDMA device name ([a-z0-9_]{1,63})");
+  if (d.gids.size() > d.gid_table_len) bad("more GIDs than the GID table holds");
+  if (d.pkeys.size() > d.pkey_table_len) bad("more P_Keys than the P_Key table holds");
+  if (d.gid_table_len > 256 || d.pkey_table_len > 256) bad("table lengths above 256 are not supported");
+  for (const auto& [k, v] : d.device_attrs) {
+    if (!valid_attr_name(k)) bad(fmt::format("device attribute name '{}' is not allowed", k));
+    if (v.find('\0') != std::string::npos || v.size() > 4096) bad("device attribute value is not text");
+  }
+  for (const std::string* s : {&d.fw_ver, &d.hca_type, &d.hw_rev, &d.board_id, &d.node_desc, &d.rate})
+    if (s->find('\n') != std::string::npos || s->find('\0') != std::string::npos || s->size() > 64)
+      bad("an attribute is not a single short line");
+}
+
+}  // namespace
+
+RuntimeTree::RuntimeTree(TreeOptions opts, const std::vector<DeviceSpec>& devices) : opts_(std::move(opts)) {
+  for (const auto& d : devices) check_spec(d);
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (devices[i].ibdev == devices[j].ibdev)
+        throw RuntimeTreeError(fmt::format("vHCA name '{}' is used twice", devices[i].ibdev));
+
+  struct stat null_st {};
+  if (::stat("/dev/null", &null_st) != 0 || !S_ISCHR(null_st.st_mode))
+    throw RuntimeTreeError("/dev/null is not a character device; the uverbs nodes borrow its numbers");
+  rdev_ = null_st.st_rdev;
+
+  std::error_code ec;
+  fs::create_directories(opts_.runtime_dir, ec);
+  if (ec)
+    throw RuntimeTreeError(fmt::format("cannot create runtime directory {}: {}; {}", opts_.runtime_dir.string(),
+                                       ec.message(), kFixWritable));
+  if (!fs::is_directory(opts_.runtime_dir))
+    throw RuntimeTreeError(fmt::format("runtime directory {} is not a directory", opts_.runtime_dir.string()));
+  if (::access(opts_.runtime_dir.c_str(), W_OK | X_OK) != 0)
+    throw RuntimeTreeError(fmt::format("runtime directory {} is not writable: {}; {}", opts_.runtime_dir.string(),
+                                       std::strerror(errno), kFixWritable));
+  active_ = true;
+  try {
+    cleanup_stale();
+    make_nodes(devices);
+    build(devices);
+  } catch (...) {
+    remove();
+    throw;
+  }
+}
+
+RuntimeTree::~RuntimeTree() { remove(); }
+
+RuntimeTree::RuntimeTree(RuntimeTree&& o) noexcept
+    : opts_(std::move(o.opts_)),
+      rdev_(o.rdev_),
+      made_dev_dir_(o.made_dev_dir_),
+      active_(o.active_),
+      nodes_(std::move(o.nodes_)),
+      devices_(std::move(o.devices_)) {
+  o.active_ = false;
+}
+
+RuntimeTree& RuntimeTree::operator=(RuntimeTree&& o) noexcept {
+  if (this != &o) {
+    remove();
+    opts_ = std::move(o.opts_);
+    rdev_ = o.rdev_;
+    made_dev_dir_ = o.made_dev_dir_;
+    active_ = o.active_;
+    nodes_ = std::move(o.nodes_);
+    devices_ = std::move(o.devices_);
+    o.active_ = false;
+  }
+  return *this;
+}
+
+const PublishedDevice* RuntimeTree::find(std::string_view ibdev) const {
+  for (const auto& d : devices_)
+    if (d.ibdev == ibdev) return &d;
+  return nullptr;
+}
+
+void RuntimeTree::cleanup_stale() {
+  const fs::path sys = sysfs_path();
+  if (exists_nofollow(sys)) {
+    if (!exists_nofollow(sys / kMarker))
+      throw RuntimeTreeError(fmt::format(
+          "{} exists and was not made by fabricd; remove it or choose another daemon.runtime_dir", sys.string()));
+    const fs::path old = opts_.runtime_dir / ".sys.old";
+    remove_tree(old);
+    if (::rename(sys.c_str(), old.c_str()) != 0) fail_errno(errno, sys, "remove stale", kFixWritable);
+    remove_tree(old);
+  }
+  remove_tree(opts_.runtime_dir / ".sys.new");
+  remove_tree(opts_.runtime_dir / ".sys.old");
+
+  // Nodes a crashed predecessor made: remove those still exactly as it left
+  // them (same inode, still /dev/null's numbers); anything else is not ours.
+  const fs::path manifest = opts_.runtime_dir / kManifest;
+  std::ifstream in(manifest);
+  std::string line;
+  const std::string prefix = (opts_.dev_dir / "uverbs").string();
+  std::size_t lines = 0;
+  while (in && std::getline(in, line) && ++lines <= 1024) {
+    std::istringstream ls(line);
+    unsigned long long ino = 0;
+    std::string path;
+    if (!(ls >> ino >> path)) continue;
+    if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() ||
+        path.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+      continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev_ && st.st_ino == ino)
+      ::unlink(path.c_str());
+  }
+  ::unlink(manifest.c_str());
+}
+
+void RuntimeTree::write_manifest() {
+  std::string text;
+  for (const auto& n : nodes_) text += fmt::format("{} {}\n", static_cast<unsigned long long>(n.ino), n.path.string());
+  replace_file(opts_.runtime_dir / kManifest, text);
+}
+
+void RuntimeTree::make_nodes(const std::vector<DeviceSpec>& devices) {
+  if (::mkdir(opts_.dev_dir.c_str(), 0755) == 0) {
+    made_dev_dir_ = true;
+    ::chmod(opts_.dev_dir.c_str(), 0755);
+  } else if (errno != EEXIST) {
+    fail_errno(errno, opts_.dev_dir, "create directory",
+               "fabricd must run as root: libibverbs only looks for device nodes in /dev/infiniband");
+  }
+  for (const auto& d : devices) {
+    bool done = false;
+    for (uint32_t n = d.index; n < d.index + 1024 && !done; ++n) {
+      fs::path p = opts_.dev_dir / fmt::format("uverbs{}", n);
+      // mknod fails with EEXIST on any existing name, real device or not, so
+      // another driver's or another fabricd's node is never replaced.
+      if (::mknod(p.c_str(), S_IFCHR | 0666, rdev_) != 0) {
+        if (errno == EEXIST) continue;
+        fail_errno(errno, p, "create device node",
+                   "fabricd needs CAP_MKNOD and a writable /dev (libibverbs only looks in /dev/infiniband)");
+      }
+      ::chmod(p.c_str(), 0666);  // every user's libibverbs opens it O_RDWR; it is /dev/null
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) != 0) fail_errno(errno, p, "stat", kFixWritable);
+      nodes_.push_back({p, st.st_ino});
+      write_manifest();
+      devices_.push_back({d.ibdev, fmt::format("uverbs{}", n), n, p});
+      done = true;
+    }
+    if (!done)
+      throw RuntimeTreeError(fmt::format("no free uverbs number for '{}' in {}; remove stale nodes there",
+                                         d.ibdev, opts_.dev_dir.string()));
+  }
+}
+
+void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
+  const fs::path stage = opts_.runtime_dir / ".sys.new";
+  make_dir(stage);
+  write_file(stage / kMarker, fmt::format("made by fabricd pid {}\n", ::getpid()));
+  make_dir(stage / "class");
+  make_dir(stage / "class/infiniband");
+  make_dir(stage / "class/infiniband_verbs");
+  write_file(stage / "class/infiniband_verbs/abi_version", std::string(kUverbsAbi) + "\n");
+  for (std::size_t i = 0; i < devices.size(); ++i) write_device(stage, devices[i], devices_[i], rdev_);
+  if (::rename(stage.c_str(), sysfs_path().c_str()) != 0) fail_errno(errno, sysfs_path(), "publish", kFixWritable);
+}
+
+void RuntimeTree::remove() noexcept {
+  if (!active_) return;
+  active_ = false;
+  const fs::path sys = sysfs_path();
+  if (exists_nofollow(sys / kMarker)) {
+    const fs::path old = opts_.runtime_dir / ".sys.old";
+    remove_tree(old);
+    if (::rename(sys.c_str(), old.c_str()) == 0) remove_tree(old);
+  }
+  remove_tree(opts_.runtime_dir / ".sys.new");
+  for (const auto& n : nodes_) {
+    struct stat st {};
+    if (::lstat(n.path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev_ && st.st_ino == n.ino)
+      ::unlink(n.path.c_str());
+  }
+  nodes_.clear();
+  devices_.clear();
+  if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty
+  made_dev_dir_ = false;
+  ::unlink((opts_.runtime_dir / kManifest).c_str());
+}
+
+fs::path RuntimeTree::port_dir(std::string_view ibdev) const {
+  if (!find(ibdev)) throw RuntimeTreeError(fmt::format("no vHCA named '{}'", ibdev));
+  return sysfs_path() / "class/infiniband" / std::string(ibdev) / "ports/1";
+}
+
+void RuntimeTree::set_port_state(std::string_view ibdev, PortState state, PhysState phys) {
+  const fs::path port = port_dir(ibdev);
+  replace_file(port / "state", state_text(state));
+  replace_file(port / "phys_state", phys_text(phys));
+}
+
+void RuntimeTree::set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc) {
+  const fs::path port = port_dir(ibdev);
+  replace_file(port / "lid", fmt::format("0x{:x}\n", lid));
+  replace_file(port / "sm_lid", fmt::format("0x{:x}\n", sm_lid));
+  replace_file(port / "lid_mask_count", fmt::format("{}\n", lmc));
+}
+
+}  // namespace vf::runtime

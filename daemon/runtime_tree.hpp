@@ -1,0 +1,101 @@
+// The files that let an unmodified libibverbs find vHCAs without a kernel
+// driver (DESIGN §2): a fake sysfs under <runtime_dir>/sys (used through
+// SYSFS_PATH) and /dev/infiniband/uverbsN character nodes.
+//
+// What libibverbs (rdma-core 44) reads, and therefore what is written:
+//   sys/class/infiniband_verbs/abi_version              "6"  (uverbs ABI 3..6)
+//   sys/class/infiniband_verbs/uverbsN/ibdev            "<ibdev>"
+//   sys/class/infiniband_verbs/uverbsN/dev              "<major>:<minor>" of the node
+//   sys/class/infiniband_verbs/uverbsN/abi_version      "1"  (provider ABI; provider accepts 1)
+//   sys/class/infiniband/<ibdev>/node_type              "1: CA"
+//   sys/class/infiniband/<ibdev>/node_guid              "xxxx:xxxx:xxxx:xxxx"
+//   sys/class/infiniband/<ibdev>/device/modalias        "vfabric:vhca" (provider match table)
+//   sys/class/infiniband/<ibdev>/ports/1/gids/<i>       "fe80:0000:...:xxxx" (fixed 5-char groups)
+//   sys/class/infiniband/<ibdev>/ports/1/gid_attrs/types/<i>  "RoCE v2" | "IB/RoCE v1"
+//   sys/class/infiniband/<ibdev>/ports/1/pkeys/<i>      "0xffff"
+// plus what tools read (ibv_devinfo board_id; ibstat-style state, phys_state,
+// rate, lid, sm_lid, lid_mask_count, sm_sl, cap_mask, link_layer, fw_ver, ...).
+//
+// The device node path is compiled into libibverbs ("/dev/infiniband", no
+// environment override), so real nodes are made there: char devices with
+// /dev/null's numbers (open() must give a char device whose st_rdev equals
+// `dev`, nothing more). Existing nodes are never touched: a taken uverbsN
+// makes the tree use the next free number. Only nodes this tree made (checked
+// by inode and numbers) are removed, at remove() or, after a crash, by the
+// next create() in the same runtime_dir via its manifest.
+//
+// The sysfs tree is built under a hidden name and renamed into place, so a
+// reader sees all of it or none of it; removal renames it away first.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/sysfs_spec.hpp"
+
+namespace vf::runtime {
+
+class RuntimeTreeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TreeOptions {
+  std::filesystem::path runtime_dir;                       // SYSFS_PATH = runtime_dir/sys
+  std::filesystem::path dev_dir = "/dev/infiniband";       // tests point this into a temp dir
+};
+
+struct PublishedDevice {
+  std::string ibdev;
+  std::string uverbs;              // "uverbs0": the sysfs and /dev name
+  uint32_t uverbs_no = 0;
+  std::filesystem::path dev_node;  // dev_dir/uverbsN
+};
+
+class RuntimeTree {
+ public:
+  // Builds everything or nothing: on failure, what was made is removed and
+  // RuntimeTreeError says what failed and what to do.
+  RuntimeTree(TreeOptions opts, const std::vector<DeviceSpec>& devices);
+  ~RuntimeTree();
+  RuntimeTree(RuntimeTree&& o) noexcept;
+  RuntimeTree& operator=(RuntimeTree&& o) noexcept;
+  RuntimeTree(const RuntimeTree&) = delete;
+  RuntimeTree& operator=(const RuntimeTree&) = delete;
+
+  // Removes the sysfs tree and the nodes this tree made. Idempotent.
+  void remove() noexcept;
+
+  std::filesystem::path sysfs_path() const { return opts_.runtime_dir / "sys"; }
+  const std::vector<PublishedDevice>& devices() const { return devices_; }
+  const PublishedDevice* find(std::string_view ibdev) const;
+
+  // Port up/down and SM changes: each file is replaced atomically (rename).
+  void set_port_state(std::string_view ibdev, PortState state, PhysState phys);
+  void set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc);
+
+ private:
+  struct Node {
+    std::filesystem::path path;
+    ino_t ino = 0;
+  };
+  void build(const std::vector<DeviceSpec>& devices);
+  void cleanup_stale();
+  void make_nodes(const std::vector<DeviceSpec>& devices);
+  void write_manifest();
+  std::filesystem::path port_dir(std::string_view ibdev) const;
+
+  TreeOptions opts_;
+  dev_t rdev_ = 0;                 // /dev/null's numbers
+  bool made_dev_dir_ = false;
+  bool active_ = false;
+  std::vector<Node> nodes_;
+  std::vector<PublishedDevice> devices_;
+};
+
+}  // namespace vf::runtime

@@ -1,0 +1,65 @@
+// What the runtime tree publishes for one vHCA: the values the kernel would
+// show in sysfs for a real single-port HCA. Built from the validated config
+// (make_device_specs) or by hand in tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "daemon/addr.hpp"
+#include "daemon/config.hpp"
+#include "daemon/lid_assign.hpp"
+
+namespace vf::runtime {
+
+// IBA PortState / PortPhysicalState values, as sysfs prints them.
+enum class PortState : uint8_t { Down = 1, Init = 2, Armed = 3, Active = 4 };
+enum class PhysState : uint8_t { Sleep = 1, Polling = 2, Disabled = 3, LinkUp = 5, LinkErrorRecovery = 6 };
+const char* to_string(PortState s);  // "ACTIVE"
+const char* to_string(PhysState s);  // "LinkUp"
+
+// Sysfs GID types: "IB/RoCE v1" (IB GIDs and RoCE v1) or "RoCE v2".
+enum class GidType { IbRoceV1, RoceV2 };
+
+struct GidEntry {
+  addr::Gid gid{};
+  GidType type = GidType::IbRoceV1;
+};
+
+struct DeviceSpec {
+  std::string ibdev;                  // "vib0"
+  uint32_t index = 0;                 // HCA index; preferred uverbs number
+  config::LinkLayer link_layer = config::LinkLayer::Infiniband;
+  uint64_t node_guid = 0;
+  uint64_t sys_image_guid = 0;
+  std::string fw_ver = "1.0.0";       // provider's query_device must report the same
+  std::string hca_type = "vHCA";
+  std::string hw_rev = "0x0";
+  std::string board_id = "VFABRIC_VHCA";
+  std::string node_desc;              // "<host> <ibdev>" like rdma-ndd writes
+  // Port 1.
+  PortState state = PortState::Active;
+  PhysState phys_state = PhysState::LinkUp;
+  uint16_t lid = 0, sm_lid = 0;
+  uint8_t lmc = 0, sm_sl = 0;
+  uint32_t cap_mask = 0;
+  std::string rate;                   // "100 Gb/sec (4X EDR)"
+  std::vector<GidEntry> gids;         // by index; the rest of the table is zero GIDs
+  uint32_t gid_table_len = 0;
+  std::vector<uint16_t> pkeys;        // by index; the rest are 0x0000
+  uint32_t pkey_table_len = 0;
+  // Extra files under <ibdev>/device/ for the provider (e.g. a socket path).
+  std::map<std::string, std::string> device_attrs;
+};
+
+// IB: GID[0] = subnet_prefix : node GUID (the port GUID). RoCE: GID[0] =
+// fe80::EUI-64(MAC), GID[1] = ::ffff:<ip>, both RoCE v2. (mlx5 lists each
+// address twice, v1 then v2, so its IPv4 RoCEv2 GID is index 3; vHCAs only
+// speak RoCEv2, so they list each address once and the IPv4 GID is index 1.)
+DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const config::Link& l,
+                            const sm::LidTable& lids);
+std::vector<DeviceSpec> make_device_specs(const config::Config& c);
+
+}  // namespace vf::runtime
