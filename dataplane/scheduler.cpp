@@ -66,8 +66,8 @@ void Scheduler::sift_down(uint32_t i) {
   place(i, t);
 }
 
-size_t Scheduler::advance_to(Nanos t) {
-  size_t fired = 0;
+std::size_t Scheduler::advance_to(Nanos t) {
+  std::size_t fired = 0;
   while (!heap_.empty() && heap_.front()->deadline <= t) {
     Timer* due = heap_.front();
     if (due->deadline > now_) now_ = due->deadline;
@@ -79,13 +79,13 @@ size_t Scheduler::advance_to(Nanos t) {
   return fired;
 }
 
-size_t Scheduler::run_next() {
+std::size_t Scheduler::run_next() {
   if (heap_.empty()) return 0;
   return advance_to(heap_.front()->deadline);
 }
 
-size_t Scheduler::run_until_idle(Nanos limit) {
-  size_t fired = 0;
+std::size_t Scheduler::run_until_idle(Nanos limit) {
+  std::size_t fired = 0;
   while (!heap_.empty() && heap_.front()->deadline <= limit) fired += run_next();
   return fired;
 }

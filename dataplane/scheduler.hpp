@@ -4,6 +4,7 @@
 // dilated), unit tests by hand, so timing logic is tested deterministically.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -43,17 +44,17 @@ class Scheduler {
 
   Nanos next_deadline() const { return heap_.empty() ? kNever : heap_.front()->deadline; }
   bool idle() const { return heap_.empty(); }
-  size_t armed_count() const { return heap_.size(); }
+  std::size_t armed_count() const { return heap_.size(); }
 
   // Moves time forward to `t` (never backwards), firing every timer due on the
   // way in deadline order with now() equal to its deadline. Returns timers fired.
-  size_t advance_to(Nanos t);
+  std::size_t advance_to(Nanos t);
   // Virtual-time helper: advance to the next deadline and fire everything due then.
-  size_t run_next();
+  std::size_t run_next();
   // Virtual-time helper: run until nothing is armed or `limit` is reached.
-  size_t run_until_idle(Nanos limit = kNever);
+  std::size_t run_until_idle(Nanos limit = kNever);
 
-  void reserve(size_t n) { heap_.reserve(n); }
+  void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
   void sift_up(uint32_t i);
