@@ -1,0 +1,171 @@
+// Completer: ACK / RNR NAK / NAK -> send completions, retry bookkeeping and
+// the two requester timers. An ACK for PSN p completes every WQE whose last
+// packet is <= p (ACKs are cumulative, so coalesced or lost ACKs are fine); a
+// NAK for p implicitly acknowledges everything before p.
+#include <cstring>
+
+#include "device/engine/hca_impl.hpp"
+#include "device/engine/opcodes.hpp"
+
+namespace vf::engine {
+
+using namespace vf::wire;
+
+void Hca::Impl::post_send_cqe(Qp& qp, const SendWqe& s, ibv_wc_status status) {
+  vhca_cqe cqe;
+  std::memset(&cqe, 0, sizeof(cqe));
+  cqe.wr_id = s.w.wr_id;
+  cqe.status = status;
+  const WrOpInfo* op = wr_op_info(s.w.opcode);
+  cqe.opcode = op ? op->wc_opcode : uint32_t(IBV_WC_SEND);
+  cqe.byte_len = status == IBV_WC_SUCCESS ? uint32_t(s.length) : 0;
+  cqe.qp_num = qp.qpn;
+  if (!cq_post(*qp.scq, cqe, false)) qp_to_error(qp, true);
+}
+
+void Hca::Impl::complete_acked(Qp& qp, uint32_t acked) {
+  const uint32_t before = qp.sq_cons;
+  while (qp.sq_cons != qp.sq_started) {
+    SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+    if (s.state != SendWqe::kStarted || psn_diff(s.last_psn, acked) > 0) break;
+    if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+    ++qp.sq_cons;
+  }
+  if (qp.sq_cons != before) qp.sq.store_consumer(qp.sq_cons);
+  // The requester may have been rewound behind what is now acknowledged.
+  if (psn_diff(qp.psn, qp.snd_una) < 0 || int32_t(qp.sq_next - qp.sq_cons) < 0) seek(qp, qp.snd_una);
+  complete_error_head(qp);
+}
+
+bool Hca::Impl::complete_error_head(Qp& qp) {
+  if (qp.state == IBV_QPS_ERR || qp.sq_cons == qp.sq_fetched) return false;
+  SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+  if (s.state != SendWqe::kError) return false;
+  post_send_cqe(qp, s, ibv_wc_status(s.status));
+  ++qp.sq_cons;
+  qp.sq.store_consumer(qp.sq_cons);
+  qp_to_error(qp, false);
+  return true;
+}
+
+void Hca::Impl::fail_head(Qp& qp, ibv_wc_status status) {
+  if (qp.sq_cons != qp.sq_fetched) {
+    SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+    post_send_cqe(qp, s, status);
+    ++qp.sq_cons;
+    qp.sq.store_consumer(qp.sq_cons);
+    qp_to_error(qp, false);
+  } else {
+    qp_to_error(qp, true);
+  }
+}
+
+void Hca::Impl::arm_retrans(Qp& qp) {
+  if (qp.snd_una == qp.psn_hi || qp.timeout_ns == 0)
+    sched_.disarm(qp.retrans_timer);
+  else
+    sched_.arm_after(qp.retrans_timer, qp.timeout_ns);
+}
+
+void Hca::Impl::check_sq_drained(Qp& qp) {
+  if (qp.state != IBV_QPS_SQD || qp.sq_drained_reported) return;
+  if (qp.snd_una != qp.psn_hi || qp.next_offset != 0 || qp.sq_next != qp.sq_started) return;
+  qp.sq_drained_reported = true;
+  if (qp.attr.en_sqd_async_notify) async_qp_event(qp, IBV_EVENT_SQ_DRAINED);
+}
+
+void Hca::Impl::on_response(Qp& qp, const Pkt& p) {
+  if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) {
+    ++ctr_.rx_dropped;
+    return;
+  }
+  if (opcode_op(p.opcode) != kAck || !p.aeth) {
+    ++ctr_.rx_dropped;  // READ responses / atomic ACKs: next issue
+    return;
+  }
+  const uint32_t q = p.psn;
+  // Only PSNs this requester actually sent can be acknowledged.
+  if (psn_diff(q, qp.psn_hi) >= 0 || psn_diff(q, qp.snd_una) < -1 - int32_t(kMaxInflightPsn)) {
+    ++ctr_.rx_dropped;
+    return;
+  }
+  const uint8_t syn = aeth_syndrome(p.aeth);
+  const int32_t d = psn_diff(q, qp.snd_una);  // >= 0: acknowledges something new
+  auto progress = [&](uint32_t new_una) {
+    qp.snd_una = new_una & kPsnMask;
+    qp.retry_left = qp.attr.retry_cnt;
+    qp.rnr_retry_left = qp.attr.rnr_retry;
+    complete_acked(qp, (new_una - 1) & kPsnMask);
+    arm_retrans(qp);
+  };
+  switch (syndrome_type(syn)) {
+    case AckType::kAck:
+      ++ctr_.acks_rcvd;
+      if (d < 0) return;  // duplicate or stale ACK
+      progress(q + 1);
+      check_sq_drained(qp);
+      return;
+    case AckType::kRnrNak: {
+      ++ctr_.rnr_naks_rcvd;
+      if (d < 0 || (qp.rnr_wait && q == qp.psn)) return;  // stale or duplicated NAK
+      if (d > 0) progress(q);
+      if (qp.state == IBV_QPS_ERR) return;
+      if (qp.rnr_retry_left == 0) {
+        fail_head(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+        return;
+      }
+      if (qp.attr.rnr_retry != 7) --qp.rnr_retry_left;  // 7 = retry forever
+      seek(qp, q);
+      qp.rnr_wait = true;
+      sched_.disarm(qp.retrans_timer);
+      sched_.arm_after(qp.rnr_timer, rnr_timer_ns(syndrome_value(syn)));
+      return;
+    }
+    case AckType::kNak: {
+      const uint8_t code = syndrome_value(syn);
+      if (code == kNakPsnSeqError)
+        ++ctr_.seq_naks_rcvd;
+      else
+        ++ctr_.other_naks_rcvd;
+      if (d < 0) return;
+      if (d > 0) progress(q);
+      if (qp.state == IBV_QPS_ERR) return;
+      if (code != kNakPsnSeqError) {
+        fail_head(qp, nak_status(code));
+        return;
+      }
+      if (qp.retry_left == 0) {
+        fail_head(qp, IBV_WC_RETRY_EXC_ERR);
+        return;
+      }
+      --qp.retry_left;
+      seek(qp, q);  // go back N from the PSN the responder expects
+      arm_retrans(qp);
+      return;
+    }
+    default:
+      ++ctr_.rx_dropped;
+      return;
+  }
+}
+
+void Hca::Impl::retrans_timer_fired(vf::Timer& t, Nanos) {
+  Qp& qp = *static_cast<QpTimer&>(t).qp;
+  Impl& h = *qp.hca;
+  if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return;
+  if (qp.snd_una == qp.psn_hi || qp.rnr_wait) return;
+  ++h.ctr_.retransmit_timeouts;
+  if (qp.retry_left == 0) {
+    h.fail_head(qp, IBV_WC_RETRY_EXC_ERR);
+    return;
+  }
+  --qp.retry_left;
+  h.seek(qp, qp.snd_una);  // the next poll() resends from the oldest unacked PSN
+}
+
+void Hca::Impl::rnr_timer_fired(vf::Timer& t, Nanos) {
+  Qp& qp = *static_cast<QpTimer&>(t).qp;
+  qp.rnr_wait = false;  // the next poll() resends from the RNR-NAKed PSN
+}
+
+}  // namespace vf::engine

@@ -1,0 +1,78 @@
+// Completion queues: ring creation and CQE posting. The engine owns the
+// producer index and never reads it back from the ring; the app's consumer
+// index is read and bounded: nonsense or a full ring is an overrun, which
+// stops the CQ (IBV_EVENT_CQ_ERR) instead of overwriting unread CQEs.
+#include <cerrno>
+#include <cstring>
+
+#include "device/engine/hca_impl.hpp"
+
+namespace vf::engine {
+
+int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create_cq_rsp& rsp,
+                         Fd& fd) {
+  fd.fd = -1;
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  if (req.cqe == 0 || req.cqe > cfg_.limits.max_cqe) return EINVAL;
+  if (req.comp_vector != 0) return EINVAL;  // num_comp_vectors == 1
+  if (cqs_.full()) return ENOMEM;
+  const uint32_t entries = round_up_pow2(req.cqe + 1);
+  auto cq = std::make_unique<Cq>();
+  cq->client = c;
+  int ringfd = -1;
+  if (int err = cq->ring.create("vhca-cq", entries, sizeof(vhca_cqe), ringfd)) return err;
+  Cq* raw = cq.get();
+  const uint32_t h = cqs_.insert(std::move(cq));
+  if (!h) {
+    close(ringfd);
+    return ENOMEM;
+  }
+  raw->handle = h;
+  ++c->cqs;
+  fd.fd = ringfd;
+  rsp.cq_handle = h;
+  rsp.entries = entries;
+  return 0;
+}
+
+int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Cq* cq = cq_of(c, req.handle);
+  if (!cq) return EINVAL;
+  if (cq->users) return EBUSY;
+  --c->cqs;
+  cqs_.erase(req.handle);
+  return 0;
+}
+
+bool Hca::Impl::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
+  if (cq.error) return false;
+  const uint32_t cons = cq.ring.load_consumer();
+  const uint32_t used = cq.producer - cons;
+  if (used >= cq.ring.entries()) {
+    // Full (overrun) or an index the app cannot have produced legitimately.
+    cq.error = true;
+    ++ctr_.cq_overruns;
+    async_event(cq.client, IBV_EVENT_CQ_ERR, cq.handle);
+    return false;
+  }
+  std::memcpy(cq.ring.slot(cq.producer), &cqe, sizeof(cqe));
+  cq.ring.store_producer(++cq.producer);
+  ++ctr_.cqes;
+  // Completion event: the app armed (arm_sn moved since the last event) for
+  // any completion, or for solicited ones (errors count as solicited).
+  const uint32_t sn = cq.ring.load_arm_sn();
+  if (sn != cq.arm_sn_seen) {
+    const uint32_t arm = cq.ring.load_arm();
+    if (arm == VHCA_CQ_ARM_NEXT ||
+        (arm == VHCA_CQ_ARM_SOLICITED && (solicited || cqe.status != IBV_WC_SUCCESS))) {
+      cq.arm_sn_seen = sn;
+      if (sink_) sink_->cq_event(cq.client->id, cq.handle);
+    }
+  }
+  return true;
+}
+
+}  // namespace vf::engine

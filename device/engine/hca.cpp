@@ -1,0 +1,365 @@
+// Hca front end: clients, device/port queries, PDs, and the fast-path loop
+// (poll + receive dispatch). See hca_impl.hpp for the file map.
+//
+// Fast path in one paragraph: poll() first sends the responses (ACK/NAK)
+// that receive() left owed, then visits every QP round-robin with a small
+// quantum: in RTS/SQD it runs the requester (reads the app's SQ producer,
+// copies and validates new WQEs, segments them to the path MTU, DMA-reads the
+// payload straight into the mbuf); in ERR it flushes SQ and RQ. Timers
+// (retransmit, RNR) only rewind state; the next poll() sends. poll() returns
+// false only when none of that had anything to do.
+#include "device/engine/hca.hpp"
+
+#include <endian.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "device/engine/hca_impl.hpp"
+#include "device/engine/opcodes.hpp"
+
+namespace vf::engine {
+
+Qp::Qp() : retrans_timer(&Hca::Impl::retrans_timer_fired), rnr_timer(&Hca::Impl::rnr_timer_fired) {
+  retrans_timer.qp = this;
+  rnr_timer.qp = this;
+}
+
+Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
+    : cfg_(cfg), sched_(sched), io_(io) {
+  DeviceLimits& l = cfg_.limits;
+  if (l.max_qp > kMaxQps) l.max_qp = kMaxQps;
+  if (l.max_mr > kMaxMrs) l.max_mr = kMaxMrs;
+  if (l.max_qp_wr > (1u << 15)) l.max_qp_wr = 1u << 15;
+  if (l.max_cqe > (1u << 22) - 1) l.max_cqe = (1u << 22) - 1;
+  if (l.max_qp_rd_atom > 16) l.max_qp_rd_atom = 16;
+  if (l.max_qp_init_rd_atom > 16) l.max_qp_init_rd_atom = 16;
+  if (cfg_.port.gids.empty()) {
+    ibv_gid g{};
+    g.global.subnet_prefix = htobe64(0xfe80000000000000ull);
+    g.global.interface_id = htobe64(cfg_.node_guid);
+    cfg_.port.gids.push_back(g);
+  }
+  if (cfg_.sys_image_guid == 0) cfg_.sys_image_guid = cfg_.node_guid;
+  port_mtu_ = mtu_bytes(cfg_.port.active_mtu);
+  if (port_mtu_ == 0) {
+    cfg_.port.active_mtu = IBV_MTU_1024;
+    port_mtu_ = 1024;
+  }
+  pds_.set_capacity(l.max_pd);
+  mrs_.set_capacity(l.max_mr);
+  cqs_.set_capacity(l.max_cq);
+  qps_.set_capacity(l.max_qp);
+  qp_gen_.assign(size_t(l.max_qp) + 1, 0);
+  active_.reserve(l.max_qp);
+  resp_list_.reserve(l.max_qp);
+  if (getrandom(&rng_, sizeof(rng_), 0) != sizeof(rng_)) rng_ = uint64_t(getpid()) * 0x9E3779B97F4A7C15ull;
+  rng_ |= 1;
+}
+
+Hca::Impl::~Impl() {
+  std::vector<ClientId> ids;
+  for (auto& [id, c] : clients_) ids.push_back(id);
+  for (ClientId id : ids) close_client(id);
+}
+
+uint32_t Hca::Impl::random32() {
+  // xorshift64*: keys need to be unpredictable to other apps, not crypto.
+  rng_ ^= rng_ >> 12;
+  rng_ ^= rng_ << 25;
+  rng_ ^= rng_ >> 27;
+  return uint32_t((rng_ * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+// ------------------------------------------------------------------ clients
+
+int Hca::Impl::open_client(ClientId id, pid_t pid, vhca_open_context_rsp& rsp) {
+  if (clients_.count(id)) return EEXIST;
+  auto c = std::make_unique<Client>();
+  c->id = id;
+  if (int err = c->mem.open(pid)) return err;
+  clients_.emplace(id, std::move(c));
+  rsp.num_comp_vectors = 1;
+  rsp.reserved = 0;
+  return 0;
+}
+
+void Hca::Impl::close_client(ClientId id) {
+  Client* c = client(id);
+  if (!c) return;
+  // uverbs order: QPs, then CQs, then MRs, then PDs.
+  std::vector<uint32_t> handles;
+  qps_.for_each([&](Qp& q) {
+    if (q.client == c) handles.push_back(q.handle);
+  });
+  for (uint32_t h : handles) destroy_qp_obj(*qps_.get(h));
+  handles.clear();
+  cqs_.for_each([&](Cq& q) {
+    if (q.client == c) handles.push_back(q.handle);
+  });
+  for (uint32_t h : handles) cqs_.erase(h);
+  handles.clear();
+  mrs_.for_each([&](Mr& m) {
+    if (m.client == c) handles.push_back(m.handle);
+  });
+  for (uint32_t h : handles) mrs_.erase(h);
+  handles.clear();
+  pds_.for_each([&](Pd& p) {
+    if (p.client == c) handles.push_back(p.handle);
+  });
+  for (uint32_t h : handles) pds_.erase(h);
+  clients_.erase(id);
+}
+
+// ---------------------------------------------------------------- queries
+
+int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
+  if (!client(id)) return EINVAL;
+  const DeviceLimits& l = cfg_.limits;
+  ibv_device_attr& a = rsp.attr;
+  std::memset(&a, 0, sizeof(a));
+  std::strncpy(a.fw_ver, cfg_.fw_ver.c_str(), sizeof(a.fw_ver) - 1);
+  a.node_guid = htobe64(cfg_.node_guid);
+  a.sys_image_guid = htobe64(cfg_.sys_image_guid);
+  a.max_mr_size = l.max_mr_size;
+  a.page_size_cap = 0xFFFFF000;  // any page size from 4 KiB: we never pin
+  a.vendor_id = cfg_.vendor_id;
+  a.vendor_part_id = cfg_.vendor_part_id;
+  a.hw_ver = cfg_.hw_ver;
+  a.max_qp = int(l.max_qp);
+  a.max_qp_wr = int(l.max_qp_wr);
+  a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
+                       IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_PORT_ACTIVE_EVENT;
+  a.max_sge = VHCA_MAX_SGE;
+  a.max_sge_rd = VHCA_MAX_SGE;
+  a.max_cq = int(l.max_cq);
+  a.max_cqe = int(l.max_cqe);
+  a.max_mr = int(l.max_mr);
+  a.max_pd = int(l.max_pd);
+  a.max_qp_rd_atom = l.max_qp_rd_atom;
+  a.max_ee_rd_atom = 0;
+  a.max_res_rd_atom = int(l.max_qp_rd_atom * l.max_qp);
+  a.max_qp_init_rd_atom = l.max_qp_init_rd_atom;
+  a.max_ee_init_rd_atom = 0;
+  a.atomic_cap = IBV_ATOMIC_NONE;  // atomics: next issue
+  a.max_ee = 0;
+  a.max_rdd = 0;
+  a.max_mw = 0;
+  a.max_raw_ipv6_qp = 0;
+  a.max_raw_ethy_qp = 0;
+  a.max_mcast_grp = 0;
+  a.max_mcast_qp_attach = 0;
+  a.max_total_mcast_qp_attach = 0;
+  a.max_ah = 0;
+  a.max_fmr = 0;
+  a.max_map_per_fmr = 0;
+  a.max_srq = 0;  // SRQ: next issue
+  a.max_srq_wr = 0;
+  a.max_srq_sge = 0;
+  a.max_pkeys = 1;
+  a.local_ca_ack_delay = 15;
+  a.phys_port_cnt = 1;
+  return 0;
+}
+
+int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_query_port_rsp& rsp) {
+  if (!client(id)) return EINVAL;
+  if (req.port_num != 1) return EINVAL;
+  const PortConfig& p = cfg_.port;
+  ibv_port_attr& a = rsp.attr;
+  std::memset(&a, 0, sizeof(a));
+  a.state = IBV_PORT_ACTIVE;
+  a.max_mtu = IBV_MTU_4096;
+  a.active_mtu = p.active_mtu;
+  a.gid_tbl_len = int(p.gids.size());
+  a.port_cap_flags = p.link_layer == IBV_LINK_LAYER_ETHERNET
+                         ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
+                         : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
+  a.max_msg_sz = cfg_.limits.max_msg_sz;
+  a.bad_pkey_cntr = 0;
+  a.qkey_viol_cntr = 0;
+  a.pkey_tbl_len = 1;
+  a.lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.lid;
+  a.sm_lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.sm_lid;
+  a.lmc = p.lmc;
+  a.max_vl_num = 4;  // IBA encoding: VL0-7
+  a.sm_sl = p.sm_sl;
+  a.subnet_timeout = 18;
+  a.init_type_reply = 0;
+  a.active_width = p.active_width;
+  a.active_speed = p.active_speed;
+  a.phys_state = 5;  // LinkUp
+  a.link_layer = p.link_layer;
+  a.flags = 0;
+  a.port_cap_flags2 = 0;
+  return 0;
+}
+
+// ------------------------------------------------------------------- PDs
+
+int Hca::Impl::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  auto pd = std::make_unique<Pd>();
+  pd->client = c;
+  Pd* raw = pd.get();
+  uint32_t h = pds_.insert(std::move(pd));
+  if (!h) return ENOMEM;
+  raw->handle = h;
+  ++c->pds;
+  rsp.pd_handle = h;
+  rsp.reserved = 0;
+  return 0;
+}
+
+int Hca::Impl::dealloc_pd(ClientId id, const vhca_handle_req& req) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Pd* pd = pd_of(c, req.handle);
+  if (!pd) return EINVAL;
+  if (pd->users) return EBUSY;
+  --c->pds;
+  pds_.erase(req.handle);
+  return 0;
+}
+
+Hca::ObjectCounts Hca::Impl::counts() const {
+  return {unsigned(clients_.size()), pds_.live(), mrs_.live(), cqs_.live(), qps_.live()};
+}
+
+void Hca::Impl::async_event(Client* c, ibv_event_type type, uint32_t handle) {
+  if (sink_ && c) sink_->async_event(c->id, type, handle);
+}
+
+void Hca::Impl::async_qp_event(Qp& qp, ibv_event_type type) {
+  ++qp.events_reported;
+  async_event(qp.client, type, qp.handle);
+}
+
+// -------------------------------------------------------------- fast path
+
+bool Hca::Impl::poll(unsigned budget) {
+  bool did = false;
+  // Owed ACKs/NAKs first: they were coalesced over the last receive burst.
+  if (!resp_list_.empty()) {
+    size_t keep = 0;
+    for (size_t i = 0; i < resp_list_.size(); ++i) {
+      Qp* qp = resp_list_[i];
+      if (budget && send_response(*qp)) {
+        did = true;
+        --budget;
+        qp->on_resp_list = false;
+      } else if (qp->resp_pending) {
+        resp_list_[keep++] = qp;  // stalled on the port: retry next poll
+      } else {
+        qp->on_resp_list = false;
+      }
+    }
+    resp_list_.resize(keep);
+  }
+  const size_t n = active_.size();
+  for (size_t k = 0; k < n && budget; ++k) {
+    if (rr_ >= active_.size()) rr_ = 0;
+    Qp& qp = *active_[rr_++];
+    unsigned q = budget < kQpQuantum ? budget : kQpQuantum;
+    unsigned used = 0;
+    switch (qp.state) {
+      case IBV_QPS_RTS:
+      case IBV_QPS_SQD: used = requester_run(qp, q); break;
+      case IBV_QPS_ERR: used = flush(qp, q); break;
+      default: break;
+    }
+    if (used) {
+      did = true;
+      budget -= used < budget ? used : budget;
+    }
+  }
+  return did;
+}
+
+namespace {
+
+bool source_matches(const HcaConfig& cfg, const Qp& qp, const RxMeta& meta) {
+  const ibv_ah_attr& ah = qp.attr.ah_attr;
+  if (cfg.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+    return meta.has_grh && std::memcmp(meta.sgid, ah.grh.dgid.raw, 16) == 0;
+  }
+  if (meta.slid != ah.dlid) return false;
+  if (ah.is_global) return meta.has_grh && std::memcmp(meta.sgid, ah.grh.dgid.raw, 16) == 0;
+  return true;
+}
+
+}  // namespace
+
+void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
+  ++ctr_.rx_packets;
+  ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
+  Pkt p;
+  if ((m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) || !parse_packet(m, p) ||
+      vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kRC ||
+      (vf::wire::bth_pkey(p.bth) & 0x7FFF) != 0x7FFF) {
+    ++ctr_.rx_dropped;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  Qp* qp = qp_by_qpn(p.dqpn);
+  if (!qp || qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+      qp->state == IBV_QPS_ERR || !source_matches(cfg_, *qp, meta)) {
+    ++ctr_.rx_dropped;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (p.flags & vf::wire::kIsRequest)
+    on_request(*qp, p, meta);
+  else
+    on_response(*qp, p);
+  rte_pktmbuf_free(m);
+}
+
+// ------------------------------------------------------------ public API
+
+Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
+    : impl_(std::make_unique<Impl>(cfg, sched, io)) {}
+Hca::~Hca() = default;
+void Hca::set_event_sink(EventSink* s) { impl_->sink_ = s; }
+const HcaConfig& Hca::config() const { return impl_->cfg_; }
+int Hca::open_client(ClientId id, pid_t pid, vhca_open_context_rsp& rsp) {
+  return impl_->open_client(id, pid, rsp);
+}
+void Hca::close_client(ClientId id) { impl_->close_client(id); }
+int Hca::query_device(ClientId id, vhca_query_device_rsp& rsp) { return impl_->query_device(id, rsp); }
+int Hca::query_port(ClientId id, const vhca_query_port_req& req, vhca_query_port_rsp& rsp) {
+  return impl_->query_port(id, req, rsp);
+}
+int Hca::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) { return impl_->alloc_pd(id, rsp); }
+int Hca::dealloc_pd(ClientId id, const vhca_handle_req& req) { return impl_->dealloc_pd(id, req); }
+int Hca::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
+  return impl_->reg_mr(id, req, rsp);
+}
+int Hca::dereg_mr(ClientId id, const vhca_handle_req& req) { return impl_->dereg_mr(id, req); }
+int Hca::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create_cq_rsp& rsp, Fd& fd) {
+  return impl_->create_cq(id, req, rsp, fd);
+}
+int Hca::destroy_cq(ClientId id, const vhca_handle_req& req) { return impl_->destroy_cq(id, req); }
+int Hca::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create_qp_rsp& rsp, Fd& sq,
+                   Fd& rq) {
+  return impl_->create_qp(id, req, rsp, sq, rq);
+}
+int Hca::modify_qp(ClientId id, const vhca_modify_qp_req& req) { return impl_->modify_qp(id, req); }
+int Hca::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
+  return impl_->query_qp(id, req, rsp);
+}
+int Hca::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
+  return impl_->destroy_qp(id, req, rsp);
+}
+bool Hca::poll(unsigned budget) { return impl_->poll(budget); }
+void Hca::receive(rte_mbuf* m, const RxMeta& meta) { impl_->receive(m, meta); }
+void Hca::on_transmit_space() {
+  // Requesters re-check can_transmit() on every poll; nothing is parked.
+}
+Hca::ObjectCounts Hca::counts() const { return impl_->counts(); }
+const Counters& Hca::counters() const { return impl_->ctr_; }
+
+}  // namespace vf::engine

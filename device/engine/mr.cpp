@@ -1,0 +1,74 @@
+// Memory regions: registration checks (PD, access flags, bounds, and that the
+// range is really mapped in the registering process) and key allocation.
+// Keys are slot | random tag << 16, lkey and rkey with independent tags, so a
+// key is tied to one registration and not guessable from another.
+#include <cerrno>
+
+#include "device/engine/hca_impl.hpp"
+
+namespace vf::engine {
+
+namespace {
+constexpr uint32_t kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+constexpr uint32_t kWriteAccess =
+    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+}  // namespace
+
+int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Pd* pd = pd_of(c, req.pd_handle);
+  if (!pd) return EINVAL;
+  // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
+  const uint32_t access = req.access & ~uint32_t(IBV_ACCESS_OPTIONAL_RANGE);
+  if (access & ~kSupportedAccess) return EINVAL;
+  // IBA: remote write/atomic access requires local write.
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+      !(access & IBV_ACCESS_LOCAL_WRITE))
+    return EINVAL;
+  if (req.length == 0 || req.length > cfg_.limits.max_mr_size) return EINVAL;
+  if (req.addr + req.length < req.addr) return EINVAL;
+  if (mrs_.full()) return ENOMEM;
+  if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
+
+  auto mr = std::make_unique<Mr>();
+  mr->client = c;
+  mr->pd = pd;
+  mr->access = access;
+  mr->addr = req.addr;
+  mr->length = req.length;
+  Mr* raw = mr.get();
+  const uint32_t h = mrs_.insert(std::move(mr));
+  if (!h) return ENOMEM;
+  raw->handle = h;
+  uint32_t ltag, rtag;
+  do {
+    ltag = random32() & 0xFFFF;
+    rtag = random32() & 0xFFFF;
+  } while (ltag == 0 || rtag == 0 || ltag == rtag);
+  raw->lkey = ltag << 16 | h;
+  raw->rkey = rtag << 16 | h;
+  ++pd->users;
+  ++c->mrs;
+  rsp.mr_handle = h;
+  rsp.lkey = raw->lkey;
+  rsp.rkey = raw->rkey;
+  rsp.reserved = 0;
+  return 0;
+}
+
+int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Mr* mr = mr_of(c, req.handle);
+  if (!mr) return EINVAL;
+  // In-flight work that still names the keys fails its next lookup (IBA:
+  // deregistering memory in use makes that work complete in error).
+  --mr->pd->users;
+  --c->mrs;
+  mrs_.erase(req.handle);
+  return 0;
+}
+
+}  // namespace vf::engine

@@ -1,0 +1,76 @@
+// Tables that drive the transport: which wire opcodes a work request becomes,
+// the IBA RNR timer encoding, and NAK codes -> completion status.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "dataplane/scheduler.hpp"
+#include "dataplane/wire/opcode.hpp"
+#include "dataplane/wire/transport.hpp"
+
+namespace vf::engine {
+
+// Per ibv_wr_opcode: the RC opcodes of its packets. `supported` is what this
+// engine executes today; WRITE/READ/atomics have their rows so they slot in.
+struct WrOpInfo {
+  bool supported;
+  uint8_t first, middle, last, only;  // low 5 bits (wire::Op)
+  uint8_t wc_opcode;                  // ibv_wc_opcode of the send completion
+  bool has_imm;
+  bool has_payload;  // the request carries the data (not READ/atomics)
+};
+
+inline const WrOpInfo* wr_op_info(uint8_t op) {
+  using namespace vf::wire;
+  static constexpr WrOpInfo kTable[] = {
+      /* IBV_WR_RDMA_WRITE */ {false, kWriteFirst, kWriteMiddle, kWriteLast, kWriteOnly,
+                               IBV_WC_RDMA_WRITE, false, true},
+      /* IBV_WR_RDMA_WRITE_WITH_IMM */
+      {false, kWriteFirst, kWriteMiddle, kWriteLastImm, kWriteOnlyImm, IBV_WC_RDMA_WRITE, true,
+       true},
+      /* IBV_WR_SEND */ {true, kSendFirst, kSendMiddle, kSendLast, kSendOnly, IBV_WC_SEND, false,
+                         true},
+      /* IBV_WR_SEND_WITH_IMM */
+      {true, kSendFirst, kSendMiddle, kSendLastImm, kSendOnlyImm, IBV_WC_SEND, true, true},
+      /* IBV_WR_RDMA_READ */ {false, kReadRequest, kReadRequest, kReadRequest, kReadRequest,
+                              IBV_WC_RDMA_READ, false, false},
+      /* IBV_WR_ATOMIC_CMP_AND_SWP */ {false, kCompareSwap, kCompareSwap, kCompareSwap,
+                                       kCompareSwap, IBV_WC_COMP_SWAP, false, false},
+      /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {false, kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd,
+                                         IBV_WC_FETCH_ADD, false, false},
+  };
+  static_assert(IBV_WR_RDMA_WRITE == 0 && IBV_WR_SEND == 2 && IBV_WR_ATOMIC_FETCH_AND_ADD == 6);
+  return op < sizeof(kTable) / sizeof(kTable[0]) ? &kTable[op] : nullptr;
+}
+
+// IBA Vol. 1 table 45: RNR NAK timer field -> minimum wait.
+inline Nanos rnr_timer_ns(uint8_t code) {
+  static constexpr uint32_t kUsec[32] = {
+      655360, 10,   20,   30,   40,   60,    80,    120,   160,   240,   320,
+      480,    640,  960,  1280, 1920, 2560,  3840,  5120,  7680,  10240, 15360,
+      20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
+  return Nanos(kUsec[code & 31]) * 1000;
+}
+
+// Local ACK timeout: 4.096 us * 2^timeout; 0 means infinite.
+inline Nanos ack_timeout_ns(uint8_t timeout) {
+  return timeout == 0 ? 0 : Nanos(4096) << (timeout & 31);
+}
+
+inline ibv_wc_status nak_status(uint8_t code) {
+  switch (code) {
+    case vf::wire::kNakInvalidRequest: return IBV_WC_REM_INV_REQ_ERR;
+    case vf::wire::kNakRemoteAccessError: return IBV_WC_REM_ACCESS_ERR;
+    case vf::wire::kNakRemoteOperationalError: return IBV_WC_REM_OP_ERR;
+    case vf::wire::kNakInvalidRdRequest: return IBV_WC_REM_INV_RD_REQ_ERR;
+    default: return IBV_WC_REM_OP_ERR;
+  }
+}
+
+inline uint32_t mtu_bytes(uint32_t mtu_enum) {
+  return mtu_enum >= IBV_MTU_256 && mtu_enum <= IBV_MTU_4096 ? 128u << mtu_enum : 0;
+}
+
+}  // namespace vf::engine

@@ -1,0 +1,86 @@
+// Parsing a received transport packet (BTH at data offset 0, ICRC removed) and
+// building one to transmit. Header fields are read through dataplane/wire
+// accessors only; nothing is cast to a struct.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+#include "dataplane/wire/opcode.hpp"
+#include "dataplane/wire/transport.hpp"
+
+namespace vf::engine {
+
+struct Pkt {
+  uint8_t* bth = nullptr;
+  uint8_t opcode = 0;
+  uint16_t flags = 0;  // wire::HdrFlag
+  uint32_t psn = 0;
+  uint32_t dqpn = 0;
+  bool ackreq = false;
+  bool se = false;
+  uint8_t* ext = nullptr;  // first extended header (after BTH)
+  uint8_t* imm = nullptr;  // ImmDt/IETH when present
+  uint8_t* aeth = nullptr;
+  uint8_t* payload = nullptr;
+  uint32_t paylen = 0;
+};
+
+// Validates lengths and opcode; false for anything malformed.
+inline bool parse_packet(rte_mbuf* m, Pkt& p) {
+  using namespace vf::wire;
+  const uint32_t len = rte_pktmbuf_data_len(m);
+  if (len < kBthLen) return false;
+  uint8_t* b = rte_pktmbuf_mtod(m, uint8_t*);
+  p.bth = b;
+  p.opcode = bth_opcode(b);
+  const OpInfo info = op_info(p.opcode & 0x1F);
+  if (!info.valid || bth_tver(b) != 0) return false;
+  p.flags = info.flags;
+  const unsigned ext = ext_headers_len(p.opcode);
+  const unsigned pad = bth_padcnt(b);
+  if (len < kBthLen + ext + pad) return false;
+  p.psn = bth_psn(b);
+  p.dqpn = bth_dqpn(b);
+  p.ackreq = bth_ackreq(b);
+  p.se = bth_se(b);
+  uint8_t* h = b + kBthLen;
+  p.ext = h;
+  if (opcode_transport(p.opcode) == Transport::kUD) h += kDethLen;
+  if (info.flags & kHasReth) h += kRethLen;
+  if (info.flags & kHasAtomicEth) h += kAtomicEthLen;
+  p.aeth = nullptr;
+  if (info.flags & kHasAeth) {
+    p.aeth = h;
+    h += kAethLen;
+  }
+  if (info.flags & kHasAtomicAckEth) h += kAtomicAckEthLen;
+  p.imm = nullptr;
+  if (info.flags & (kHasImm | kHasIeth)) {
+    p.imm = h;
+    h += kImmDtLen;
+  }
+  p.payload = h;
+  p.paylen = len - kBthLen - ext - pad;
+  if (!(info.flags & kHasPayload) && p.paylen != 0) return false;
+  return true;
+}
+
+// Fills a BTH (TVer 0, default P_Key, no FECN/BECN, MigReq 0).
+inline void put_bth(uint8_t* b, uint8_t opcode, bool se, unsigned pad, uint32_t dqpn, bool ackreq,
+                    uint32_t psn) {
+  using namespace vf::wire;
+  b[1] = 0;
+  b[4] = 0;
+  bth_set_opcode(b, opcode);
+  bth_set_se(b, se);
+  bth_set_padcnt(b, pad);
+  bth_set_tver(b, 0);
+  bth_set_pkey(b, 0xFFFF);
+  bth_set_dqpn(b, dqpn);
+  bth_set_ackreq(b, ackreq);
+  bth_set_psn(b, psn);
+}
+
+}  // namespace vf::engine

@@ -1,0 +1,144 @@
+// QP objects: create (rings, shadow, QPN), query, destroy.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "device/engine/hca_impl.hpp"
+
+namespace vf::engine {
+
+int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create_qp_rsp& rsp,
+                         Fd& sq_fd, Fd& rq_fd) {
+  sq_fd.fd = rq_fd.fd = -1;
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Pd* pd = pd_of(c, req.pd_handle);
+  Cq* scq = cq_of(c, req.send_cq_handle);
+  Cq* rcq = cq_of(c, req.recv_cq_handle);
+  if (!pd || !scq || !rcq) return EINVAL;
+  if (req.srq_handle != 0) return EINVAL;  // max_srq == 0 for now
+  switch (req.qp_type) {
+    case IBV_QPT_RC: break;
+    case IBV_QPT_UC:
+    case IBV_QPT_UD: return EOPNOTSUPP;  // next issue
+    default: return EINVAL;
+  }
+  const ibv_qp_cap& cap = req.cap;
+  const DeviceLimits& l = cfg_.limits;
+  if (cap.max_send_wr > l.max_qp_wr || cap.max_recv_wr > l.max_qp_wr ||
+      cap.max_send_sge > VHCA_MAX_SGE || cap.max_recv_sge > VHCA_MAX_SGE ||
+      cap.max_inline_data > VHCA_MAX_INLINE)
+    return EINVAL;
+  if (qps_.full()) return ENOMEM;
+
+  const uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
+  const uint32_t rq_entries = round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1);
+  auto qp = std::make_unique<Qp>();
+  int sfd = -1, rfd = -1;
+  if (int err = qp->sq.create("vhca-sq", sq_entries, sizeof(vhca_send_wqe), sfd)) return err;
+  if (int err = qp->rq.create("vhca-rq", rq_entries, sizeof(vhca_recv_wqe), rfd)) {
+    close(sfd);
+    return err;
+  }
+  // Default-initialised: the pages are only touched as WQEs are fetched.
+  qp->swqe.reset(new (std::nothrow) SendWqe[sq_entries]);
+  if (!qp->swqe) {
+    close(sfd);
+    close(rfd);
+    return ENOMEM;
+  }
+  qp->hca = this;
+  qp->client = c;
+  qp->pd = pd;
+  qp->scq = scq;
+  qp->rcq = rcq;
+  qp->type = IBV_QPT_RC;
+  qp->sq_sig_all = req.sq_sig_all != 0;
+  qp->cap.max_send_wr = sq_entries;
+  qp->cap.max_recv_wr = rq_entries;
+  qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
+  qp->cap.max_recv_sge = cap.max_recv_sge ? cap.max_recv_sge : 1;
+  qp->cap.max_inline_data = cap.max_inline_data;
+  Qp* raw = qp.get();
+  const uint32_t h = qps_.insert(std::move(qp));
+  if (!h) {
+    close(sfd);
+    close(rfd);
+    return ENOMEM;
+  }
+  uint8_t& gen = qp_gen_[h];
+  gen = uint8_t(gen >= 254 ? 1 : gen + 1);
+  raw->handle = h;
+  raw->qpn = uint32_t(gen) << 16 | h;
+  raw->state = IBV_QPS_RESET;
+  qp_reset_state(*raw);
+  raw->active_index = active_.size();
+  active_.push_back(raw);
+  ++pd->users;
+  ++scq->users;
+  ++rcq->users;
+  ++c->qps;
+
+  sq_fd.fd = sfd;
+  rq_fd.fd = rfd;
+  rsp.qp_handle = h;
+  rsp.qp_num = raw->qpn;
+  rsp.sq_entries = sq_entries;
+  rsp.rq_entries = rq_entries;
+  rsp.cap = raw->cap;
+  return 0;
+}
+
+void Hca::Impl::destroy_qp_obj(Qp& qp) {
+  sched_.disarm(qp.retrans_timer);
+  sched_.disarm(qp.rnr_timer);
+  if (qp.on_resp_list) {
+    for (size_t i = 0; i < resp_list_.size(); ++i)
+      if (resp_list_[i] == &qp) {
+        resp_list_.erase(resp_list_.begin() + long(i));
+        break;
+      }
+  }
+  const size_t i = qp.active_index;
+  if (i < active_.size() && active_[i] == &qp) {
+    active_[i] = active_.back();
+    active_[i]->active_index = i;
+    active_.pop_back();
+  }
+  --qp.pd->users;
+  --qp.scq->users;
+  --qp.rcq->users;
+  --qp.client->qps;
+  qps_.erase(qp.handle);
+}
+
+int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Qp* qp = qp_of(c, req.handle);
+  if (!qp) return EINVAL;
+  rsp.events_reported = qp->events_reported;
+  rsp.reserved = 0;
+  destroy_qp_obj(*qp);
+  return 0;
+}
+
+int Hca::Impl::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Qp* qp = qp_of(c, req.qp_handle);
+  if (!qp) return EINVAL;
+  // Like drivers, every attribute is returned whatever the mask asks for.
+  rsp.attr = qp->attr;
+  rsp.attr.qp_state = qp->state;
+  rsp.attr.cur_qp_state = qp->state;
+  rsp.attr.cap = qp->cap;
+  rsp.attr.sq_draining = qp->state == IBV_QPS_SQD && !qp->sq_drained_reported;
+  rsp.init.cap = qp->cap;
+  rsp.init.sq_sig_all = qp->sq_sig_all;
+  rsp.init.qp_type = qp->type;
+  return 0;
+}
+
+}  // namespace vf::engine

@@ -1,0 +1,113 @@
+// A queue pair: the requester (SQ -> packets, PSNs, retransmission, RNR
+// retry), the completer (ACK/NAK -> send completions) and the responder
+// (requests -> RQ consumption, placement, ACK/NAK) share this state, each
+// touching its own part. Modelled on rxe's split, single-threaded on the lcore.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "dataplane/scheduler.hpp"
+#include "device/abi/vhca_abi.h"
+#include "device/engine/objects.hpp"
+#include "device/engine/ring.hpp"
+
+namespace vf::engine {
+
+struct Qp;
+
+struct QpTimer : vf::Timer {
+  explicit QpTimer(Fire f) : vf::Timer(f) {}
+  Qp* qp = nullptr;
+};
+
+// The engine's private copy of one send WQE, taken once when it is fetched
+// from the ring; retransmissions read this copy, never the ring again.
+struct SendWqe {
+  enum State : uint8_t { kPending, kStarted, kError };
+  vhca_send_wqe w;
+  uint64_t length;     // payload bytes
+  uint32_t first_psn;  // valid once started
+  uint32_t last_psn;
+  uint32_t pmtu;  // segment size used for this message
+  State state;
+  bool ranged;  // has a PSN range (was started), even if it later failed
+  uint8_t status;  // ibv_wc_status when kError
+  bool signaled;
+};
+
+struct RecvWqe {
+  vhca_recv_wqe w;
+  uint64_t length;  // sum of SGE lengths
+};
+
+struct Qp {
+  Qp();
+
+  // ---- identity and configuration
+  Hca::Impl* hca = nullptr;
+  Client* client = nullptr;
+  uint32_t handle = 0;
+  uint32_t qpn = 0;
+  Pd* pd = nullptr;
+  Cq* scq = nullptr;
+  Cq* rcq = nullptr;
+  ibv_qp_type type = IBV_QPT_RC;
+  bool sq_sig_all = false;
+  ibv_qp_cap cap{};
+  ibv_qp_state state = IBV_QPS_RESET;
+  ibv_qp_attr attr{};    // what modify_qp set (returned by query_qp)
+  uint32_t mtu = 256;    // effective path MTU in bytes (min of path_mtu and port)
+  Nanos timeout_ns = 0;  // local ACK timeout, 0 = infinite
+  size_t active_index = SIZE_MAX;  // position in Impl::active_
+
+  SharedRing sq, rq;
+  std::unique_ptr<SendWqe[]> swqe;  // shadow, indexed like the SQ ring
+
+  // ---- requester (all SQ indices are free-running like the ring's)
+  uint32_t sq_cons = 0;     // oldest WQE not yet completed (published as ring consumer)
+  uint32_t sq_next = 0;     // WQE being (re)transmitted
+  uint32_t sq_started = 0;  // one past the last WQE given a PSN range
+  uint32_t sq_fetched = 0;  // one past the last WQE copied out of the ring
+  uint64_t next_offset = 0; // bytes of sq_next already sent in this pass
+  uint32_t psn = 0;         // next PSN to send
+  uint32_t snd_una = 0;     // oldest unacknowledged PSN
+  uint32_t psn_hi = 0;      // one past the highest PSN ever sent
+  uint32_t pkts_since_ackreq = 0;
+  uint8_t retry_left = 0;
+  uint8_t rnr_retry_left = 0;
+  bool rnr_wait = false;
+  bool sq_broken = false;  // hostile SQ index: the ring is never read again
+  bool rq_broken = false;
+  bool sq_drained_reported = false;
+  bool retransmitting = false;  // between a rewind and reaching psn_hi again
+  QpTimer retrans_timer;
+  QpTimer rnr_timer;
+
+  // ---- responder
+  uint32_t epsn = 0;  // expected PSN
+  uint32_t msn = 0;   // messages completed (24 bits on the wire)
+  uint32_t rq_cons = 0;
+  bool nak_outstanding = false;  // a PSN-sequence or RNR NAK was sent for epsn
+  bool in_message = false;       // between a First and a Last packet
+  bool rwqe_valid = false;       // `rwqe` holds the RQ WQE at rq_cons
+  uint64_t rcv_offset = 0;
+  RecvWqe rwqe{};
+  bool comm_est_reported = false;
+
+  // One response owed to the peer; a newer one supersedes (an ACK covers
+  // everything before it, a NAK implies an ACK of everything before it).
+  bool resp_pending = false;
+  bool resp_fatal = false;  // a fatal NAK: never overwritten
+  bool on_resp_list = false;
+  uint8_t resp_syndrome = 0;
+  uint32_t resp_psn = 0;
+  uint32_t resp_msn = 0;
+  unsigned acks_owed = 0;  // coalesced ACK requests behind resp_psn
+
+  uint32_t events_reported = 0;
+};
+
+}  // namespace vf::engine
