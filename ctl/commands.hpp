@@ -1,0 +1,25 @@
+// fabricctl's commands. Each returns the process exit status; errors are
+// printed as "fabricctl: <problem>" plus a hint line, never as exceptions.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace vf::ctl {
+
+struct Globals {
+  std::string runtime_dir = "/run/vfabric";
+  bool json = false;
+  std::chrono::milliseconds timeout{10'000};
+  std::string socket() const { return runtime_dir + "/control.sock"; }
+};
+
+int cmd_status(const Globals& g);
+int cmd_hca_list(const Globals& g);
+int cmd_env(const Globals& g);
+// Replaces fabricctl with `argv` (execvp) in the daemon's environment; only
+// returns on failure (127: not found, 126: not executable, 1: no daemon).
+int cmd_exec(const Globals& g, const std::vector<std::string>& argv);
+
+}  // namespace vf::ctl

@@ -1,0 +1,112 @@
+// fabricctl: the user's handle on a running fabricd (command line only; the
+// commands live in commands_*.cpp, the socket in client.cpp).
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "ctl/commands.hpp"
+
+namespace {
+
+const char* kDescription =
+    "fabricctl - inspect a running vfabric daemon and run programs on its virtual HCAs.\n\n"
+    "fabricd emulates an RDMA fabric - native InfiniBand, or RoCEv2 over Ethernet - whose\n"
+    "virtual HCAs (vHCAs) unmodified programs such as ibv_devinfo, ibv_rc_pingpong, perftest\n"
+    "or MPI use through the ordinary libibverbs. fabricctl talks to the daemon over\n"
+    "<runtime-dir>/control.sock: it shows the fabric, and starts programs in the environment\n"
+    "that makes the vHCAs visible to them.\n";
+
+const char* kFooter =
+    "EXAMPLES\n"
+    "  fabricctl status                          daemon, fabrics and vHCAs at a glance\n"
+    "  fabricctl hca list                        one line per vHCA\n"
+    "  fabricctl hca list --json                 the same as JSON, for scripts\n"
+    "  fabricctl exec -- ibv_devinfo -v          run a program that sees the vHCAs\n"
+    "  fabricctl exec -- ibv_rc_pingpong -d vib0 -g 0\n"
+    "  eval \"$(fabricctl env)\"                   make this shell see the vHCAs\n"
+    "  fabricctl --runtime-dir /tmp/lab/run status   a daemon with its own runtime_dir\n\n"
+    "ENVIRONMENT\n"
+    "  VFABRIC_RUNTIME_DIR   the daemon's runtime directory, as --runtime-dir\n\n"
+    "FILES\n"
+    "  /run/vfabric/control.sock   control socket (one JSON object per line; see ctl/control-api.md)\n"
+    "  /run/vfabric/sys            the sysfs tree libibverbs reads through SYSFS_PATH\n\n"
+    "EXIT STATUS\n"
+    "  0 success; 1 fabricd is not running or answered with an error; 2 usage error.\n"
+    "  exec exits with the program's own status (127: not found, 126: cannot execute).";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  vf::ctl::Globals g;
+  if (const char* d = std::getenv("VFABRIC_RUNTIME_DIR"); d && *d) g.runtime_dir = d;
+  double timeout_s = 10;
+
+  CLI::App app{kDescription, "fabricctl"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(28);
+  app.set_version_flag("--version", "fabricctl 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand: `hca list --json`
+  app.add_option("--runtime-dir", g.runtime_dir, "fabricd's runtime directory (daemon.runtime_dir)")
+      ->envname("VFABRIC_RUNTIME_DIR")
+      ->type_name("DIR")
+      ->capture_default_str();
+  app.add_flag("--json", g.json, "print the daemon's JSON instead of tables");
+  app.add_option("--timeout", timeout_s, "seconds to wait for an answer")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+
+  auto* status = app.add_subcommand("status", "Show the daemon (pid, version, uptime), its fabrics and vHCAs.");
+  status->footer(
+      "The first line names the daemon; the FABRIC table counts switches, HCAs and links per\n"
+      "fabric; the vHCA table is the one `fabricctl hca list` prints.");
+
+  auto* hca = app.add_subcommand("hca", "Virtual HCAs.");
+  hca->require_subcommand(1);
+  auto* hca_list = hca->add_subcommand("list", "List the vHCAs: fabric, link layer, port state, LID/GID, MTU.");
+  hca_list->footer(
+      "COLUMNS\n"
+      "  NAME        RDMA device name (ibv_devices, -d options)\n"
+      "  LINK_LAYER  infiniband or ethernet (RoCEv2)\n"
+      "  PORT_STATE  IB port state of port 1 (ACTIVE, DOWN, ...)\n"
+      "  LID/GID     IB: the port's LID. RoCE: the IPv4-mapped RoCE v2 GID (use its index,\n"
+      "              1, with perftest -x or pingpong -g)\n"
+      "  MTU         active path MTU in bytes (RoCE: what fits the Ethernet MTU)\n"
+      "  QPS         queue pairs open on the vHCA");
+
+  auto* env = app.add_subcommand("env", "Print the environment that makes the vHCAs visible, as shell exports.");
+  env->footer(
+      "Use it as:  eval \"$(fabricctl env)\"\n"
+      "The daemon supplies the variables: SYSFS_PATH (its fake sysfs), RDMAV_DRIVERS (the vHCA\n"
+      "provider), VFABRIC_RUNTIME_DIR and, where needed, LD_PRELOAD (prepended to yours).");
+
+  auto* exec = app.add_subcommand("exec", "Run a program with the vHCAs visible: fabricctl exec -- CMD [ARGS...]");
+  exec->prefix_command();  // everything after the first word belongs to CMD
+  exec->footer(
+      "Sets the daemon's environment (see `fabricctl env`), then replaces fabricctl with CMD,\n"
+      "so CMD's exit status is fabricctl's. Everything after `--` goes to CMD untouched.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl exec -- ibv_devices\n"
+      "  fabricctl exec -- ib_write_bw -d vib0                # terminal 1\n"
+      "  fabricctl exec -- ib_write_bw -d vib1 localhost      # terminal 2\n"
+      "  fabricctl exec -- ib_send_lat -d vroce0 -x 1         # RoCE: GID index 1 is IPv4");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  g.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+
+  if (*status) return vf::ctl::cmd_status(g);
+  if (*hca_list) return vf::ctl::cmd_hca_list(g);
+  if (*env) return vf::ctl::cmd_env(g);
+  if (*exec) {
+    std::vector<std::string> cmd = exec->remaining();
+    if (!cmd.empty() && cmd.front() == "--") cmd.erase(cmd.begin());
+    return vf::ctl::cmd_exec(g, cmd);
+  }
+  return 2;
+}
