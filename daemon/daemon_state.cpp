@@ -101,7 +101,8 @@ void DaemonState::shutdown() {
   signals_.cancel(ec);
   watchdog_.cancel();
   io_.stop();
-  fs::remove_all(fs::path(cfg_.daemon.runtime_dir) / "hca", ec);
+  std::error_code fs_ec;
+  fs::remove_all(fs::path(cfg_.daemon.runtime_dir) / "hca", fs_ec);
 }
 
 }  // namespace vf

@@ -41,7 +41,6 @@ class Topology {
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.
   nlohmann::json hca_json(size_t i) const;
-  nlohmann::json fabric_json() const;
 
  private:
   struct Impl;

@@ -1,0 +1,203 @@
+#include "daemon/topology.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "daemon/lid_assign.hpp"
+#include "daemon/link_attrs.hpp"
+#include "daemon/routing.hpp"
+#include "daemon/sysfs_spec.hpp"
+#include "dataplane/fabric/hca_port.hpp"
+#include "dataplane/fabric/link.hpp"
+#include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/switch.hpp"
+
+namespace vf {
+namespace {
+
+dp::LinkLayer to_dp(config::LinkLayer ll) {
+  return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
+}
+
+// One vHCA: its engine, the port it transmits through, and where it is.
+struct Vhca {
+  std::unique_ptr<dp::HcaPort> port;
+  std::unique_ptr<engine::Hca> engine;
+};
+
+void deliver(void* ctx, rte_mbuf* m, const engine::RxMeta& meta) {
+  static_cast<engine::Hca*>(ctx)->receive(m, meta);
+}
+void tx_space(void* ctx) { static_cast<engine::Hca*>(ctx)->on_transmit_space(); }
+
+}  // namespace
+
+struct Topology::Impl {
+  Scheduler& sched;
+  std::vector<Vhca> vhcas;  // same order as Topology::info_
+  std::map<std::string, std::unique_ptr<dp::Switch>> switches;
+  std::vector<std::unique_ptr<dp::Link>> links;
+  explicit Impl(Scheduler& s) : sched(s) {}
+};
+
+VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
+  const auto& f = *ref.fabric;
+  const auto lids = sm::assign_lids(f);
+  const runtime::DeviceSpec spec = runtime::make_device_spec(f, *ref.hca, *ref.link, lids);
+  const config::PortAttrs attrs = config::port_attrs(f, *ref.link);
+
+  VhcaInfo v;
+  v.name = ref.hca->name;
+  v.fabric = f.name;
+  v.link_layer = f.link_layer;
+  v.index = ref.hca->index;
+  v.lid = lid;
+  for (const auto& g : spec.gids) {
+    ibv_gid gid;
+    std::memcpy(gid.raw, g.gid.data(), 16);
+    v.gids.push_back(gid);
+  }
+  auto& e = v.engine_config;
+  e.name = v.name;
+  e.node_guid = spec.node_guid;
+  e.sys_image_guid = spec.sys_image_guid;
+  e.fw_ver = spec.fw_ver;  // ibv_devinfo's fw_ver must match sysfs
+  e.port.link_layer = attrs.link_layer;
+  e.port.lid = lid;
+  e.port.sm_lid = lids.sm_lid;
+  e.port.lmc = lids.lmc;
+  e.port.gids = v.gids;
+  e.port.active_mtu = ibv_mtu(attrs.active_mtu);
+  e.port.active_speed = attrs.active_speed;
+  e.port.active_width = attrs.active_width;
+  return v;
+}
+
+Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* pool)
+    : impl_(std::make_unique<Impl>(sched)) {
+  std::map<std::string, size_t> index_of;  // HCA name -> position in info_/vhcas
+  for (const auto& f : cfg.fabrics) {
+    const auto ll = to_dp(f.link_layer);
+    const auto lids = sm::assign_lids(f);
+    for (const auto& s : f.switches) {
+      dp::SwitchConfig sc;
+      sc.nports = s.ports;
+      sc.latency_ns = s.latency_ns;
+      impl_->switches[s.name] = std::make_unique<dp::Switch>(sched, s.name, ll, sc);
+    }
+    for (const auto& h : f.hcas) {
+      const config::Link* link = f.link_of(h.name);
+      if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
+      VhcaInfo info = describe_vhca({&f, &h, link}, lids.lid(h.name));
+      dp::HcaPortConfig pc;
+      pc.link_layer = ll;
+      pc.lid = info.lid;
+      pc.lmc = lids.lmc;
+      for (const auto& g : info.gids) {
+        dp::Gid gid;
+        std::memcpy(gid.data(), g.raw, 16);
+        pc.gids.push_back(gid);
+      }
+      pc.mac = h.mac;
+      Vhca v;
+      v.port = std::make_unique<dp::HcaPort>(sched, h.name, pool, pc);
+      v.engine = std::make_unique<engine::Hca>(info.engine_config, sched, *v.port);
+      v.port->set_receiver(deliver, v.engine.get());
+      v.port->set_tx_space(tx_space, v.engine.get());
+      index_of[h.name] = impl_->vhcas.size();
+      impl_->vhcas.push_back(std::move(v));
+      info_.push_back(std::move(info));
+    }
+    auto port_of = [&](const config::Endpoint& ep) -> dp::Port& {
+      if (ep.is_switch) return impl_->switches.at(ep.node)->port(ep.port);
+      return impl_->vhcas.at(index_of.at(ep.node)).port->port();
+    };
+    for (const auto& l : f.links) {
+      dp::LinkParams lp;
+      lp.rate_bps = l.rate_bps;
+      lp.delay_ns = l.delay_ns;
+      lp.mtu = l.mtu;
+      impl_->links.push_back(std::make_unique<dp::Link>(sched, ll, lp));
+      dp::connect_ports(port_of(l.a), port_of(l.b), *impl_->links.back());
+    }
+    // What the subnet manager (IB) or the operator's static FDB (Ethernet)
+    // would program: every switch knows its port towards every HCA.
+    for (const auto& [sw, table] : compute_min_hop_routes(f)) {
+      for (const auto& [hca, port] : table) {
+        const config::Hca* h = f.find_hca(hca);
+        if (f.link_layer == config::LinkLayer::Infiniband)
+          impl_->switches.at(sw)->set_lft(lids.lid(hca), uint8_t(port));
+        else
+          impl_->switches.at(sw)->add_fdb(h->mac, port);
+      }
+    }
+    // RoCE has no ARP here: each port learns every peer GID's MAC statically.
+    if (f.link_layer == config::LinkLayer::Ethernet) {
+      for (const auto& a : f.hcas)
+        for (const auto& b : f.hcas) {
+          if (a.name == b.name) continue;
+          const VhcaInfo& peer = info_[index_of.at(b.name)];
+          for (const auto& g : peer.gids) {
+            dp::Gid gid;
+            std::memcpy(gid.data(), g.raw, 16);
+            impl_->vhcas[index_of.at(a.name)].port->set_neighbour(gid, b.mac);
+          }
+        }
+    }
+  }
+}
+
+Topology::~Topology() = default;
+
+engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i).engine; }
+
+bool Topology::poll() {
+  bool any = false;
+  for (auto& v : impl_->vhcas) any |= v.engine->poll(64);
+  return any;
+}
+
+nlohmann::json Topology::hca_json(size_t i) const {
+  const VhcaInfo& info = info_.at(i);
+  const Vhca& v = impl_->vhcas.at(i);
+  const auto counts = v.engine->counts();
+  const auto& c = v.engine->counters();
+  const auto snap = v.port->snapshot(impl_->sched.now());
+  nlohmann::json gids = nlohmann::json::array();
+  for (const auto& g : info.gids) {
+    addr::Gid a;
+    std::memcpy(a.data(), g.raw, 16);
+    gids.push_back(addr::format_gid_short(a));
+  }
+  return {
+      {"name", info.name},
+      {"fabric", info.fabric},
+      {"link_layer", config::to_string(info.link_layer)},
+      {"lid", info.lid},
+      {"gids", gids},
+      {"port_state", "ACTIVE"},
+      {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
+      {"objects",
+       {{"clients", counts.clients}, {"pds", counts.pds}, {"mrs", counts.mrs}, {"cqs", counts.cqs},
+        {"qps", counts.qps}}},
+      {"counters",
+       {{"PortXmitData", snap.port.port_xmit_data},
+        {"PortRcvData", snap.port.port_rcv_data},
+        {"PortXmitPkts", snap.port.port_xmit_pkts},
+        {"PortRcvPkts", snap.port.port_rcv_pkts},
+        {"PortXmitDiscards", snap.port.port_xmit_discards},
+        {"PortRcvErrors", snap.port.port_rcv_errors},
+        {"PortXmitWait", snap.port.port_xmit_wait_ns},
+        {"retransmit_timeouts", c.retransmit_timeouts},
+        {"retransmitted_packets", c.retransmitted_packets},
+        {"rnr_naks_sent", c.rnr_naks_sent},
+        {"rnr_naks_rcvd", c.rnr_naks_rcvd},
+        {"seq_naks_sent", c.seq_naks_sent},
+        {"duplicate_requests", c.duplicate_requests},
+        {"dma_errors", c.dma_errors},
+        {"hostile_ring_events", c.hostile_ring_events},
+        {"cqes", c.cqes}}},
+  };
+}
+
+}  // namespace vf
