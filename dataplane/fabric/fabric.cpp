@@ -1,0 +1,134 @@
+#include "dataplane/fabric/fabric.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace vf::dp {
+
+std::optional<Endpoint> Endpoint::parse(std::string_view text) {
+  const size_t slash = text.find('/');
+  Endpoint e;
+  e.node = std::string(text.substr(0, slash));
+  if (e.node.empty()) return std::nullopt;
+  if (slash == std::string_view::npos) return e;
+  const std::string_view num = text.substr(slash + 1);
+  if (num.empty() || num[0] == '0') return std::nullopt;  // ports count from 1; no leading zeros
+  const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), e.port);
+  if (ec != std::errc{} || end != num.data() + num.size()) return std::nullopt;
+  return e;
+}
+
+std::string Endpoint::str() const { return port ? node + "/" + std::to_string(port) : node; }
+
+Fabric::Fabric(Scheduler& sched, std::string name, LinkLayer ll, rte_mempool* pool)
+    : sched_(sched), name_(std::move(name)), ll_(ll), pool_(pool) {}
+
+Fabric::~Fabric() {
+  // Links first: their destructors free frames in flight without delivering.
+  links_.clear();
+  hcas_.clear();
+  switches_.clear();
+}
+
+bool Fabric::name_taken(std::string_view n) const {
+  for (const auto& s : switches_)
+    if (s->name() == n) return true;
+  for (const auto& h : hcas_)
+    if (h->name() == n) return true;
+  return false;
+}
+
+Switch& Fabric::add_switch(const std::string& name, unsigned nports, Nanos latency_ns) {
+  SwitchConfig cfg;
+  cfg.nports = nports;
+  cfg.latency_ns = latency_ns;
+  return add_switch(name, cfg);
+}
+
+Switch& Fabric::add_switch(const std::string& name, const SwitchConfig& cfg) {
+  if (name.empty() || name.find('/') != std::string::npos)
+    throw std::invalid_argument("fabric " + name_ + ": bad switch name '" + name + "'");
+  if (name_taken(name)) throw std::invalid_argument("fabric " + name_ + ": duplicate name " + name);
+  switches_.push_back(std::make_unique<Switch>(sched_, name, ll_, cfg));
+  return *switches_.back();
+}
+
+HcaPort& Fabric::add_hca_port(const std::string& name, const HcaPortConfig& cfg) {
+  if (name.empty() || name.find('/') != std::string::npos)
+    throw std::invalid_argument("fabric " + name_ + ": bad HCA port name '" + name + "'");
+  if (name_taken(name)) throw std::invalid_argument("fabric " + name_ + ": duplicate name " + name);
+  if (cfg.link_layer != ll_)
+    throw std::invalid_argument("fabric " + name_ + ": HCA port " + name + " has the other link layer");
+  hcas_.push_back(std::make_unique<HcaPort>(sched_, name, pool_, cfg));
+  return *hcas_.back();
+}
+
+Switch* Fabric::find_switch(std::string_view name) {
+  for (auto& s : switches_)
+    if (s->name() == name) return s.get();
+  return nullptr;
+}
+
+HcaPort* Fabric::find_hca_port(std::string_view name) {
+  for (auto& h : hcas_)
+    if (h->name() == name) return h.get();
+  return nullptr;
+}
+
+Port& Fabric::port(const Endpoint& e) {
+  if (e.port == 0) {
+    if (HcaPort* h = find_hca_port(e.node)) return h->port();
+    if (find_switch(e.node))
+      throw std::invalid_argument("fabric " + name_ + ": " + e.node + " is a switch; say which port (" +
+                                  e.node + "/N)");
+  } else if (Switch* s = find_switch(e.node)) {
+    if (e.port > s->nports())
+      throw std::invalid_argument("fabric " + name_ + ": " + e.str() + ": switch has " +
+                                  std::to_string(s->nports()) + " ports");
+    return s->port(e.port);
+  } else if (find_hca_port(e.node)) {
+    throw std::invalid_argument("fabric " + name_ + ": " + e.str() + ": an HCA port has no port number");
+  }
+  throw std::invalid_argument("fabric " + name_ + ": unknown endpoint " + e.str());
+}
+
+Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& params) {
+  Port& pa = port(a);
+  Port& pb = port(b);
+  if (&pa == &pb) throw std::invalid_argument("fabric " + name_ + ": " + a.str() + " linked to itself");
+  for (const auto& [e, p] : {std::pair{&a, &pa}, std::pair{&b, &pb}})
+    if (p->connected()) throw std::invalid_argument("fabric " + name_ + ": " + e->str() + " is already linked");
+  if (params.rate_bps == 0) throw std::invalid_argument("fabric " + name_ + ": link rate must be > 0");
+  if (params.mtu == 0) throw std::invalid_argument("fabric " + name_ + ": link MTU must be > 0");
+  links_.push_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params)});
+  connect_ports(pa, pb, *links_.back().link);
+  return *links_.back().link;
+}
+
+void Fabric::set_lft(std::string_view sw, uint16_t dlid, uint8_t port) {
+  Switch* s = find_switch(sw);
+  if (!s) throw std::invalid_argument("fabric " + name_ + ": unknown switch " + std::string(sw));
+  s->set_lft(dlid, port);
+}
+
+void Fabric::add_fdb(std::string_view sw, const Mac& mac, unsigned port) {
+  Switch* s = find_switch(sw);
+  if (!s) throw std::invalid_argument("fabric " + name_ + ": unknown switch " + std::string(sw));
+  s->add_fdb(mac, port);
+}
+
+void Fabric::set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac) {
+  HcaPort* h = find_hca_port(hca_port);
+  if (!h) throw std::invalid_argument("fabric " + name_ + ": unknown HCA port " + std::string(hca_port));
+  h->set_neighbour(gid, mac);
+}
+
+std::vector<NamedPortSnapshot> Fabric::snapshot(Nanos now) const {
+  std::vector<NamedPortSnapshot> out;
+  for (const auto& h : hcas_) out.push_back({h->name(), h->port().snapshot(now)});
+  for (const auto& s : switches_)
+    for (unsigned i = 1; i <= s->nports(); ++i) out.push_back({s->port(i).name(), s->port(i).snapshot(now)});
+  return out;
+}
+
+}  // namespace vf::dp

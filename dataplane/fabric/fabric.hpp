@@ -1,0 +1,107 @@
+// One emulated fabric (an IB subnet or an Ethernet/RoCEv2 L2 domain): owns its
+// switches, HCA ports and links, and is built by the daemon from its config.
+//
+//   Fabric f(sched, "ib", LinkLayer::kInfiniBand, mbuf_pool);
+//   Switch& sw = f.add_switch("ibsw0", 8, 100);
+//   HcaPort& h0 = f.add_hca_port("vib0", {.link_layer = LinkLayer::kInfiniBand, .lid = 1, .gids = {...}});
+//   f.connect(Endpoint::parse("vib0"), Endpoint::parse("ibsw0/1"), {100'000'000'000, 100, 4096});
+//   f.set_lft("ibsw0", 1, 1);                 // the SM's routing
+//   h0.set_receiver(..., &hca);               // the engine's Hca::receive
+//
+// Threading: build before the lcore runs (or from tasks posted to it); after
+// that every mutator and the fast path belong to the lcore, and the control
+// thread may only call snapshot functions. The containers never change once
+// the lcore runs, so walking them for counters is safe.
+//
+// No EAL calls in here beyond mbuf alloc/free; the mempool comes from the caller
+// and must outlive the fabric (mbufs in flight are freed on destruction).
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dataplane/fabric/hca_port.hpp"
+#include "dataplane/fabric/link.hpp"
+#include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/switch.hpp"
+#include "dataplane/fabric/types.hpp"
+
+namespace vf::dp {
+
+// A link end: an HCA port ("vib0", port 0) or a switch port ("ibsw0/3").
+struct Endpoint {
+  std::string node;
+  unsigned port = 0;  // 0 for an HCA port, 1..N for a switch port
+
+  // "name" or "name/N" (N >= 1); nullopt when malformed.
+  static std::optional<Endpoint> parse(std::string_view text);
+  std::string str() const;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+struct LinkInfo {
+  Endpoint a, b;
+  std::unique_ptr<Link> link;
+};
+
+struct NamedPortSnapshot {
+  std::string name;  // "vib0" or "ibsw0/3"
+  PortSnapshot counters;
+};
+
+class Fabric {
+ public:
+  Fabric(Scheduler& sched, std::string name, LinkLayer ll, rte_mempool* pool);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  const std::string& name() const { return name_; }
+  LinkLayer link_layer() const { return ll_; }
+  Scheduler& scheduler() const { return sched_; }
+
+  // ---- builder. Throws std::invalid_argument with a readable reason on a bad
+  // request (duplicate name, unknown endpoint, port already connected, link
+  // layer mismatch, zero rate); the fabric is unchanged then.
+  Switch& add_switch(const std::string& name, unsigned nports, Nanos latency_ns);
+  Switch& add_switch(const std::string& name, const SwitchConfig& cfg);
+  // cfg.link_layer must be the fabric's.
+  HcaPort& add_hca_port(const std::string& name, const HcaPortConfig& cfg);
+  Link& connect(const Endpoint& a, const Endpoint& b, const LinkParams& params);
+  void set_lft(std::string_view sw, uint16_t dlid, uint8_t port);
+  void add_fdb(std::string_view sw, const Mac& mac, unsigned port);
+  void set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac);
+
+  // ---- lookup (nullptr / throws when unknown)
+  Switch* find_switch(std::string_view name);
+  HcaPort* find_hca_port(std::string_view name);
+  Port& port(const Endpoint& e);  // throws std::invalid_argument
+
+  const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
+  const std::vector<std::unique_ptr<HcaPort>>& hca_ports() const { return hcas_; }
+  const std::vector<LinkInfo>& links() const { return links_; }
+
+  // Every port's counters (HCA ports first, then switch ports in order); for
+  // the control thread. `now` as for snapshot(PortCounters, now).
+  std::vector<NamedPortSnapshot> snapshot(Nanos now) const;
+
+ private:
+  bool name_taken(std::string_view n) const;
+
+  Scheduler& sched_;
+  const std::string name_;
+  const LinkLayer ll_;
+  rte_mempool* pool_;
+  // Destruction order: links (frames in flight) and ports (queued frames) free
+  // their mbufs; links go first so no arrival lands on a destroyed port.
+  std::vector<std::unique_ptr<Switch>> switches_;
+  std::vector<std::unique_ptr<HcaPort>> hcas_;
+  std::vector<LinkInfo> links_;
+};
+
+}  // namespace vf::dp

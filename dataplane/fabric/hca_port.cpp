@@ -1,0 +1,205 @@
+#include "dataplane/fabric/hca_port.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "dataplane/wire/ib_framing.hpp"
+#include "dataplane/wire/lrh.hpp"
+#include "dataplane/wire/roce_framing.hpp"
+#include "dataplane/wire/transport.hpp"
+
+namespace vf::dp {
+
+namespace {
+constexpr uint16_t kIbMulticastBase = 0xC000;  // multicast LIDs and the permissive LID
+
+// RoCEv2 UDP source port in 0xC000..0xFFFF from a 20-bit flow label: the low
+// 14 bits XOR the high 6, as Linux folds it, so flows spread over ECMP paths.
+uint16_t udp_sport_from_flow(uint32_t fl) {
+  const uint32_t low = (fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14);
+  return uint16_t(low | 0xC000);
+}
+}  // namespace
+
+size_t HcaPort::GidHash::operator()(const Gid& g) const {
+  uint64_t a, b;
+  std::memcpy(&a, g.data(), 8);
+  std::memcpy(&b, g.data() + 8, 8);
+  return std::hash<uint64_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
+}
+
+HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const HcaPortConfig& cfg)
+    : sched_(sched),
+      pool_(pool),
+      cfg_(cfg),
+      port_(sched, std::move(name), cfg.link_layer, cfg.port),
+      space_timer_(&HcaPort::on_space_timer, this) {
+  if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
+    throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
+  if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
+  for (unsigned sl = 0; sl < 16; ++sl) sl2vl_[sl] = uint8_t(sl % cfg.data_vls);
+  port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
+}
+
+HcaPort::~HcaPort() { sched_.disarm(space_timer_); }
+
+void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
+  if (lmc > 7) throw std::invalid_argument("HCA port " + name() + ": LMC must be 0..7");
+  cfg_.lid = lid;
+  cfg_.lmc = lmc;
+}
+
+void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
+  if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
+    throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
+  sl2vl_[sl] = vl;
+}
+
+void HcaPort::set_gid(unsigned index, const Gid& gid) {
+  if (index >= 256) throw std::invalid_argument("HCA port " + name() + ": GID index must be < 256");
+  if (cfg_.gids.size() <= index) cfg_.gids.resize(index + 1);
+  cfg_.gids[index] = gid;
+}
+
+void HcaPort::set_neighbour(const Gid& gid, const Mac& mac) { neighbours_[gid] = mac; }
+void HcaPort::remove_neighbour(const Gid& gid) { neighbours_.erase(gid); }
+
+// ---------------------------------------------------------------- transmit
+
+rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
+
+bool HcaPort::can_transmit() const {
+  if (port_.queued() < cfg_.port.queue_pkts) return true;
+  refused_ = true;
+  return false;
+}
+
+void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
+  why.add();
+  port_.counters().xmit_discards.add();
+  rte_pktmbuf_free(m);
+}
+
+void HcaPort::transmit(rte_mbuf* m, const ibv_ah_attr& av) {
+  unsigned cls = 0;
+  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, av, cls) : frame_roce(m, av, cls);
+  if (framed) port_.enqueue(cls, m);
+}
+
+bool HcaPort::frame_ib(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
+  wire::IbRoute r;
+  r.sl = av.sl & 0xF;
+  r.vl = sl2vl_[r.sl];
+  if (r.vl == kVl15) return drop_tx(m, tx_no_route_), false;
+  const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
+  r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));
+  r.dlid = av.dlid;
+  if (av.is_global) {
+    if (av.grh.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
+    r.grh = true;
+    std::memcpy(r.sgid, cfg_.gids[av.grh.sgid_index].data(), 16);
+    std::memcpy(r.dgid, av.grh.dgid.raw, 16);
+    r.traffic_class = av.grh.traffic_class;
+    r.hop_limit = av.grh.hop_limit;
+    r.flow_label = av.grh.flow_label & 0xFFFFF;
+  }
+  if (!wire::ib_encapsulate(m, r)) return drop_tx(m, tx_frame_errors_), false;
+  cls = r.vl;
+  return true;
+}
+
+bool HcaPort::frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
+  if (!av.is_global || av.grh.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
+  Gid dgid;
+  std::memcpy(dgid.data(), av.grh.dgid.raw, 16);
+  const auto nb = neighbours_.find(dgid);
+  if (nb == neighbours_.end()) return drop_tx(m, tx_no_route_), false;
+  wire::RoceRoute r;
+  std::memcpy(r.src_mac, cfg_.mac.data(), 6);
+  std::memcpy(r.dst_mac, nb->second.data(), 6);
+  r.vlan = cfg_.vlan;
+  r.vid = cfg_.vlan_id;
+  r.pcp = av.sl & 7;
+  std::memcpy(r.sgid, cfg_.gids[av.grh.sgid_index].data(), 16);
+  std::memcpy(r.dgid, dgid.data(), 16);
+  r.traffic_class = av.grh.traffic_class;
+  r.hop_limit = av.grh.hop_limit;
+  uint32_t fl = av.grh.flow_label & 0xFFFFF;
+  if (fl == 0 && rte_pktmbuf_data_len(m) >= wire::kBthLen) {
+    const uint32_t dqpn = wire::bth_dqpn(rte_pktmbuf_mtod(m, const uint8_t*));
+    fl = (dqpn ^ (dqpn >> 20)) & 0xFFFFF;
+  }
+  r.udp_sport = udp_sport_from_flow(fl);
+  if (!wire::roce_encapsulate(m, r)) return drop_tx(m, tx_frame_errors_), false;
+  cls = cfg_.vlan ? r.pcp : 0;
+  return true;
+}
+
+void HcaPort::on_tx_done(void* self, Port&) {
+  auto& h = *static_cast<HcaPort*>(self);
+  if (h.refused_ && h.port_.queued() < h.cfg_.port.queue_pkts) {
+    h.refused_ = false;
+    if (h.space_fn_) h.sched_.arm(h.space_timer_, h.sched_.now());
+  }
+}
+
+void HcaPort::on_space_timer(Timer& t, Nanos) {
+  auto& h = CtxTimer::owner<HcaPort>(t);
+  if (h.space_fn_) h.space_fn_(h.space_ctx_);
+}
+
+// ---------------------------------------------------------------- receive
+
+bool HcaPort::for_us(const rte_mbuf* m) const {
+  const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
+  if (cfg_.link_layer == LinkLayer::kInfiniBand) {
+    const uint16_t dlid = wire::lrh_dlid(f);  // the Port classified by the LRH: it is there
+    if (dlid >= kIbMulticastBase) return true;  // multicast / permissive: the engine decides
+    const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
+    return cfg_.lid != 0 && (dlid & ~path_mask) == (cfg_.lid & ~path_mask);
+  }
+  // Our MAC, or a group address (bit 0 of the first octet).
+  return std::memcmp(f, cfg_.mac.data(), 6) == 0 || (f[0] & 1);
+}
+
+void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
+  auto& h = *static_cast<HcaPort*>(self);
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  // The engine consumes the packet now: the receive buffer frees at once.
+  p.release(cls, bytes);
+  if (!h.for_us(m)) {
+    h.rx_not_for_us_.add();
+    p.counters().rcv_errors.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  vf::engine::RxMeta meta;
+  const wire::RxError e = h.cfg_.link_layer == LinkLayer::kInfiniBand ? wire::ib_decapsulate(m, &meta)
+                                                                      : wire::roce_decapsulate(m, &meta);
+  if (e != wire::RxError::kOk) {
+    h.rx_errors_[unsigned(e)].add();
+    p.counters().rcv_errors.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (!h.rx_fn_) {
+    h.rx_no_receiver_.add();
+    p.counters().rcv_discards.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  h.rx_fn_(h.rx_ctx_, m, meta);
+}
+
+HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
+  HcaPortSnapshot s{};
+  s.port = port_.snapshot(now);
+  s.tx_no_route = tx_no_route_.get();
+  s.tx_frame_errors = tx_frame_errors_.get();
+  s.rx_not_for_us = rx_not_for_us_.get();
+  s.rx_no_receiver = rx_no_receiver_.get();
+  for (unsigned i = 0; i < wire::kRxErrorCount; ++i) s.rx_errors[i] = rx_errors_[i].get();
+  return s;
+}
+
+}  // namespace vf::dp

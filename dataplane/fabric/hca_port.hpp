@@ -1,0 +1,145 @@
+// The HCA side of a link: where the device engine's packets become wire frames
+// and back. The engine sees only vf::engine::PacketIo (transport packets: BTH ..
+// pad); this port adds and strips the link and network headers.
+//
+// Transmit (IB): LRH [+ GRH] from the address vector — DLID = ah.dlid, SLID =
+// own LID | src_path_bits (within the LMC), SL = ah.sl, VL from the port's
+// SL→VL table (default SL n → VL n % data_vls), GRH when ah.is_global with the
+// SGID from the port's GID table at ah.grh.sgid_index.
+// Transmit (RoCEv2): ah.is_global is required. Source MAC = own, destination
+// MAC = the static neighbour table entry for ah.grh.dgid (set by the daemon;
+// no ARP/ND), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
+// ah.grh.traffic_class (DSCP << 2 | ECN), TTL = hop_limit, UDP source port
+// from the flow label (or, when 0, the destination QP) folded into
+// 0xC000..0xFFFF as Linux does, for ECMP entropy. With `vlan` set the frame
+// carries an 802.1Q tag whose PCP is ah.sl & 7 — the priority the switch and
+// PFC act on; untagged frames are priority 0.
+// The frame goes to the egress class of its VL / priority. A frame that cannot
+// be routed or framed is dropped (PortXmitDiscards + tx_no_route /
+// tx_frame_errors).
+//
+// Receive: frames not addressed to this port (IB: DLID outside LID..LID+2^LMC-1,
+// unless multicast/permissive; Ethernet: another unicast MAC) are dropped and
+// counted (rx_not_for_us, PortRcvErrors). The rest are decapsulated — checks
+// fail → rx_errors[RxError], PortRcvErrors — and handed to the receive callback
+// with data at the BTH, ICRC removed, pad still present (what Hca::receive
+// expects). The callback owns the mbuf.
+//
+// Transmit space: can_transmit() is false once the port holds queue_pkts frames
+// (so no class queue can overflow). When room appears again after a refusal,
+// the tx-space callback runs from a zero-delay timer — never synchronously
+// inside transmit(), which the engine's re-entrancy contract forbids.
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/types.hpp"
+#include "dataplane/wire/rx_error.hpp"
+#include "device/engine/packet_io.hpp"
+
+namespace vf::dp {
+
+struct HcaPortConfig {
+  LinkLayer link_layer = LinkLayer::kInfiniBand;
+  uint16_t lid = 0;       // IB base LID; the SM may assign it later (set_lid)
+  uint8_t lmc = 0;        // IB: the port answers LID .. LID + 2^lmc - 1
+  std::vector<Gid> gids;  // GID table (sgid_index). IB: [0] = subnet prefix | port GUID.
+                          // RoCE: the port's addresses, IPv4 as ::ffff:a.b.c.d.
+  Mac mac{};              // Ethernet: the port's MAC
+  bool vlan = false;      // Ethernet: 802.1Q-tag frames so the priority travels
+  uint16_t vlan_id = 0;
+  uint8_t data_vls = 8;   // IB: default SL n → VL n % data_vls
+  PortConfig port;        // egress queue sizes
+};
+
+struct HcaPortSnapshot {
+  PortSnapshot port;
+  uint64_t tx_no_route;      // no neighbour, bad SGID index, RoCE without GRH, SL → VL15
+  uint64_t tx_frame_errors;  // encapsulation refused the packet (segmented, too long, no room)
+  uint64_t rx_not_for_us;
+  uint64_t rx_no_receiver;   // no receive callback set
+  std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
+};
+
+class HcaPort final : public vf::engine::PacketIo {
+ public:
+  using RxFn = void (*)(void* ctx, rte_mbuf* m, const vf::engine::RxMeta& meta);
+  using TxSpaceFn = void (*)(void* ctx);
+
+  // `pool`: where alloc() takes mbufs (needs >= 66 bytes headroom and 6 bytes
+  // tailroom beyond the engine's packet; the DPDK default headroom is 128).
+  HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const HcaPortConfig& cfg);
+  ~HcaPort() override;
+
+  // ---- set-up (before the lcore runs, or on it)
+  void set_receiver(RxFn fn, void* ctx) {
+    rx_fn_ = fn;
+    rx_ctx_ = ctx;
+  }
+  void set_tx_space(TxSpaceFn fn, void* ctx) {
+    space_fn_ = fn;
+    space_ctx_ = ctx;
+  }
+  void set_lid(uint16_t lid, uint8_t lmc = 0);
+  void set_sl2vl(uint8_t sl, uint8_t vl);
+  void set_gid(unsigned index, const Gid& gid);
+  void set_neighbour(const Gid& gid, const Mac& mac);
+  void remove_neighbour(const Gid& gid);
+
+  const std::string& name() const { return port_.name(); }
+  LinkLayer link_layer() const { return cfg_.link_layer; }
+  const HcaPortConfig& config() const { return cfg_; }
+  uint16_t lid() const { return cfg_.lid; }
+  Port& port() { return port_; }
+  const Port& port() const { return port_; }
+
+  // ---- vf::engine::PacketIo (fast path)
+  rte_mbuf* alloc() override;
+  bool can_transmit() const override;
+  void transmit(rte_mbuf* m, const ibv_ah_attr& av) override;
+
+  HcaPortSnapshot snapshot(Nanos now) const;
+
+ private:
+  struct GidHash {
+    size_t operator()(const Gid& g) const;
+  };
+  static void on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls);
+  static void on_tx_done(void* self, Port& p);
+  static void on_space_timer(Timer& t, Nanos now);
+  bool for_us(const rte_mbuf* m) const;
+  bool frame_ib(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls);
+  bool frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls);
+  void drop_tx(rte_mbuf* m, Counter& why);
+
+  Scheduler& sched_;
+  rte_mempool* pool_;
+  HcaPortConfig cfg_;
+  Port port_;
+  std::array<uint8_t, 16> sl2vl_{};
+  std::unordered_map<Gid, Mac, GidHash> neighbours_;
+
+  RxFn rx_fn_ = nullptr;
+  void* rx_ctx_ = nullptr;
+  TxSpaceFn space_fn_ = nullptr;
+  void* space_ctx_ = nullptr;
+  mutable bool refused_ = false;  // can_transmit said no; announce room later
+  CtxTimer space_timer_;
+
+  Counter tx_no_route_;
+  Counter tx_frame_errors_;
+  Counter rx_not_for_us_;
+  Counter rx_no_receiver_;
+  std::array<Counter, wire::kRxErrorCount> rx_errors_;
+};
+
+}  // namespace vf::dp

@@ -1,0 +1,104 @@
+// A full-duplex point-to-point link: two independent directions, each a wire
+// with a rate, a propagation delay and the frames currently on it.
+//
+// Timing of one frame on a direction (all exact, see wire_time.hpp):
+//   depart  = max(now, busy_until)          the wire carries one frame at a time
+//   busy_until = depart + wire_bits / rate  it occupies the wire for its length
+//   arrival = busy_until + delay            its last bit reaches the far end
+// The far end receives the mbuf at ceil(arrival) in whole ns. Frames in flight
+// sit in a bounded FIFO whose arrivals are monotonic (a later frame departs after
+// the earlier one finished and has the same delay), so one Timer armed for the
+// head delivers them all.
+//
+// The sender (a Port) asks idle(now) before sending and sends only then, so the
+// queueing and the choice of what goes next stay in the port's arbiter. idle is
+// true from the whole ns in which the wire frees: the port's timer fires at
+// floor(busy_until), and depart = busy_until keeps back-to-back frames exactly
+// back to back instead of losing the fraction of a ns each time.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+#include "dataplane/fabric/counter.hpp"
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/ring.hpp"
+#include "dataplane/fabric/types.hpp"
+#include "dataplane/fabric/wire_time.hpp"
+
+namespace vf::dp {
+
+// Where arriving frames go: a Port's receive function, or a test's.
+struct FrameSink {
+  void (*fn)(void* ctx, rte_mbuf* m) = nullptr;
+  void* ctx = nullptr;
+};
+
+class LinkDirection {
+ public:
+  LinkDirection(Scheduler& sched, LinkLayer ll, const LinkParams& params);
+  ~LinkDirection();
+  LinkDirection(const LinkDirection&) = delete;
+  LinkDirection& operator=(const LinkDirection&) = delete;
+
+  void set_sink(FrameSink sink) { sink_ = sink; }
+
+  // Whether a frame handed over now departs within this ns (see above).
+  bool idle(Nanos now) const { return now >= busy_.ns; }
+  // The whole ns at which idle() becomes true.
+  Nanos free_at() const { return busy_.ns; }
+  const WireTime& busy_until() const { return busy_; }
+
+  // Takes ownership of `m` and puts it on the wire (call when idle()). Returns
+  // the exact arrival time of its last bit at the far end.
+  WireTime send(rte_mbuf* m);
+
+  uint32_t in_flight() const { return flight_.size(); }
+  const LinkParams& params() const { return params_; }
+  LinkLayer link_layer() const { return ll_; }
+
+  Counter frames_sent;  // frames put on the wire
+  Counter bytes_on_wire;  // incl. Ethernet overhead
+  Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
+
+ private:
+  struct InFlight {
+    rte_mbuf* m;
+    Nanos arrive;  // ceil of the exact arrival
+  };
+  static void on_arrival(Timer& t, Nanos now);
+
+  Scheduler& sched_;
+  const LinkLayer ll_;
+  const LinkParams params_;
+  WireTime busy_;
+  Ring<InFlight> flight_;
+  CtxTimer timer_;
+  FrameSink sink_;
+};
+
+class Link {
+ public:
+  Link(Scheduler& sched, LinkLayer ll, const LinkParams& params)
+      : params_(params), ab_(sched, ll, params), ba_(sched, ll, params) {}
+
+  LinkDirection& a_to_b() { return ab_; }
+  LinkDirection& b_to_a() { return ba_; }
+  const LinkParams& params() const { return params_; }
+
+ private:
+  const LinkParams params_;
+  LinkDirection ab_;
+  LinkDirection ba_;
+};
+
+// Frames one direction can have in flight at most: the delay filled with the
+// shortest frames the link layer has (IB flow-control packets, 6 bytes; the
+// 84-byte Ethernet minimum), plus the one being serialized, plus slack for a
+// sender that hands over a few frames before the wire is idle (they queue on
+// the wire in order; ports never do that, tests and tools may).
+inline constexpr uint32_t kSendAheadSlack = 64;
+uint32_t max_frames_in_flight(LinkLayer ll, const LinkParams& params);
+
+}  // namespace vf::dp

@@ -1,0 +1,174 @@
+#include "dataplane/fabric/port.hpp"
+
+#include <optional>
+
+#include "dataplane/wire/frame_peek.hpp"
+
+namespace vf::dp {
+
+Port::Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& cfg)
+    : sched_(sched), name_(std::move(name)), ll_(ll), tx_timer_(&Port::on_tx_timer, this) {
+  for (unsigned c = 0; c < kNumClasses; ++c)
+    q_[c].reset(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
+}
+
+Port::~Port() {
+  sched_.disarm(tx_timer_);
+  for (EgressQueue& q : q_)
+    while (!q.empty()) rte_pktmbuf_free(q.pop().m);
+}
+
+void Port::attach(LinkDirection& tx) {
+  tx_ = &tx;
+  link_ = tx.params();
+  max_frame_ = max_frame_bytes(ll_, link_.mtu);
+}
+
+// ---------------------------------------------------------------- egress
+
+bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, uint8_t origin_cls) {
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  if (q_[cls].full() || bytes > max_frame_ || !tx_) {
+    drop_egress(cls, m, origin, origin_cls);
+    return false;
+  }
+  q_[cls].push(QueuedFrame{m, origin, eligible_at, bytes, origin_cls});
+  ++queued_;
+  ClassCounters& k = ctr_.cls[cls];
+  k.depth_pkts.add();
+  k.depth_bytes.add(bytes);
+  k.max_depth_pkts.max(q_[cls].size());
+  // Re-entered from inside pump (a release hook queueing a credit update on
+  // this very port): the running loop picks the frame up.
+  if (!in_pump_) pump();
+  return true;
+}
+
+void Port::drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls) {
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  rte_pktmbuf_free(m);
+  ctr_.xmit_discards.add();
+  ctr_.cls[cls].xmit_discards.add();
+  if (origin) origin->release(origin_cls, bytes);
+}
+
+void Port::on_tx_timer(Timer& t, Nanos) { CtxTimer::owner<Port>(t).pump(); }
+
+// Sends whatever the arbiter picks while the wire is free, then sleeps until
+// the wire frees or the next queued frame becomes eligible. A closed gate
+// leaves no timer: the flow-control logic wakes the port when it reopens.
+void Port::pump() {
+  if (!tx_ || in_pump_) return;
+  in_pump_ = true;
+  const Nanos now = sched_.now();
+  while (queued_ > 0) {
+    if (!tx_->idle(now)) {
+      sched_.arm(tx_timer_, tx_->free_at());
+      break;
+    }
+    const ArbiterPick p = arbitrate(arb_, q_, gate_, now);
+    if (p.cls < 0) {
+      set_waiting(p.gated, now);
+      if (p.next_eligible != kNever) sched_.arm(tx_timer_, p.next_eligible);
+      break;
+    }
+    set_waiting(false, now);
+    transmit_head(unsigned(p.cls));
+  }
+  if (queued_ == 0) set_waiting(false, now);
+  in_pump_ = false;
+}
+
+void Port::transmit_head(unsigned cls) {
+  const QueuedFrame f = q_[cls].pop();
+  --queued_;
+  ClassCounters& k = ctr_.cls[cls];
+  k.depth_pkts.sub(1);
+  k.depth_bytes.sub(f.bytes);
+  k.xmit_pkts.add();
+  k.xmit_bytes.add(f.bytes);
+  if (cls != kCtrlClass) {
+    ctr_.xmit_pkts.add();
+    ctr_.xmit_bytes.add(f.bytes);
+  }
+  if (cls < kNumDataClasses) gate_.sent(cls, f.bytes);
+  // The frame leaves the switch's buffer as it starts onto the wire: credits or
+  // XON for the ingress port follow from here.
+  if (f.origin) f.origin->release(f.origin_cls, f.bytes);
+  tx_->send(f.m);
+  if (tx_done_) tx_done_(owner_, *this);
+}
+
+void Port::set_waiting(bool waiting, Nanos now) {
+  if (waiting == waiting_) return;
+  waiting_ = waiting;
+  if (waiting) {
+    ctr_.wait_since.set(now);
+  } else {
+    ctr_.xmit_wait_ns.add(now - ctr_.wait_since.get());
+    ctr_.wait_since.set(kNever);
+  }
+}
+
+// ---------------------------------------------------------------- ingress
+
+void Port::on_frame(void* self, rte_mbuf* m) { static_cast<Port*>(self)->receive(m); }
+
+// IB: the LRH VL (VL15 = management; VLs 8-14 do not exist here). Ethernet:
+// the 802.1Q PCP, untagged = 0. -1 = runt or invalid.
+int Port::classify(const rte_mbuf* m) const {
+  if (ll_ == LinkLayer::kInfiniBand) {
+    const std::optional<uint8_t> vl = wire::ib_frame_vl(m);
+    if (!vl) return -1;
+    if (*vl == kVl15) return int(kMgmtClass);
+    return *vl < kNumDataClasses ? int(*vl) : -1;
+  }
+  const std::optional<uint8_t> pcp = wire::eth_frame_pcp(m);
+  return pcp ? int(*pcp) : -1;
+}
+
+void Port::receive(rte_mbuf* m) {
+  if (ingress_.control && ingress_.control(ingress_.ctx, *this, m)) return;
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  ctr_.rcv_pkts.add();
+  ctr_.rcv_bytes.add(bytes);
+  const int cls = classify(m);
+  if (cls < 0) {
+    ctr_.rcv_errors.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  ClassCounters& k = ctr_.cls[cls];
+  k.rcv_pkts.add();
+  k.rcv_bytes.add(bytes);
+  if (ingress_.admit && !ingress_.admit(ingress_.ctx, unsigned(cls), bytes)) {
+    ctr_.rcv_discards.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  k.rx_buffered_bytes.add(bytes);
+  k.rx_buffered_peak.max(k.rx_buffered_bytes.get());
+  if (!rx_) {
+    ctr_.rcv_discards.add();
+    rte_pktmbuf_free(m);
+    release(unsigned(cls), bytes);
+    return;
+  }
+  rx_(owner_, *this, m, unsigned(cls));
+}
+
+void Port::release(unsigned cls, uint32_t bytes) {
+  ctr_.cls[cls].rx_buffered_bytes.sub(bytes);
+  if (ingress_.release) ingress_.release(ingress_.ctx, cls, bytes);
+}
+
+}  // namespace vf::dp
+
+namespace vf::dp {
+void connect_ports(Port& a, Port& b, Link& link) {
+  a.attach(link.a_to_b());
+  link.a_to_b().set_sink(b.rx_sink());
+  b.attach(link.b_to_a());
+  link.b_to_a().set_sink(a.rx_sink());
+}
+}  // namespace vf::dp

@@ -1,0 +1,132 @@
+// A port: the end of a link inside a switch or an HCA. Egress: one bounded
+// queue per class (kNumClasses), an arbiter that picks the next class whenever
+// the wire is free, and an EgressGate per class (credits / PFC pause). Ingress:
+// classifies each arriving frame (IB: LRH VL; Ethernet: 802.1Q PCP), accounts
+// it in the class's receive buffer (IngressHooks) and hands it to the owner,
+// which calls release() once the frame has left that buffer. See
+// port_hooks.hpp for how flow control plugs in.
+//
+// Everything runs on the dataplane lcore; only counters() / snapshot() may be
+// read from another thread.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "dataplane/fabric/arbiter.hpp"
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/egress_queue.hpp"
+#include "dataplane/fabric/link.hpp"
+#include "dataplane/fabric/port_counters.hpp"
+#include "dataplane/fabric/port_hooks.hpp"
+#include "dataplane/fabric/types.hpp"
+
+namespace vf::dp {
+
+struct PortConfig {
+  uint32_t queue_pkts = 256;      // per data class and for VL15
+  uint32_t ctrl_queue_pkts = 64;  // link-control frames
+};
+
+class Port {
+ public:
+  // The owner's receive function: takes ownership of `m`, which occupies
+  // pkt_len bytes of class `cls`'s receive buffer until release(cls, bytes).
+  using RxFn = void (*)(void* owner, Port& port, rte_mbuf* m, unsigned cls);
+  // Called after a frame left an egress queue (room appeared).
+  using TxDoneFn = void (*)(void* owner, Port& port);
+
+  Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& cfg = {});
+  ~Port();
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  // ---- set-up
+  void set_owner(void* owner, RxFn rx, TxDoneFn tx_done = nullptr) {
+    owner_ = owner;
+    rx_ = rx;
+    tx_done_ = tx_done;
+  }
+  void set_gate(const EgressGate& g) { gate_ = g; }
+  void set_ingress(const IngressHooks& h) { ingress_ = h; }
+  // Connects the egress side to `tx`; the link's other direction delivers to rx_sink().
+  void attach(LinkDirection& tx);
+  FrameSink rx_sink() { return FrameSink{&Port::on_frame, this}; }
+  void set_number(uint16_t n) { number_ = n; }
+
+  const std::string& name() const { return name_; }
+  LinkLayer link_layer() const { return ll_; }
+  uint16_t number() const { return number_; }  // switch port number, 1 for an HCA
+  bool connected() const { return tx_ != nullptr; }
+  // Link parameters once attached (rate 0 before).
+  const LinkParams& link_params() const { return link_; }
+  uint32_t max_frame() const { return max_frame_; }
+  Scheduler& scheduler() const { return sched_; }
+
+  // ---- egress (fast path)
+  bool has_room(unsigned cls) const { return !q_[cls].full(); }
+  uint32_t queued() const { return queued_; }
+  // Queues `m` on class `cls`, eligible to leave at `eligible_at`. `origin` /
+  // `origin_cls`: the receive buffer (inside the same switch) the frame still
+  // occupies, released when it leaves this port. On failure (queue full, frame
+  // over MTU, not connected) frees m, counts PortXmitDiscards, releases the
+  // origin and returns false.
+  bool enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at = 0, Port* origin = nullptr,
+               uint8_t origin_cls = 0);
+  // A link-level control frame (flow-control packet, PAUSE): ahead of all data.
+  bool send_control(rte_mbuf* m) { return enqueue(kCtrlClass, m); }
+  // Re-runs arbitration, e.g. after a gate opened.
+  void wake() { pump(); }
+
+  // ---- ingress
+  // The frame that entered the receive buffer of `cls` left it.
+  void release(unsigned cls, uint32_t bytes);
+
+  PortCounters& counters() { return ctr_; }
+  const PortCounters& counters() const { return ctr_; }
+  PortSnapshot snapshot(Nanos now) const { return vf::dp::snapshot(ctr_, now); }
+
+ private:
+  static void on_frame(void* self, rte_mbuf* m);
+  static void on_tx_timer(Timer& t, Nanos now);
+  void receive(rte_mbuf* m);
+  int classify(const rte_mbuf* m) const;
+  void pump();
+  void transmit_head(unsigned cls);
+  void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls);
+  void set_waiting(bool waiting, Nanos now);
+
+  Scheduler& sched_;
+  const std::string name_;
+  const LinkLayer ll_;
+  uint16_t number_ = 1;
+  LinkDirection* tx_ = nullptr;
+  LinkParams link_{0, 0, 0};
+  uint32_t max_frame_ = 0;
+
+  std::array<EgressQueue, kNumClasses> q_;
+  uint32_t queued_ = 0;
+  ArbiterState arb_;
+  EgressGate gate_;
+  IngressHooks ingress_;
+  CtxTimer tx_timer_;
+  bool in_pump_ = false;
+  bool waiting_ = false;
+
+  void* owner_ = nullptr;
+  RxFn rx_ = nullptr;
+  TxDoneFn tx_done_ = nullptr;
+
+  PortCounters ctr_;
+};
+
+}  // namespace vf::dp
+
+namespace vf::dp {
+// Wires both directions of `link` between two ports: a sends on a_to_b, which
+// delivers to b, and the reverse.
+void connect_ports(Port& a, Port& b, Link& link);
+}  // namespace vf::dp

@@ -1,0 +1,72 @@
+// The two places where link-level flow control plugs into a Port, as small
+// strategies (a context pointer and plain function pointers: one indirect call
+// per frame, no virtual hierarchy, null = default behaviour).
+//
+// EgressGate — may this class send a frame of this size now?
+//   default (both null): always open, i.e. a lossy link.
+//   The arbiter asks may_transmit(cls, bytes) for the head of each eligible
+//   queue and calls on_transmit(cls, bytes) when a frame goes on the wire. A
+//   closed gate leaves the frame queued and, if nothing else can go, counts
+//   PortXmitWait. Whoever opens a gate again calls Port::wake().
+//   The control class (kCtrlClass) and VL15 (kMgmtClass) bypass the gate.
+//
+// IngressHooks — what the port does with frames arriving from its link.
+//   control(m): sees every frame first; returns true when it consumed a
+//     link-level control frame (it then owns m). Default: none.
+//   admit(cls, bytes): the frame wants to occupy `bytes` of this port's receive
+//     buffer for `cls`; false drops it (counted PortRcvDiscards-style as rx
+//     drops). Default: admit everything.
+//   release(cls, bytes): that frame left the receive buffer — a switch sent it
+//     on (or dropped it), an HCA port handed it to the engine.
+//   The Port itself tracks bytes buffered per class (ClassCounters), so hooks
+//   see the same numbers the counters show.
+//
+// How the next steps slot in without reshaping the Port:
+//  * IB credit-based flow control (IBA 7.9). One LinkFlowControl object per
+//    port implements both strategies for that port.
+//    - Sender side (EgressGate of port P): per data VL, FCTBS (blocks sent) and
+//      FCCL (credit limit) from the peer; may_transmit = (FCTBS + ceil(bytes/64))
+//      <= FCCL mod 4096; on_transmit adds the blocks. VL15 bypasses.
+//    - Receiver side (IngressHooks of the peer Q): admit checks the VL's buffer
+//      (a correct sender never overruns it); release frees blocks and, on a
+//      timer or threshold, Q sends a flow-control packet (Op, FCTBS, VL, FCCL;
+//      6 bytes) with Port::send_control — it rides kCtrlClass ahead of data.
+//    - P's control hook recognises the FCP, updates FCCL and calls P.wake().
+//  * Ethernet PFC (802.1Qbb). Receiver side (IngressHooks of switch/HCA port Q):
+//    admit accounts per priority, and crossing XOFF sends a PAUSE frame (0x8808,
+//    opcode 0x0101, class-enable vector, 8 timers) via send_control; admit
+//    beyond XOFF+headroom returns false (a drop, counted); release crossing XON
+//    sends timer 0. Sender side (P): the control hook parses the PAUSE, sets
+//    paused_until[prio] and arms a timer that calls P.wake(); may_transmit =
+//    now >= paused_until[prio]. Pause frames are counted per priority there.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+namespace vf::dp {
+
+class Port;
+
+struct EgressGate {
+  void* ctx = nullptr;
+  bool (*may_transmit)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
+  void (*on_transmit)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
+
+  bool open(unsigned cls, uint32_t bytes) const {
+    return !may_transmit || may_transmit(ctx, cls, bytes);
+  }
+  void sent(unsigned cls, uint32_t bytes) const {
+    if (on_transmit) on_transmit(ctx, cls, bytes);
+  }
+};
+
+struct IngressHooks {
+  void* ctx = nullptr;
+  bool (*control)(void* ctx, Port& port, rte_mbuf* m) = nullptr;
+  bool (*admit)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
+  void (*release)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
+};
+
+}  // namespace vf::dp

@@ -1,0 +1,382 @@
+// HcaPort: engine packets framed as IB or RoCEv2, carried through a switch and
+// handed to the peer's receive callback with the metadata the engine needs;
+// and the refusals — wrong destination, broken frames, no route.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "dataplane/fabric/fabric.hpp"
+#include "dataplane/wire/lrh.hpp"
+#include "dataplane/wire/ib_framing.hpp"
+#include "dataplane/wire/opcode.hpp"
+#include "dataplane/wire/transport.hpp"
+#include "tests/unit/dataplane/test_frames.hpp"
+
+namespace vf::dp {
+namespace {
+
+constexpr uint64_t G = 1'000'000'000ULL;
+
+// What the engine would get.
+struct Received {
+  Nanos at;
+  std::vector<uint8_t> bytes;  // BTH .. pad
+  vf::engine::RxMeta meta;
+};
+
+struct EngineStub {
+  Scheduler* s;
+  std::vector<Received> got;
+  unsigned space_calls = 0;
+  static void rx(void* ctx, rte_mbuf* m, const vf::engine::RxMeta& meta) {
+    auto* e = static_cast<EngineStub*>(ctx);
+    const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+    e->got.push_back({e->s->now(), {p, p + rte_pktmbuf_data_len(m)}, meta});
+    rte_pktmbuf_free(m);
+  }
+  static void space(void* ctx) { ++static_cast<EngineStub*>(ctx)->space_calls; }
+};
+
+// A transport packet as the engine builds one: BTH (RC SEND only to `dqpn`) +
+// payload padded to 4 bytes.
+rte_mbuf* engine_packet(HcaPort& h, uint32_t dqpn, uint32_t payload, uint8_t fill) {
+  rte_mbuf* m = h.alloc();
+  const uint32_t pad = (4 - payload % 4) % 4;
+  const uint32_t len = wire::kBthLen + payload + pad;
+  if (!m || !rte_pktmbuf_append(m, uint16_t(len))) std::abort();
+  uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+  std::memset(p, 0, len);
+  wire::bth_set_opcode(p, wire::opcode(wire::Transport::kRC, wire::kSendOnly));
+  wire::bth_set_padcnt(p, pad);
+  wire::bth_set_pkey(p, 0xFFFF);
+  wire::bth_set_dqpn(p, dqpn);
+  wire::bth_set_psn(p, 77);
+  std::memset(p + wire::kBthLen, fill, payload);
+  return m;
+}
+
+ibv_ah_attr ah_dlid(uint16_t dlid) {
+  ibv_ah_attr av{};
+  av.dlid = dlid;
+  return av;
+}
+
+std::vector<uint8_t> bytes_of(const rte_mbuf* m) {
+  const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+  return {p, p + rte_pktmbuf_data_len(m)};
+}
+
+Gid ib_gid(uint8_t guid_low) {
+  Gid g{0xfe, 0x80};
+  g[15] = guid_low;
+  return g;
+}
+
+Gid v4_gid(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  return Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d};
+}
+
+// ---------------------------------------------------------------- InfiniBand
+
+struct IbLab {
+  IbLab() : f(s, "ib", LinkLayer::kInfiniBand, vf::test::test_mbuf_pool()) {
+    f.add_switch("ibsw0", 8, 50);
+    HcaPortConfig c;
+    c.link_layer = LinkLayer::kInfiniBand;
+    c.lid = 1;
+    c.gids = {ib_gid(1)};
+    h0 = &f.add_hca_port("vib0", c);
+    c.lid = 2;
+    c.gids = {ib_gid(2)};
+    h1 = &f.add_hca_port("vib1", c);
+    const LinkParams edr{100 * G, 100, 4096};
+    f.connect(*Endpoint::parse("vib0"), *Endpoint::parse("ibsw0/1"), edr);
+    f.connect(*Endpoint::parse("vib1"), *Endpoint::parse("ibsw0/2"), edr);
+    f.set_lft("ibsw0", 1, 1);
+    f.set_lft("ibsw0", 2, 2);
+    e0.s = e1.s = &s;
+    h0->set_receiver(&EngineStub::rx, &e0);
+    h1->set_receiver(&EngineStub::rx, &e1);
+  }
+  Scheduler s;
+  Fabric f;
+  HcaPort* h0;
+  HcaPort* h1;
+  EngineStub e0, e1;
+};
+
+TEST(HcaPortIb, RoundTripThroughASwitch) {
+  IbLab lab;
+  rte_mbuf* m = engine_packet(*lab.h0, 0x123, 1021, 0xAB);
+  const std::vector<uint8_t> sent = bytes_of(m);
+  ibv_ah_attr av{};
+  av.dlid = 2;
+  av.sl = 3;
+  ASSERT_TRUE(lab.h0->can_transmit());
+  lab.h0->transmit(m, av);
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);
+  const Received& r = lab.e1.got[0];
+  EXPECT_EQ(r.bytes, sent);  // BTH .. pad, untouched
+  EXPECT_EQ(r.meta.slid, 1);
+  EXPECT_EQ(r.meta.dlid, 2);
+  EXPECT_EQ(r.meta.sl, 3);
+  EXPECT_FALSE(r.meta.has_grh);
+  // Frame = LRH 8 + 1036 + ICRC 4 + VCRC 2 = 1050 bytes = 84 ns at 100 Gb/s;
+  // two hops of 84 + 100 plus 50 ns switching.
+  EXPECT_EQ(r.at, 2 * (84 + 100) + 50u);
+  EXPECT_TRUE(lab.e0.got.empty());
+  const PortSnapshot tx = lab.h0->port().snapshot(0);
+  EXPECT_EQ(tx.port_xmit_pkts, 1u);
+  EXPECT_EQ(tx.tx_bytes, 1050u);
+  EXPECT_EQ(tx.classes[3].xmit_pkts, 1u);  // SL3 -> VL3
+  EXPECT_EQ(lab.h1->port().snapshot(0).port_rcv_pkts, 1u);
+  EXPECT_EQ(lab.f.find_switch("ibsw0")->port(2).snapshot(0).port_xmit_pkts, 1u);
+}
+
+TEST(HcaPortIb, GlobalRouteCarriesTheGrh) {
+  IbLab lab;
+  ibv_ah_attr av{};
+  av.dlid = 2;
+  av.is_global = 1;
+  av.grh.sgid_index = 0;
+  std::memcpy(av.grh.dgid.raw, ib_gid(2).data(), 16);
+  av.grh.traffic_class = 0x28;
+  av.grh.hop_limit = 1;
+  lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);
+  const auto& meta = lab.e1.got[0].meta;
+  EXPECT_TRUE(meta.has_grh);
+  EXPECT_EQ(0, std::memcmp(meta.sgid, ib_gid(1).data(), 16));
+  EXPECT_EQ(0, std::memcmp(meta.dgid, ib_gid(2).data(), 16));
+  EXPECT_EQ(meta.traffic_class, 0x28);
+}
+
+TEST(HcaPortIb, LmcPathBitsSelectTheSourceLid) {
+  IbLab lab;
+  lab.h0->set_lid(4, 2);  // answers 4..7
+  lab.f.set_lft("ibsw0", 6, 1);
+  ibv_ah_attr av{};
+  av.dlid = 6;  // vib1 -> vib0's third LID
+  av.src_path_bits = 1;
+  lab.h1->transmit(engine_packet(*lab.h1, 5, 8, 1), av);
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e0.got.size(), 1u);
+  EXPECT_EQ(lab.e0.got[0].meta.dlid, 6);
+  EXPECT_EQ(lab.e0.got[0].meta.slid, 2);  // vib1 has LMC 0: path bits ignored
+}
+
+TEST(HcaPortIb, FramesForAnotherLidAreDroppedAndCounted) {
+  IbLab lab;
+  lab.f.set_lft("ibsw0", 9, 2);  // a stale route: LID 9 leads to vib1
+  ibv_ah_attr av{};
+  av.dlid = 9;
+  lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
+  lab.s.run_until_idle();
+  EXPECT_TRUE(lab.e1.got.empty());
+  const HcaPortSnapshot s = lab.h1->snapshot(0);
+  EXPECT_EQ(s.rx_not_for_us, 1u);
+  EXPECT_EQ(s.port.port_rcv_errors, 1u);
+}
+
+TEST(HcaPortIb, CorruptFramesAreCountedByReason) {
+  IbLab lab;
+  // Hand vib1 a frame with a broken VCRC straight from its link's far side.
+  rte_mbuf* m = engine_packet(*lab.h0, 5, 8, 1);
+  wire::IbRoute r;
+  r.slid = 1;
+  r.dlid = 2;
+  ASSERT_TRUE(wire::ib_encapsulate(m, r));
+  rte_pktmbuf_mtod(m, uint8_t*)[rte_pktmbuf_data_len(m) - 1] ^= 1;
+  lab.f.find_switch("ibsw0")->port(2).enqueue(0, m);
+  lab.s.run_until_idle();
+  EXPECT_TRUE(lab.e1.got.empty());
+  const HcaPortSnapshot s = lab.h1->snapshot(0);
+  EXPECT_EQ(s.rx_errors[unsigned(wire::RxError::kBadVcrc)], 1u);
+  EXPECT_EQ(s.port.port_rcv_errors, 1u);
+}
+
+TEST(HcaPortIb, UnusableRoutesAreDroppedAtTheSource) {
+  IbLab lab;
+  ibv_ah_attr av{};
+  av.dlid = 2;
+  av.is_global = 1;
+  av.grh.sgid_index = 3;  // no such GID
+  lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
+  lab.h0->set_sl2vl(7, kVl15);
+  ibv_ah_attr av7{};
+  av7.dlid = 2;
+  av7.sl = 7;
+  lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av7);
+  // Not a whole number of words: the framing refuses it.
+  rte_mbuf* odd = engine_packet(*lab.h0, 5, 8, 1);
+  rte_pktmbuf_append(odd, 1);
+  lab.h0->transmit(odd, ah_dlid(2));
+  lab.s.run_until_idle();
+  EXPECT_TRUE(lab.e1.got.empty());
+  const HcaPortSnapshot s = lab.h0->snapshot(0);
+  EXPECT_EQ(s.tx_no_route, 2u);
+  EXPECT_EQ(s.tx_frame_errors, 1u);
+  EXPECT_EQ(s.port.port_xmit_discards, 3u);
+}
+
+TEST(HcaPortIb, CanTransmitBoundsTheQueueAndAnnouncesSpaceLater) {
+  Scheduler s;
+  Fabric f(s, "ib", LinkLayer::kInfiniBand, vf::test::test_mbuf_pool());
+  HcaPortConfig c;
+  c.lid = 1;
+  c.port.queue_pkts = 4;
+  HcaPort& h = f.add_hca_port("vib0", c);
+  f.add_switch("sw", 2, 0);
+  f.connect(*Endpoint::parse("vib0"), *Endpoint::parse("sw/1"), LinkParams{1 * G, 0, 4096});
+  EngineStub e{&s, {}, 0};
+  h.set_tx_space(&EngineStub::space, &e);
+  unsigned sent = 0;
+  while (h.can_transmit()) {
+    h.transmit(engine_packet(h, 1, 1000, 0), ah_dlid(2));
+    ++sent;
+  }
+  EXPECT_EQ(sent, 5u);  // one on the wire, four queued
+  EXPECT_EQ(e.space_calls, 0u);
+  s.run_next();  // the first frame leaves the wire: room, announced by timer
+  EXPECT_TRUE(h.can_transmit());
+  s.run_until_idle();
+  EXPECT_EQ(e.space_calls, 1u);
+  EXPECT_EQ(h.port().snapshot(0).port_xmit_discards, 0u);
+}
+
+// ---------------------------------------------------------------- RoCEv2
+
+const Mac kMac0{0x02, 0, 0, 0, 0, 0x10};
+const Mac kMac1{0x02, 0, 0, 0, 0, 0x11};
+
+struct RoceLab {
+  explicit RoceLab(bool vlan, Gid g0 = v4_gid(192, 0, 2, 1), Gid g1 = v4_gid(192, 0, 2, 2))
+      : f(s, "roce", LinkLayer::kEthernet, vf::test::test_mbuf_pool()), gid0(g0), gid1(g1) {
+    f.add_switch("ethsw0", 8, 300);
+    HcaPortConfig c;
+    c.link_layer = LinkLayer::kEthernet;
+    c.vlan = vlan;
+    c.vlan_id = 10;
+    c.gids = {Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, gid0};
+    c.mac = kMac0;
+    h0 = &f.add_hca_port("vroce0", c);
+    c.gids[1] = gid1;
+    c.mac = kMac1;
+    h1 = &f.add_hca_port("vroce1", c);
+    const LinkParams p{100 * G, 100, 1500};
+    f.connect(*Endpoint::parse("vroce0"), *Endpoint::parse("ethsw0/1"), p);
+    f.connect(*Endpoint::parse("vroce1"), *Endpoint::parse("ethsw0/2"), p);
+    f.add_fdb("ethsw0", kMac0, 1);
+    f.add_fdb("ethsw0", kMac1, 2);
+    f.set_neighbour("vroce0", gid1, kMac1);
+    f.set_neighbour("vroce1", gid0, kMac0);
+    e0.s = e1.s = &s;
+    h0->set_receiver(&EngineStub::rx, &e0);
+    h1->set_receiver(&EngineStub::rx, &e1);
+  }
+  ibv_ah_attr ah_to_1(uint8_t sl = 0, uint8_t tclass = 0) const {
+    ibv_ah_attr av{};
+    av.is_global = 1;
+    av.sl = sl;
+    av.grh.sgid_index = 1;
+    av.grh.hop_limit = 64;
+    av.grh.traffic_class = tclass;
+    std::memcpy(av.grh.dgid.raw, gid1.data(), 16);
+    return av;
+  }
+  Scheduler s;
+  Fabric f;
+  Gid gid0, gid1;
+  HcaPort* h0;
+  HcaPort* h1;
+  EngineStub e0, e1;
+};
+
+TEST(HcaPortRoce, Ipv4RoundTripThroughASwitch) {
+  RoceLab lab(false);
+  rte_mbuf* m = engine_packet(*lab.h0, 0x42, 1024, 0x5A);
+  const std::vector<uint8_t> sent = bytes_of(m);
+  lab.h0->transmit(m, lab.ah_to_1(0, 0x6A));  // DSCP 26, ECT(0)
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);
+  const Received& r = lab.e1.got[0];
+  EXPECT_EQ(r.bytes, sent);
+  EXPECT_TRUE(r.meta.has_grh);
+  EXPECT_EQ(0, std::memcmp(r.meta.sgid, lab.gid0.data(), 16));
+  EXPECT_EQ(0, std::memcmp(r.meta.dgid, lab.gid1.data(), 16));
+  EXPECT_EQ(r.meta.traffic_class, 0x6A);
+  // 14 + 20 + 8 + 1036 + 4 = 1082 bytes in the mbuf, 1082+24 = 1106 on the wire:
+  // 88.48 ns per hop at 100 Gb/s. In: 188.48 -> the switch has it at 189;
+  // 300 ns switching; out: 489 + 88.48 + 100 = 677.48 -> 678.
+  EXPECT_EQ(lab.h0->port().snapshot(0).tx_bytes, 1082u);
+  EXPECT_EQ(r.at, 678u);
+}
+
+TEST(HcaPortRoce, Ipv6AndVlanPriority) {
+  Gid a{0x20, 0x01, 0x0d, 0xb8};
+  a[15] = 1;
+  Gid b = a;
+  b[15] = 2;
+  RoceLab lab(true, a, b);
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1(5));
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);
+  EXPECT_EQ(lab.e1.got[0].meta.sl, 5);  // PCP travels in the tag
+  EXPECT_EQ(0, std::memcmp(lab.e1.got[0].meta.dgid, b.data(), 16));
+  EXPECT_EQ(lab.h0->port().snapshot(0).classes[5].xmit_pkts, 1u);
+  EXPECT_EQ(lab.f.find_switch("ethsw0")->port(2).snapshot(0).classes[5].xmit_pkts, 1u);
+}
+
+TEST(HcaPortRoce, NoNeighbourOrNoGrhIsNoRoute) {
+  RoceLab lab(false);
+  ibv_ah_attr av = lab.ah_to_1();
+  av.grh.dgid.raw[15] = 99;
+  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
+  ibv_ah_attr local{};
+  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), local);
+  lab.s.run_until_idle();
+  EXPECT_EQ(lab.h0->snapshot(0).tx_no_route, 2u);
+  EXPECT_TRUE(lab.e1.got.empty());
+}
+
+TEST(HcaPortRoce, FramesForAnotherMacAreDropped) {
+  RoceLab lab(false);
+  lab.f.set_neighbour("vroce0", lab.gid1, Mac{0x02, 0, 0, 0, 0, 0x99});
+  lab.f.add_fdb("ethsw0", Mac{0x02, 0, 0, 0, 0, 0x99}, 2);
+  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), lab.ah_to_1());
+  lab.s.run_until_idle();
+  EXPECT_TRUE(lab.e1.got.empty());
+  EXPECT_EQ(lab.h1->snapshot(0).rx_not_for_us, 1u);
+}
+
+TEST(HcaPortRoce, UdpSourcePortCarriesFlowEntropy) {
+  RoceLab lab(false);
+  // Capture what vroce1 receives before decapsulation by looking at the wire:
+  // two different destination QPs must give different UDP source ports.
+  std::vector<uint16_t> sports;
+  lab.f.find_switch("ethsw0")->port(2).set_ingress(IngressHooks{});  // unchanged
+  struct Tap {
+    std::vector<uint16_t>* out;
+  } tap{&sports};
+  Port& p1 = lab.h1->port();
+  p1.set_ingress(IngressHooks{&tap,
+                              [](void* c, Port&, rte_mbuf* m) {
+                                const auto* f = rte_pktmbuf_mtod(m, const uint8_t*);
+                                static_cast<Tap*>(c)->out->push_back(wire::get16(f + 14 + 20));
+                                return false;  // not consumed: delivery continues
+                              },
+                              nullptr, nullptr});
+  lab.h0->transmit(engine_packet(*lab.h0, 0x11, 8, 1), lab.ah_to_1());
+  lab.h0->transmit(engine_packet(*lab.h0, 0x12, 8, 1), lab.ah_to_1());
+  lab.s.run_until_idle();
+  ASSERT_EQ(sports.size(), 2u);
+  EXPECT_NE(sports[0], sports[1]);
+  EXPECT_GE(sports[0], 0xC000);
+  EXPECT_EQ(lab.e1.got.size(), 2u);
+}
+
+}  // namespace
+}  // namespace vf::dp

@@ -1,0 +1,234 @@
+// Switch forwarding in virtual time: by DLID through the LFT and by MAC through
+// the FDB, relay errors, store-and-forward latency, SL→VL, PCP classes, egress
+// discards and receive-buffer accounting.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "dataplane/fabric/switch.hpp"
+#include "dataplane/wire/ib_framing.hpp"
+#include "dataplane/wire/lrh.hpp"
+#include "dataplane/wire/transport.hpp"
+#include "tests/unit/dataplane/test_frames.hpp"
+
+namespace vf::dp {
+namespace {
+
+using test::make_eth;
+using test::make_ib;
+using test::Recorder;
+
+constexpr uint64_t G = 1'000'000'000ULL;
+
+// A switch with bare host ports on its first `hosts` ports; host i (0-based)
+// sits on switch port i+1.
+struct Bench {
+  Bench(LinkLayer ll, unsigned hosts, SwitchConfig cfg, LinkParams lp = {100 * G, 100, 4096},
+        std::vector<LinkParams> per_host = {})
+      : sw(s, "sw", ll, cfg) {
+    for (unsigned i = 0; i < hosts; ++i) {
+      host.push_back(std::make_unique<Port>(s, "h" + std::to_string(i), ll));
+      rec.push_back(std::make_unique<Recorder>(s));
+      rec.back()->own(*host.back());
+      link.push_back(std::make_unique<Link>(s, ll, i < per_host.size() ? per_host[i] : lp));
+      connect_ports(*host.back(), sw.port(i + 1), *link.back());
+    }
+  }
+  Scheduler s;
+  Switch sw;
+  std::vector<std::unique_ptr<Port>> host;
+  std::vector<std::unique_ptr<Recorder>> rec;
+  std::vector<std::unique_ptr<Link>> link;
+};
+
+SwitchConfig ib_cfg(Nanos latency = 0, uint32_t queue = 256) {
+  SwitchConfig c;
+  c.nports = 4;
+  c.latency_ns = latency;
+  c.port.queue_pkts = queue;
+  return c;
+}
+
+TEST(SwitchIb, ForwardsByDlidWithStoreAndForwardLatency) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg(50));
+  b.sw.set_lft(2, 2);
+  b.sw.set_lft(3, 3);
+  b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, 1));
+  b.s.run_until_idle();
+  // 80 ns in + 100 ns delay, 50 ns switching, 80 ns out + 100 ns delay.
+  ASSERT_EQ(b.rec[1]->got.size(), 1u);
+  EXPECT_EQ(b.rec[1]->got[0].at, 410u);
+  EXPECT_TRUE(b.rec[2]->got.empty());
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_pkts, 1u);
+  EXPECT_EQ(b.sw.port(2).snapshot(0).port_xmit_pkts, 1u);
+  EXPECT_EQ(b.sw.port(2).snapshot(0).port_xmit_data, 250u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+}
+
+TEST(SwitchIb, ZeroLatencyForwardsAtArrival) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg(0));
+  b.sw.set_lft(2, 2);
+  b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, 1));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->got.at(0).at, 360u);
+}
+
+TEST(SwitchIb, UnknownUnsetMulticastAndLoopingDlidsAreRelayErrors) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  b.sw.set_lft(2, 2);
+  b.sw.set_lft(5, 1);  // back out the ingress port
+  b.sw.set_lft(6, 0);  // management port 0: not modelled
+  b.sw.set_lft(7, 9);  // no such port
+  for (uint16_t dlid : {uint16_t(4), uint16_t(5), uint16_t(6), uint16_t(7), uint16_t(0xC001), uint16_t(0xFFFF)})
+    b.host[0]->enqueue(0, make_ib(100, 0, 0, dlid));
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 2, 42));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{42}));
+  const PortSnapshot in = b.sw.port(1).snapshot(0);
+  EXPECT_EQ(in.port_rcv_switch_relay_errors, 6u);
+  EXPECT_EQ(in.rx_drops, 6u);
+  EXPECT_EQ(in.classes[0].rx_buffered_bytes, 0u);
+  b.sw.set_lft(2, Switch::kNoRoute);
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 2));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 7u);
+}
+
+TEST(SwitchIb, LftRejectsMulticastRange) {
+  Scheduler s;
+  Switch sw(s, "sw", LinkLayer::kInfiniBand, ib_cfg());
+  EXPECT_THROW(sw.set_lft(0xC000, 1), std::invalid_argument);
+  EXPECT_EQ(sw.lft(0xC000), Switch::kNoRoute);
+}
+
+// A real IB packet (valid VCRC) so the switch can move it to another VL.
+rte_mbuf* framed_ib(uint8_t sl, uint8_t vl, uint16_t dlid, uint32_t tag) {
+  rte_mbuf* m = test::make_frame(wire::kBthLen + 28, 0);
+  uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+  wire::bth_set_opcode(p, 0x64);  // UD SEND only
+  wire::put32(p + (test::kTagOffset - wire::kLrhLen), tag);  // lands at kTagOffset once framed
+  wire::IbRoute r;
+  r.slid = 1;
+  r.dlid = dlid;
+  r.sl = sl;
+  r.vl = vl;
+  EXPECT_TRUE(wire::ib_encapsulate(m, r));
+  return m;
+}
+
+TEST(SwitchIb, SlToVlMapsAndRewritesTheVl) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  b.sw.set_lft(2, 2);
+  EXPECT_EQ(b.sw.sl2vl(2, 11), 3);  // default: SL n -> VL n % 8
+  b.sw.set_sl2vl(2, 3, 1);
+  b.sw.set_sl2vl(2, 4, kVl15);  // SL4 may not use this port
+  b.host[0]->enqueue(3, framed_ib(3, 3, 2, 1));
+  b.host[0]->enqueue(4, framed_ib(4, 4, 2, 2));
+  b.host[0]->enqueue(5, framed_ib(5, 5, 2, 3));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[1]->got.size(), 2u);
+  EXPECT_EQ(b.rec[1]->got[0].cls, 1u);
+  EXPECT_EQ(b.rec[1]->got[0].byte0 >> 4, 1);  // LRH VL rewritten
+  EXPECT_EQ(b.rec[1]->got[1].cls, 5u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 1u);
+  EXPECT_EQ(b.sw.port(2).snapshot(0).classes[1].xmit_pkts, 1u);
+}
+
+TEST(SwitchIb, RewritingTheVlOfAFrameWithBadVcrcIsARcvError) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  b.sw.set_lft(2, 2);
+  b.sw.set_sl2vl(2, 3, 1);
+  b.host[0]->enqueue(3, make_ib(100, 3, 3, 2));  // no valid VCRC
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[1]->got.empty());
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_errors, 1u);
+}
+
+TEST(SwitchIb, Vl15StaysOnVl15) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  b.sw.set_lft(2, 2);
+  b.host[0]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 2, 1));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[1]->got.size(), 1u);
+  EXPECT_EQ(b.rec[1]->got[0].cls, kMgmtClass);
+}
+
+TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
+  // 100 Gb/s in, 1 Gb/s out: frames arrive every 80 ns, leave every 8 us.
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg(0, 2), {}, {{100 * G, 100, 4096}, {1 * G, 100, 4096}});
+  b.sw.set_lft(2, 2);
+  for (uint32_t i = 0; i < 10; ++i) b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, i));
+  b.s.run_until_idle();
+  // One on the wire, two queued, seven discarded.
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{0, 1, 2}));
+  const PortSnapshot out = b.sw.port(2).snapshot(0);
+  EXPECT_EQ(out.port_xmit_discards, 7u);
+  EXPECT_EQ(out.classes[0].max_depth_pkts, 2u);
+  const PortSnapshot in = b.sw.port(1).snapshot(0);
+  EXPECT_EQ(in.classes[0].rx_buffered_bytes, 0u);
+  EXPECT_EQ(in.classes[0].rx_buffered_peak, 3000u);  // two queued + the arriving one
+}
+
+TEST(SwitchIb, TwoSendersShareAnEgressPort) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
+  b.sw.set_lft(3, 3);
+  for (uint32_t i = 0; i < 3; ++i) {
+    b.host[0]->enqueue(0, make_ib(1000, 0, 0, 3, 10 + i));
+    b.host[1]->enqueue(0, make_ib(1000, 0, 0, 3, 20 + i));
+  }
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[2]->got.size(), 6u);
+  // Egress serializes them back to back: 80 ns apart from the first.
+  for (size_t i = 1; i < 6; ++i) EXPECT_EQ(b.rec[2]->got[i].at - b.rec[2]->got[i - 1].at, 80u);
+}
+
+// ---------------------------------------------------------------- Ethernet
+
+const Mac kMacA{0x02, 0, 0, 0, 0, 0xA};
+const Mac kMacB{0x02, 0, 0, 0, 0, 0xB};
+
+SwitchConfig eth_cfg(Nanos latency = 0) {
+  SwitchConfig c;
+  c.nports = 4;
+  c.latency_ns = latency;
+  return c;
+}
+
+TEST(SwitchEth, ForwardsByMacAndKeepsThePriority) {
+  Bench b(LinkLayer::kEthernet, 3, eth_cfg(300), {10 * G, 50, 1500});
+  b.sw.add_fdb(kMacB, 2);
+  b.host[0]->enqueue(5, make_eth(60, kMacB, 5, 1));
+  b.host[0]->enqueue(0, make_eth(60, kMacB, -1, 2));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[1]->got.size(), 2u);
+  EXPECT_EQ(b.rec[1]->got[0].cls, 5u);
+  EXPECT_EQ(b.rec[1]->got[1].cls, 0u);  // untagged = priority 0
+  // In: 67.2 + 50, delivered to the switch at the next whole ns (118); 300 ns
+  // switching; out: 418 + 67.2 + 50 = 535.2 -> 536. Each hop rounds up once.
+  EXPECT_EQ(b.rec[1]->got[0].at, 536u);
+  EXPECT_EQ(b.sw.port(2).snapshot(0).classes[5].xmit_pkts, 1u);
+}
+
+TEST(SwitchEth, UnknownUnicastAndBroadcastAreDroppedAndCounted) {
+  Bench b(LinkLayer::kEthernet, 2, eth_cfg(), {10 * G, 50, 1500});
+  b.sw.add_fdb(kMacB, 2);
+  b.sw.add_fdb(kMacA, 1);
+  b.host[0]->enqueue(0, make_eth(60, Mac{0x02, 0, 0, 0, 0, 0xC}, -1));
+  b.host[0]->enqueue(0, make_eth(60, Mac{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, -1));
+  b.host[0]->enqueue(0, make_eth(60, kMacA, -1));  // its own port: filtered
+  b.host[0]->enqueue(0, make_eth(10, kMacB, -1));  // runt
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[1]->got.empty());
+  const PortSnapshot in = b.sw.port(1).snapshot(0);
+  EXPECT_EQ(in.port_rcv_switch_relay_errors, 3u);
+  EXPECT_EQ(in.port_rcv_errors, 1u);
+  EXPECT_EQ(in.rx_drops, 4u);
+  b.sw.remove_fdb(kMacB);
+  b.host[0]->enqueue(0, make_eth(60, kMacB, -1));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 4u);
+}
+
+}  // namespace
+}  // namespace vf::dp
