@@ -109,8 +109,11 @@ Config parse_checked(std::string_view text, const std::string& name) {
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
+    // The classic: `subnet_prefix: fe80::` — a trailing ':' reads as a key.
+    bool colon = e.msg == "illegal map value";
     r.fail(Pos{e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg,
-           "fix the YAML at this position (indentation, quoting, brackets)");
+           colon ? "quote values that contain ': ' or end in ':', e.g. subnet_prefix: \"fe80::\""
+                 : "fix the YAML at this position (indentation, quoting, brackets)");
   } catch (const YAML::Exception& e) {
     r.fail(Pos{e.mark.line + 1, e.mark.column + 1}, "YAML error: " + e.msg,
            "fix the YAML at this position");

@@ -125,7 +125,11 @@ class FabricReader {
 
   void read_subnet_prefix(const YAML::Node& map, const YAML::Node& v) {
     only_for(map, "subnet_prefix", LinkLayer::Infiniband, "RoCE GIDs come from the MAC and IP address");
-    std::string s = r_.scalar(v, "subnet_prefix", "subnet_prefix: fe80::");
+    // Unquoted `fe80::` ends in ": ", which YAML reads as a nested mapping.
+    if (v.IsMap())
+      r_.fail(v, "subnet_prefix is not a single value (an unquoted trailing ':' starts a YAML mapping)",
+              "quote it: subnet_prefix: \"fe80::\"");
+    std::string s = r_.scalar(v, "subnet_prefix", "subnet_prefix: \"fe80::\"");
     std::optional<uint64_t> prefix;
     if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
       prefix = addr::parse_guid(s);

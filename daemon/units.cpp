@@ -20,6 +20,8 @@ struct Decimal {
 
 std::optional<Decimal> split_decimal(std::string_view s) {
   Decimal d;
+  if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;  // "0.5us", not ".5us"
+
   std::size_t i = 0;
   bool any = false, point = false;
   for (; i < s.size(); ++i) {

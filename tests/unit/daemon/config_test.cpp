@@ -1,0 +1,433 @@
+// The config loader: the shipped default, derived values, and a table of
+// broken configs, each of which must be reported at the right line with the
+// right problem.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "daemon/config.hpp"
+#include "daemon/lid_assign.hpp"
+#include "daemon/link_attrs.hpp"
+#include "test_util.hpp"
+
+namespace vf::config {
+namespace {
+
+const std::string kDefault = std::string(VF_SOURCE_DIR) + "/configs/default.yaml";
+
+TEST(Config, DefaultLoadsWithExpectedValues) {
+  Config c = load_config(kDefault);
+  EXPECT_EQ(c.source, kDefault);
+  EXPECT_EQ(c.daemon.runtime_dir, "/run/vfabric");
+  EXPECT_EQ(c.daemon.eal_args,
+            (std::vector<std::string>{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"}));
+  EXPECT_EQ(c.daemon.time_dilation, 1.0);
+  ASSERT_EQ(c.fabrics.size(), 2u);
+
+  const Fabric& ib = c.fabrics[0];
+  EXPECT_EQ(ib.name, "ib");
+  EXPECT_EQ(ib.link_layer, LinkLayer::Infiniband);
+  EXPECT_EQ(ib.subnet_prefix, 0xfe80000000000000ULL);
+  ASSERT_EQ(ib.switches.size(), 1u);
+  EXPECT_EQ(ib.switches[0].name, "ibsw0");
+  EXPECT_EQ(ib.switches[0].ports, 8u);
+  EXPECT_EQ(ib.switches[0].latency_ns, 100u);
+  ASSERT_EQ(ib.hcas.size(), 2u);
+  EXPECT_EQ(ib.hcas[0].name, "vib0");
+  EXPECT_EQ(ib.hcas[0].index, 0u);
+  EXPECT_EQ(ib.hcas[1].name, "vib1");
+  EXPECT_EQ(ib.hcas[1].index, 1u);
+  EXPECT_FALSE(ib.hcas[0].ipv4);
+  EXPECT_EQ(ib.hcas[0].node_guid >> 40, 0x025646u);  // derived: "VF" pseudo-OUI
+  ASSERT_EQ(ib.links.size(), 2u);
+  const Link& l0 = ib.links[0];
+  EXPECT_EQ(l0.a.text(), "vib0");
+  EXPECT_FALSE(l0.a.is_switch);
+  EXPECT_EQ(l0.b.text(), "ibsw0/1");
+  EXPECT_TRUE(l0.b.is_switch);
+  EXPECT_EQ(l0.b.port, 1u);
+  EXPECT_EQ(l0.width, IbWidth::X4);
+  EXPECT_EQ(l0.speed, IbSpeed::EDR);
+  EXPECT_EQ(l0.rate_bps, 100'000'000'000ULL);
+  EXPECT_EQ(l0.delay_ns, 100u);
+  EXPECT_EQ(l0.mtu, 4096u);
+  EXPECT_EQ(ib.link_of("vib1"), &ib.links[1]);
+
+  const Fabric& roce = c.fabrics[1];
+  EXPECT_EQ(roce.name, "roce");
+  EXPECT_EQ(roce.link_layer, LinkLayer::Ethernet);
+  EXPECT_EQ(roce.switches[0].latency_ns, 300u);
+  ASSERT_EQ(roce.hcas.size(), 2u);
+  EXPECT_EQ(roce.hcas[0].name, "vroce0");
+  EXPECT_EQ(roce.hcas[0].index, 2u);
+  EXPECT_EQ(roce.hcas[0].ipv4, 0xc0000201u);
+  EXPECT_EQ(roce.hcas[1].ipv4, 0xc0000202u);
+  EXPECT_EQ(roce.hcas[0].mac[0], 0x02);
+  EXPECT_EQ(roce.hcas[0].mac[1], 0x56);
+  EXPECT_NE(roce.hcas[0].mac, roce.hcas[1].mac);
+  EXPECT_EQ(roce.hcas[0].node_guid, addr::eui64_from_mac(roce.hcas[0].mac));
+  const Link& e0 = roce.links[0];
+  EXPECT_EQ(e0.eth_speed_gbps, 100u);
+  EXPECT_EQ(e0.width, IbWidth::X4);  // mlx5: 100GBASE-CR4 -> 4X EDR
+  EXPECT_EQ(e0.speed, IbSpeed::EDR);
+  EXPECT_EQ(e0.rate_bps, 100'000'000'000ULL);
+  EXPECT_EQ(e0.mtu, 1500u);
+
+  auto all = c.hcas();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[3].hca->name, "vroce1");
+  EXPECT_EQ(all[3].fabric, &roce);
+  EXPECT_EQ(all[3].link, &roce.links[1]);
+  ASSERT_TRUE(c.find_hca("vib1"));
+  EXPECT_EQ(c.find_hca("vib1")->hca->index, 1u);
+  EXPECT_FALSE(c.find_hca("nope"));
+}
+
+TEST(Config, DerivedIdentifiersDependOnlyOnNames) {
+  Config a = load_config(kDefault);
+  Config b = load_config(kDefault);
+  EXPECT_EQ(a.fabrics[1].hcas[0].mac, b.fabrics[1].hcas[0].mac);
+  EXPECT_EQ(a.fabrics[0].hcas[0].node_guid, b.fabrics[0].hcas[0].node_guid);
+  // Adding an HCA in front renumbers indices but leaves identities alone.
+  std::string text = test::read_file(kDefault);
+  auto pos = text.find("      - name: vib0");
+  text.insert(pos, "      - name: vib9\n");
+  pos = text.find("      - {a: vib0");
+  text.insert(pos, "      - {a: vib9, b: ibsw0/3, width: 4x, speed: EDR}\n");
+  Config c = load_config_string(text, "x.yaml");
+  EXPECT_EQ(c.find_hca("vib0")->hca->index, 1u);
+  EXPECT_EQ(c.find_hca("vib0")->hca->node_guid, a.fabrics[0].hcas[0].node_guid);
+  EXPECT_EQ(c.find_hca("vroce0")->hca->mac, a.fabrics[1].hcas[0].mac);
+}
+
+TEST(Config, ExamplesInDataDirLoad) {
+  Config big = load_config(std::string(VF_TEST_DATA_DIR) + "/two_tier_ib.yaml");
+  ASSERT_EQ(big.fabrics.size(), 1u);
+  const Fabric& f = big.fabrics[0];
+  EXPECT_EQ(f.subnet_prefix, 0xfec0000000000001ULL);
+  EXPECT_EQ(f.switches.size(), 3u);
+  EXPECT_EQ(f.hcas.size(), 4u);
+  const Link* l = f.link_of("n3");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->width, IbWidth::X2);
+  EXPECT_EQ(l->speed, IbSpeed::HDR);
+  EXPECT_EQ(l->rate_bps, 100'000'000'000ULL);  // HDR100
+  EXPECT_EQ(f.find_hca("n0")->node_guid, 0x0002c90300000001ULL);
+  EXPECT_EQ(f.find_switch("spine")->latency_ns, 130u);
+
+  Config roce = load_config(std::string(VF_TEST_DATA_DIR) + "/roce_jumbo.yaml");
+  const Fabric& r = roce.fabrics[0];
+  EXPECT_EQ(r.find_hca("r0")->mac, (addr::Mac{0x02, 0, 0, 0, 0, 0x10}));
+  EXPECT_EQ(r.links[0].mtu, 9000u);
+  EXPECT_EQ(r.links[0].rate_bps, 40'000'000'000ULL);  // rate: override of a 100G port
+  EXPECT_EQ(r.links[0].eth_speed_gbps, 100u);
+  EXPECT_EQ(r.links[0].delay_ns, 1500u);
+  EXPECT_EQ(roce.daemon.time_dilation, 4.0);
+}
+
+TEST(LinkAttrs, IbvEncodingsAndRates) {
+  EXPECT_EQ(ibv_active_width(IbWidth::X1), 1);
+  EXPECT_EQ(ibv_active_width(IbWidth::X4), 2);
+  EXPECT_EQ(ibv_active_width(IbWidth::X8), 4);
+  EXPECT_EQ(ibv_active_width(IbWidth::X12), 8);
+  EXPECT_EQ(ibv_active_width(IbWidth::X2), 16);
+  EXPECT_EQ(ibv_active_speed(IbSpeed::SDR), 1);
+  EXPECT_EQ(ibv_active_speed(IbSpeed::FDR10), 8);
+  EXPECT_EQ(ibv_active_speed(IbSpeed::EDR), 32);
+  EXPECT_EQ(ibv_active_speed(IbSpeed::NDR), 128);
+  EXPECT_EQ(sysfs_rate_text(IbWidth::X4, IbSpeed::EDR), "100 Gb/sec (4X EDR)");
+  EXPECT_EQ(sysfs_rate_text(IbWidth::X1, IbSpeed::SDR), "2.5 Gb/sec (1X SDR)");
+  EXPECT_EQ(sysfs_rate_text(IbWidth::X4, IbSpeed::FDR), "56 Gb/sec (4X FDR)");
+  EXPECT_EQ(sysfs_rate_text(IbWidth::X12, IbSpeed::QDR), "120 Gb/sec (12X QDR)");
+  EXPECT_EQ(sysfs_rate_text(IbWidth::X4, IbSpeed::NDR), "400 Gb/sec (4X NDR)");
+  EXPECT_EQ(ibv_mtu_enum(256), 1);
+  EXPECT_EQ(ibv_mtu_enum(4096), 5);
+  EXPECT_EQ(ibv_mtu_enum(1500), 0);
+}
+
+TEST(LinkAttrs, RoceActiveMtuLeavesRoomForHeaders) {
+  Link l;
+  for (auto [eth, ib] : std::vector<std::pair<uint32_t, uint32_t>>{
+           {1500, 1024}, {4200, 4096}, {9000, 4096}, {1100, 512}, {576, 256}, {2144, 2048}, {2143, 1024}}) {
+    l.mtu = eth;
+    EXPECT_EQ(active_mtu_bytes(LinkLayer::Ethernet, l), ib) << "eth mtu " << eth;
+  }
+  l.mtu = 2048;
+  EXPECT_EQ(active_mtu_bytes(LinkLayer::Infiniband, l), 2048u);
+}
+
+TEST(LinkAttrs, EthernetSpeedsReportWhatMlx5Reports) {
+  auto load = [](const std::string& speed) {
+    return load_config_string(fmt::format(R"(fabrics:
+  - name: e
+    link_layer: ethernet
+    switches: [{{name: s, ports: 2}}]
+    hcas: [{{name: h, ip: 10.0.0.1}}]
+    links: [{{a: h, b: s/1, speed: {}}}]
+)", speed), "t.yaml");
+  };
+  struct Row {
+    const char* speed;
+    const char* text;
+  };
+  for (auto [speed, text] : std::vector<Row>{{"1G", "2.5 Gb/sec (1X SDR)"},
+                                             {"10G", "10 Gb/sec (1X QDR)"},
+                                             {"25G", "25 Gb/sec (1X EDR)"},
+                                             {"40G", "40 Gb/sec (4X QDR)"},
+                                             {"50G", "50 Gb/sec (1X HDR)"},
+                                             {"100G", "100 Gb/sec (4X EDR)"},
+                                             {"200Gbps", "200 Gb/sec (4X HDR)"},
+                                             {"400G", "400 Gb/sec (4X NDR)"}}) {
+    Config c = load(speed);
+    const Fabric& f = c.fabrics[0];
+    auto p = port_attrs(f, f.links[0]);
+    EXPECT_EQ(p.rate_text, text) << speed;
+    EXPECT_EQ(p.link_layer, 2);
+    EXPECT_EQ(p.port_cap_flags, 0x04010000u);
+    EXPECT_EQ(p.pkey_tbl_len, kPkeyTableLenEth);
+  }
+}
+
+TEST(LidAssign, HcasThenSwitchesPerSubnet) {
+  Config c = load_config(kDefault);
+  auto ib = sm::assign_lids(c.fabrics[0]);
+  EXPECT_EQ(ib.lid("vib0"), 1);
+  EXPECT_EQ(ib.lid("vib1"), 2);
+  EXPECT_EQ(ib.lid("ibsw0"), 3);
+  EXPECT_EQ(ib.sm_lid, 3);
+  EXPECT_EQ(ib.lid("vroce0"), 0);
+  auto roce = sm::assign_lids(c.fabrics[1]);
+  EXPECT_TRUE(roce.lids.empty());
+  EXPECT_EQ(roce.sm_lid, 0);
+}
+
+// ---- broken configs -------------------------------------------------------
+
+constexpr const char* kIb = R"(fabrics:
+  - name: ib
+    link_layer: infiniband
+    switches:
+      - {name: sw0, ports: 4}
+    hcas:
+      - name: h0
+      - name: h1
+    links:
+      - {a: h0, b: sw0/1, speed: EDR}
+      - {a: h1, b: sw0/2, speed: EDR}
+)";
+
+constexpr const char* kEth = R"(fabrics:
+  - name: eth
+    link_layer: ethernet
+    switches:
+      - {name: sw0, ports: 4}
+    hcas:
+      - {name: h0, ip: 10.0.0.1}
+      - {name: h1, ip: 10.0.0.2}
+    links:
+      - {a: h0, b: sw0/1, speed: 100G}
+      - {a: h1, b: sw0/2, speed: 100G}
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  if (pos == std::string::npos) throw std::runtime_error("test bug: no '" + from + "' in base config");
+  return text.replace(pos, from.size(), to);
+}
+
+struct BadCase {
+  const char* name;
+  std::string yaml;
+  std::string at;       // text on the line the error must point to
+  std::string problem;  // must appear in the message
+  std::string fix = {}; // must appear after the "; "
+};
+
+std::vector<BadCase> bad_cases() {
+  std::string many_hcas = "fabrics:\n  - name: big\n    link_layer: infiniband\n    switches: [{name: s, ports: 254}]\n    hcas:\n";
+  for (int i = 0; i < 65; ++i) many_hcas += fmt::format("      - name: h{}\n", i);
+  many_hcas += "    links: []\n";
+  return {
+      {"yaml_syntax", replace(kIb, "    link_layer: infiniband", "   link_layer: infiniband"), "link_layer",
+       "YAML syntax error", "fix the YAML"},
+      {"unbalanced_flow", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR"), "",
+       "YAML syntax error"},
+      {"empty", "# nothing\n", "", "the config is empty"},
+      {"unknown_top_key", replace(kIb, "fabrics:", "fabrcs:"), "fabrcs", "unknown key 'fabrcs' in the top level",
+       "did you mean 'fabrics'?"},
+      {"unknown_key_suggestion", replace(kIb, "link_layer:", "link_layr:"), "link_layr",
+       "unknown key 'link_layr' in fabric 1", "did you mean 'link_layer'?"},
+      {"unknown_key_no_suggestion", replace(kIb, "      - name: h1\n", "      - name: h1\n        colour: red\n"),
+       "colour", "unknown key 'colour' in HCA 2 of fabric 'ib'", "allowed keys: name, ip, mac, node_guid"},
+      {"duplicate_key", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    link_layer: ethernet\n"),
+       "link_layer: ethernet", "duplicate key 'link_layer'"},
+      {"missing_required", replace(kIb, "    link_layer: infiniband\n", ""), "- name: ib",
+       "fabric 'ib' has no 'link_layer'", "add it"},
+      {"fabrics_not_list", "fabrics: {name: ib}\n", "fabrics", "fabrics must be a list"},
+      {"no_fabrics", "fabrics: []\n", "fabrics", "no fabrics are defined"},
+      {"duplicate_hca", replace(kIb, "      - name: h1\n", "      - {name: h0}\n"), "{name: h0}",
+       "name 'h0' is already used (line 7)", "unique across the whole config"},
+      {"duplicate_across_kinds", replace(kIb, "{name: sw0, ports: 4}", "{name: h1, ports: 4}"), "      - name: h1",
+       "name 'h1' is already used (line 5)"},
+      {"bad_name", replace(kIb, "name: h1", "name: Vib-1"), "Vib-1", "HCA name 'Vib-1' is not valid", "a-z, 0-9 and _"},
+      {"name_too_long", replace(kIb, "name: h1", "name: " + std::string(64, 'a')), "aaaa", "is not valid"},
+      {"too_many_hcas", many_hcas, "name: h64", "more than 64 HCAs", "uverbs0..63"},
+      {"bad_link_layer", replace(kIb, "link_layer: infiniband", "link_layer: infiniband2"), "infiniband2",
+       "unknown link_layer 'infiniband2'", "did you mean 'infiniband'?"},
+      {"bad_ip", replace(kEth, "ip: 10.0.0.2", "ip: 10.0.0.256"), "10.0.0.256", "ip '10.0.0.256' of HCA 'h1' is not an IPv4 address"},
+      {"loopback_ip", replace(kEth, "ip: 10.0.0.2", "ip: 127.0.0.2"), "127.0.0.2", "loopback"},
+      {"duplicate_ip", replace(kEth, "ip: 10.0.0.2", "ip: 10.0.0.1"), "{name: h1", "ip 10.0.0.1 of HCA 'h1' is already used by 'h0' (line 7)"},
+      {"missing_ip", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1}"), "{name: h1}", "has no 'ip'"},
+      {"ip_on_ib", replace(kIb, "      - name: h1\n", "      - name: h1\n        ip: 10.0.0.1\n"), "ip: 10.0.0.1",
+       "'ip' applies to ethernet fabrics, and fabric 'ib' is infiniband", "remove it"},
+      {"multicast_mac", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, mac: 01:00:5e:00:00:01}"),
+       "01:00:5e", "is a multicast address"},
+      {"duplicate_mac", replace(replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, mac: 02:00:00:00:00:01}"),
+                                "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, mac: 02:00:00:00:00:01}"),
+       "{name: h1", "mac 02:00:00:00:00:01 of HCA 'h1' is already used by 'h0'"},
+      {"duplicate_guid", replace(replace(kIb, "      - name: h0\n", "      - {name: h0, node_guid: 0x1}\n"),
+                                 "      - name: h1\n", "      - {name: h1, node_guid: \"0000:0000:0000:0001\"}\n"),
+       "name: h1", "node_guid 0000:0000:0000:0001 of 'h1' is already used by 'h0'"},
+      {"bad_guid", replace(kIb, "      - name: h1\n", "      - {name: h1, node_guid: zz}\n"), "zz", "node_guid 'zz' of 'h1' is not a GUID"},
+      {"ib_mtu", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, mtu: 1500}"),
+       "mtu: 1500", "InfiniBand MTU '1500' is not valid", "256, 512, 1024, 2048 or 4096"},
+      {"eth_mtu", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 100G, mtu: 100}"),
+       "mtu: 100", "Ethernet MTU '100' is out of range", "576 to 9216"},
+      {"delay_without_unit", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, delay: 100}"),
+       "delay: 100", "delay '100' is not a delay", "with a unit"},
+      {"delay_fraction_ns", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, delay: 1.5ns}"),
+       "1.5ns", "delay '1.5ns' is not a delay", "whole number of nanoseconds"},
+      {"bad_rate", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, rate: 10GB/s}"),
+       "10GB/s", "rate '10GB/s' is not a bit rate"},
+      {"bad_latency", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, latency: soon}"), "soon",
+       "latency 'soon' of switch 'sw0' is not a delay"},
+      {"ports_zero", replace(kIb, "ports: 4", "ports: 0"), "ports: 0", "ports '0' of switch 'sw0' is not a port count"},
+      {"ports_huge", replace(kIb, "ports: 4", "ports: 300"), "ports: 300", "is not a port count", "1 to 254"},
+      {"port_out_of_range", replace(kIb, "b: sw0/2", "b: sw0/9"), "sw0/9", "switch 'sw0' has ports 1..4; port 9 does not exist"},
+      {"port_not_number", replace(kIb, "b: sw0/2", "b: sw0/two"), "sw0/two", "'two' is not a port number"},
+      {"switch_without_port", replace(kIb, "b: sw0/2", "b: sw0"), "{a: h1, b: sw0,", "link end 'sw0' is a switch but names no port"},
+      {"dangling_endpoint", replace(kIb, "b: sw0/2", "b: sw1/2"), "sw1/2", "link end 'sw1' names no switch or HCA of fabric 'ib'",
+       "did you mean 'sw0'?"},
+      {"hca_on_two_links", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h0, b: sw0/2, speed: EDR}"), "{a: h0, b: sw0/2",
+       "HCA 'h0' is already connected (link at line 10)", "remove one of the links"},
+      {"port_reused", replace(kIb, "b: sw0/2", "b: sw0/1"), "{a: h1", "port sw0/1 is already cabled (link at line 10)"},
+      {"hca_unconnected", replace(kIb, "      - name: h1\n", "      - name: h1\n      - name: h2\n"), "name: h2",
+       "HCA 'h2' is not connected to anything", "{a: h2, b: <switch>/<port>}"},
+      {"hca_to_hca", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: h0, speed: EDR}"), "{a: h1, b: h0",
+       "joins two HCAs"},
+      {"hca_port_2", replace(kIb, "{a: h1, b: sw0/2", "{a: h1/2, b: sw0/2"), "h1/2", "HCA 'h1' has a single port, 1"},
+      {"switch_loop", replace(kIb, "    links:\n", "    links:\n      - {a: sw0/3, b: sw0/4, speed: EDR}\n"), "sw0/3",
+       "loops switch 'sw0' back to itself"},
+      {"cross_fabric", std::string(kIb) + R"(  - name: ib2
+    link_layer: infiniband
+    switches: [{name: sw9, ports: 2}]
+    hcas: [{name: h9}]
+    links: [{a: h9, b: sw0/3, speed: EDR}]
+)", "h9, b: sw0/3", "link end 'sw0' is not part of fabric 'ib2'"},
+      {"ib_speed_typo", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR4}"), "EDR4",
+       "unknown InfiniBand speed 'EDR4'", "did you mean 'EDR'?"},
+      {"ib_width", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, width: 3x}"), "3x",
+       "unknown link width '3x'"},
+      {"eth_speed", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 30G}"), "30G",
+       "unknown Ethernet speed '30G'"},
+      {"width_on_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 100G, width: 4x}"),
+       "width: 4x", "'width' applies to infiniband fabrics"},
+      {"missing_speed", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2}"), "{a: h1",
+       "link 2 of fabric 'ib' has no 'speed'"},
+      {"time_dilation_below_one", "daemon:\n  time_dilation: 0.5\n" + std::string(kIb), "time_dilation",
+       "time_dilation 0.5 is out of range"},
+      {"time_dilation_nan", "daemon:\n  time_dilation: .nan\n" + std::string(kIb), "time_dilation",
+       "time_dilation '.nan' is not a number"},
+      {"relative_runtime_dir", "daemon:\n  runtime_dir: run/vfabric\n" + std::string(kIb), "runtime_dir",
+       "runtime_dir 'run/vfabric' is not an absolute path"},
+      {"long_runtime_dir", "daemon:\n  runtime_dir: /" + std::string(100, 'r') + "\n" + std::string(kIb), "runtime_dir",
+       "runtime_dir is 101 characters long"},
+      {"eal_args_not_list", "daemon:\n  eal_args: --no-huge\n" + std::string(kIb), "eal_args", "daemon.eal_args must be a list"},
+      {"unquoted_prefix", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: fe80::\n"),
+       "subnet_prefix", "YAML syntax error: illegal map value", "quote values that contain ': ' or end in ':'"},
+      {"prefix_low_bits", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: \"fe80::1\"\n"),
+       "subnet_prefix", "sets bits in the lower 64 bits"},
+      {"prefix_on_eth", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    subnet_prefix: \"fe80::\"\n"),
+       "subnet_prefix", "'subnet_prefix' applies to infiniband fabrics"},
+      {"name_is_list", replace(kIb, "name: h1", "name: [h1]"), "[h1]", "HCA name must be a single value"},
+      {"name_is_null", replace(kIb, "name: h1", "name: ~"), "name: ~", "HCA name has no value"},
+  };
+}
+
+class BadConfig : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfig, NamesFileLineAndProblem) {
+  const BadCase& c = GetParam();
+  const std::string file = std::string("configs/") + c.name + ".yaml";
+  try {
+    load_config_string(c.yaml, file);
+    FAIL() << "accepted:\n" << c.yaml;
+  } catch (const ConfigError& e) {
+    std::string what = e.what();
+    EXPECT_EQ(e.file(), file);
+    if (!c.at.empty()) {
+      int line = test::line_of(c.yaml, c.at);
+      ASSERT_GT(line, 0) << "test bug: '" << c.at << "' not in the config";
+      EXPECT_EQ(e.line(), line) << what << "\n" << c.yaml;
+      EXPECT_EQ(what.rfind(fmt::format("{}:{}:", file, line), 0), 0u) << what;
+    } else {
+      EXPECT_GT(e.line(), 0) << what;
+    }
+    EXPECT_NE(what.find(c.problem), std::string::npos) << what;
+    if (!c.fix.empty()) {
+      auto semi = what.find("; ");
+      ASSERT_NE(semi, std::string::npos) << what;
+      EXPECT_NE(what.find(c.fix, semi), std::string::npos) << what;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadConfig, ::testing::ValuesIn(bad_cases()),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+TEST(BadConfigFile, ErrorsNameThePathGiven) {
+  const std::string path = std::string(VF_TEST_DATA_DIR) + "/bad_unknown_key.yaml";
+  try {
+    load_config(path);
+    FAIL();
+  } catch (const ConfigError& e) {
+    std::string what = e.what();
+    EXPECT_EQ(what.rfind(path + ":9:9: unknown key 'sped'", 0), 0u) << what;
+    EXPECT_NE(what.find("did you mean 'speed'?"), std::string::npos) << what;
+  }
+}
+
+TEST(BadConfigFile, MissingDirectoryAndHugeFiles) {
+  test::TempDir d;
+  try {
+    load_config(d.str() + "/nope.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open the config: No such file or directory"), std::string::npos);
+  }
+  try {
+    load_config(d.str());
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos);
+  }
+  test::write_file(d.path() / "big.yaml", "# " + std::string(2 << 20, 'x') + "\n");
+  try {
+    load_config((d.path() / "big.yaml").string());
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 1 MiB"), std::string::npos);
+  }
+}
+
+TEST(BadConfigFile, HostileYamlDoesNotCrash) {
+  // Deep nesting, aliases, binary junk: each is an error, never a crash.
+  std::string deep = "fabrics: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  EXPECT_THROW(load_config_string(deep, "deep.yaml"), ConfigError);
+  EXPECT_THROW(load_config_string("a: &x [*x]\n", "alias.yaml"), ConfigError);
+  EXPECT_THROW(load_config_string(std::string("\0\xff\xfe{", 4), "junk.yaml"), ConfigError);
+  EXPECT_THROW(load_config_string("fabrics:\n  - !!binary aGVsbG8=\n", "tag.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace vf::config
