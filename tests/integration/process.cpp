@@ -26,7 +26,7 @@ Process::Process(std::vector<std::string> argv, const Env& extra_env) {
   Env env;
   for (char** e = environ; *e; ++e) {
     const char* eq = std::strchr(*e, '=');
-    if (eq) env[std::string(*e, eq)] = eq + 1;
+    if (eq) env[std::string(*e, size_t(eq - *e))] = eq + 1;
   }
   for (auto& [k, v] : extra_env) env[k] = v;
   std::vector<std::string> env_strs;

@@ -1,0 +1,138 @@
+// fabricd as an operator meets it: bad configs, clean exits, a missing
+// daemon, hostile device-socket messages and apps killed mid-transfer.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "device/abi/vhca_abi.h"
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::string write_temp(const std::string& text) {
+  char path[] = "/tmp/vf-bad-XXXXXX.yaml";
+  int fd = mkstemps(path, 5);
+  if (write(fd, text.data(), text.size()) != ssize_t(text.size())) std::abort();
+  close(fd);
+  return path;
+}
+
+TEST(DaemonConfig, SyntaxErrorNamesFileAndLine) {
+  std::string path = write_temp("daemon:\n  runtime_dir: /tmp/x\nfabrics: [\n  - name: a\n");
+  auto r = run({Paths::fabricd(), "--config", path});
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find(path + ":"), std::string::npos) << r.describe();
+  unlink(path.c_str());
+}
+
+TEST(DaemonConfig, SemanticErrorNamesFileLineAndProblem) {
+  std::string cfg = default_config();
+  // A link to a switch port that does not exist (ibsw0 has 8 ports).
+  auto pos = cfg.find("b: ibsw0/2");
+  ASSERT_NE(pos, std::string::npos);
+  cfg.replace(pos, 10, "b: ibsw0/99");
+  int line = 1 + int(std::count(cfg.begin(), cfg.begin() + long(pos), '\n'));
+  std::string path = write_temp(cfg);
+  auto r = run({Paths::fabricd(), "--config", path});
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find(path + ":" + std::to_string(line) + ":"), std::string::npos) << r.describe();
+  EXPECT_NE(r.err.find("99"), std::string::npos) << r.describe();
+  unlink(path.c_str());
+}
+
+TEST(DaemonLifecycle, SigtermRemovesRuntimeTreeAndDeviceNodes) {
+  std::string runtime;
+  {
+    Fabricd d(default_config());
+    runtime = d.runtime_dir();
+    EXPECT_TRUE(exists(runtime + "/sys/class/infiniband/vib0"));
+    auto r = d.stop(SIGTERM);
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+  }
+  EXPECT_FALSE(exists(runtime + "/sys")) << runtime;
+}
+
+TEST(DaemonLifecycle, NoDaemonGivesClearMessage) {
+  // The tree outlives a daemon killed with SIGKILL: the provider must say
+  // that fabricd is not reachable instead of failing obscurely.
+  Fabricd d(default_config());
+  Env env = d.app_env();
+  d.stop(SIGKILL);
+  auto r = run({"ibv_devinfo", "-d", "vib0"}, env);
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find("fabricd is not reachable"), std::string::npos) << r.describe();
+
+  auto ctl = run({Paths::fabricctl(), "--runtime-dir", "/nonexistent/vfabric", "status"});
+  EXPECT_EQ(ctl.exit_code, 1) << ctl.describe();
+  EXPECT_NE(ctl.err.find("fabricd is not running"), std::string::npos) << ctl.describe();
+}
+
+int connect_seqpacket(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a))) return -1;
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
+// Sends `bytes` and returns the status of the reply (-1 if none).
+int exchange(int fd, const void* bytes, size_t len) {
+  if (send(fd, bytes, len, 0) != ssize_t(len)) return -1;
+  vhca_rsp_hdr h{};
+  char buf[VHCA_MAX_MSG];
+  ssize_t n = recv(fd, buf, sizeof(buf), 0);
+  if (n < ssize_t(sizeof(h))) return -1;
+  std::memcpy(&h, buf, sizeof(h));
+  return h.status;
+}
+
+TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) {
+  Fabricd d(default_config());
+  std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband/vib0/" VHCA_SYSFS_SOCKET_ATTR);
+  while (!sock.empty() && sock.back() == '\n') sock.pop_back();
+  int fd = connect_seqpacket(sock);
+  ASSERT_GE(fd, 0) << sock;
+
+  const char garbage[3] = {1, 2, 3};
+  EXPECT_EQ(exchange(fd, garbage, sizeof(garbage)), EPROTO);
+  vhca_req_hdr h{VHCA_CMD_QUERY_DEVICE, 1, sizeof(h), VHCA_ABI_VERSION + 7};
+  EXPECT_EQ(exchange(fd, &h, sizeof(h)), EPROTONOSUPPORT);
+  h = {9999, 2, sizeof(h), VHCA_ABI_VERSION};
+  EXPECT_EQ(exchange(fd, &h, sizeof(h)), EOPNOTSUPP);
+  h = {VHCA_CMD_QUERY_DEVICE, 3, 1234, VHCA_ABI_VERSION};  // length lies
+  EXPECT_EQ(exchange(fd, &h, sizeof(h)), EINVAL);
+  // A verb before OPEN_CONTEXT, and forged handles afterwards.
+  vhca_handle_req dq{{VHCA_CMD_DESTROY_QP, 4, sizeof(dq), VHCA_ABI_VERSION}, 0xdeadbeef, 0};
+  EXPECT_NE(exchange(fd, &dq, sizeof(dq)), 0);
+  vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 5, sizeof(open), VHCA_ABI_VERSION}};
+  EXPECT_EQ(exchange(fd, &open, sizeof(open)), 0);
+  dq.hdr.seq = 6;
+  EXPECT_EQ(exchange(fd, &dq, sizeof(dq)), EINVAL);
+  std::vector<char> huge(VHCA_MAX_MSG * 2, 'x');
+  EXPECT_EQ(exchange(fd, huge.data(), huge.size()), EMSGSIZE);
+  close(fd);
+
+  // The daemon still serves everyone else.
+  auto r = run({"ibv_devinfo", "-d", "vib1"}, d.app_env());
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+}  // namespace
+}  // namespace vf::test
