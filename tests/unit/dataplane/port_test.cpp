@@ -91,6 +91,27 @@ TEST(Port, ArbiterServesVl15FirstThenRoundRobinsDataVls) {
   EXPECT_EQ(p.rec.got[1].cls, kMgmtClass);
 }
 
+TEST(Port, RoundRobinIsFairAcrossBackloggedVlsAndSkipsGatedOnes) {
+  Pair p({100 * G, 0, 4096}, PortConfig{64, 8});
+  TestGate g;
+  g.open[4] = false;
+  for (uint32_t i = 0; i < 30; ++i)
+    for (uint8_t vl : {1, 4, 6, 7}) p.tx.enqueue(vl, make_ib(500, vl, vl, 1, uint32_t(vl) << 8 | i));
+  p.tx.set_gate(g.gate());  // the first VL1 frame is already on the wire
+  p.s.run_until_idle();
+  // 3 x 30 frames went; VL4 holds all of its 30. Every window of three
+  // consecutive departures serves VL1, VL6 and VL7 once each.
+  ASSERT_EQ(p.rec.got.size(), 90u);
+  for (size_t w = 0; w + 3 <= p.rec.got.size(); w += 3) {
+    std::array<int, 8> n{};
+    for (size_t k = w; k < w + 3; ++k) ++n[p.rec.got[k].cls];
+    EXPECT_EQ(n[1], 1);
+    EXPECT_EQ(n[6], 1);
+    EXPECT_EQ(n[7], 1);
+  }
+  EXPECT_EQ(p.tx.snapshot(0).classes[4].depth_pkts, 30u);
+}
+
 TEST(Port, ControlFramesJumpAheadOfEverything) {
   Pair p;
   p.tx.enqueue(0, make_ib(1000, 0, 0, 1, 1));
