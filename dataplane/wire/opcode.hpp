@@ -97,6 +97,20 @@ constexpr OpInfo op_info(uint8_t low5) {
   }
 }
 
+// Whether a full BTH opcode exists for its transport (table 38): RC has every
+// operation; UC only SEND and RDMA WRITE; UD only SEND Only [with Immediate];
+// RD and XRC are not implemented here; 0x81 is the RoCEv2 CNP.
+constexpr bool opcode_valid(uint8_t opc) {
+  const uint8_t op = opc & 0x1F;
+  switch (opcode_transport(opc)) {
+    case Transport::kRC: return op_info(op).valid;
+    case Transport::kUC: return op <= kWriteOnlyImm;
+    case Transport::kUD: return op == kSendOnly || op == kSendOnlyImm;
+    case Transport::kCNP: return opc == kOpcodeCnp;
+    default: return false;
+  }
+}
+
 // Bytes of transport headers after the BTH (UD adds DETH in front of the rest).
 constexpr unsigned ext_headers_len(uint8_t opc) {
   const OpInfo info = op_info(opc & 0x1F);

@@ -44,7 +44,7 @@ inline void bth_set_pkey(uint8_t* b, uint16_t v) { put16(b + 2, v); }
 inline void bth_set_fecn(uint8_t* b, bool v) { b[4] = uint8_t((b[4] & ~0x80) | (v ? 0x80 : 0)); }
 inline void bth_set_becn(uint8_t* b, bool v) { b[4] = uint8_t((b[4] & ~0x40) | (v ? 0x40 : 0)); }
 inline void bth_set_dqpn(uint8_t* b, uint32_t v) { put24(b + 5, v & kQpnMask); }
-inline void bth_set_ackreq(uint8_t* b, bool v) { b[8] = v ? 0x80 : 0; }
+inline void bth_set_ackreq(uint8_t* b, bool v) { b[8] = uint8_t((b[8] & ~0x80) | (v ? 0x80 : 0)); }
 inline void bth_set_psn(uint8_t* b, uint32_t v) { put24(b + 9, v & kPsnMask); }
 
 // ---- RETH: VA(64) | R_Key(32) | DMA length(32)
