@@ -1,0 +1,50 @@
+// What switches read from a frame to forward it, without parsing or checking
+// it: the frame may be anything, so every peek checks the data length first
+// and reports "not there" instead of reading past the mbuf's data.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "dataplane/wire/eth.hpp"
+#include "dataplane/wire/lrh.hpp"
+
+namespace vf::wire {
+
+inline const uint8_t* frame_data(const rte_mbuf* m) { return rte_pktmbuf_mtod(m, const uint8_t*); }
+
+inline std::optional<uint16_t> ib_frame_dlid(const rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < kLrhLen) return std::nullopt;
+  return lrh_dlid(frame_data(m));
+}
+
+inline std::optional<uint8_t> ib_frame_vl(const rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < kLrhLen) return std::nullopt;
+  return lrh_vl(frame_data(m));
+}
+
+inline std::optional<uint8_t> ib_frame_sl(const rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < kLrhLen) return std::nullopt;
+  return lrh_sl(frame_data(m));
+}
+
+// nullptr when the frame is shorter than an Ethernet header.
+inline const uint8_t* eth_frame_dst(const rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < kEthHdrLen) return nullptr;
+  return eth_dst(frame_data(m));
+}
+
+// The 802.1p priority: 0 for an untagged frame, nullopt if the frame is too
+// short for its Ethernet header or its tag.
+inline std::optional<uint8_t> eth_frame_pcp(const rte_mbuf* m) {
+  const uint16_t len = rte_pktmbuf_data_len(m);
+  if (len < kEthHdrLen) return std::nullopt;
+  const uint8_t* f = frame_data(m);
+  if (eth_type(f) != kEtherTypeVlan) return uint8_t{0};
+  if (len < kEthHdrLen + kVlanLen) return std::nullopt;
+  return vlan_pcp(f + kEthTypeOffset);
+}
+
+}  // namespace vf::wire
