@@ -141,6 +141,7 @@ class Hca::Impl {
   SlotTable<Mr> mrs_;
   SlotTable<Cq> cqs_;
   SlotTable<Qp> qps_;
+  std::vector<uint32_t> mr_last_tags_;  // per MR slot: rkey tag << 16 | lkey tag
   std::vector<uint8_t> qp_gen_;  // per QP slot: QPN generation (1..254)
   std::vector<Qp*> active_;      // every QP, for the poll scan
   size_t rr_ = 0;                // round-robin cursor into active_

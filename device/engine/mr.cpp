@@ -42,11 +42,17 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   const uint32_t h = mrs_.insert(std::move(mr));
   if (!h) return ENOMEM;
   raw->handle = h;
+  // Fresh tags, never the ones this slot had last: a stale key must not
+  // resolve to the next registration that reuses the slot.
+  if (mr_last_tags_.size() <= h) mr_last_tags_.resize(size_t(h) + 1, 0);
+  const uint32_t old = mr_last_tags_[h];
   uint32_t ltag, rtag;
   do {
     ltag = random32() & 0xFFFF;
     rtag = random32() & 0xFFFF;
-  } while (ltag == 0 || rtag == 0 || ltag == rtag);
+  } while (ltag == 0 || rtag == 0 || ltag == rtag || ltag == (old & 0xFFFF) ||
+           rtag == (old >> 16) || ltag == (old >> 16) || rtag == (old & 0xFFFF));
+  mr_last_tags_[h] = rtag << 16 | ltag;
   raw->lkey = ltag << 16 | h;
   raw->rkey = rtag << 16 | h;
   ++pd->users;
