@@ -18,8 +18,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "vfabric-bench: %s: %s\n", what.c_str(), std::strerror(errno));
+[[noreturn]] void die(const std::string& what, int err = errno) {
+  std::fprintf(stderr, "vfabric-bench: %s: %s\n", what.c_str(), std::strerror(err));
+  std::exit(1);
+}
+
+[[noreturn]] void die_wc(const char* what, const ibv_wc& wc) {
+  std::fprintf(stderr, "vfabric-bench: %s completion failed: %s (wr_id %llu)\n", what,
+               ibv_wc_status_str(wc.status), static_cast<unsigned long long>(wc.wr_id));
   std::exit(1);
 }
 
@@ -30,6 +36,7 @@ struct Side {
   ibv_qp* qp = nullptr;
   ibv_mr* mr = nullptr;
   std::vector<char> buf;
+  size_t slots = 1;
   ibv_port_attr port{};
   ibv_gid gid{};
 };
@@ -52,13 +59,16 @@ void setup(Side& s, const std::string& dev, size_t bytes, int depth, int gid_ind
   if (gid_index >= 0 && ibv_query_gid(s.ctx, 1, gid_index, &s.gid)) die("ibv_query_gid");
   s.pd = ibv_alloc_pd(s.ctx);
   s.buf.assign(bytes * size_t(depth), 'x');
+  s.slots = size_t(depth);
   s.mr = ibv_reg_mr(s.pd, s.buf.data(), s.buf.size(), IBV_ACCESS_LOCAL_WRITE);
-  s.cq = ibv_create_cq(s.ctx, depth * 2 + 1, nullptr, nullptr, 0);
+  s.cq = ibv_create_cq(s.ctx, depth * 2 + 4, nullptr, nullptr, 0);
   if (!s.pd || !s.mr || !s.cq) die("pd/mr/cq");
   ibv_qp_init_attr ia{};
   ia.send_cq = ia.recv_cq = s.cq;
   ia.qp_type = IBV_QPT_RC;
-  ia.cap.max_send_wr = ia.cap.max_recv_wr = uint32_t(depth);
+  // The latency phases leave a receive posted on each side: room for both.
+  ia.cap.max_send_wr = uint32_t(depth);
+  ia.cap.max_recv_wr = uint32_t(depth) + 2;
   ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
   ia.sq_sig_all = 1;
   s.qp = ibv_create_qp(s.pd, &ia);
@@ -102,23 +112,28 @@ void connect(Side& a, const Side& b, int gid_index) {
     die("RTS");
 }
 
-void post_recv(Side& s, size_t bytes, int slot) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(s.buf.data() + bytes * size_t(slot)), uint32_t(bytes), s.mr->lkey};
+// Receives always offer a whole slot: a receive left over from one phase
+// must fit any message of the next.
+void post_recv(Side& s, size_t, int slot) {
+  const size_t slot_size = s.buf.size() / s.slots;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(s.buf.data() + slot_size * size_t(slot)), uint32_t(slot_size),
+              s.mr->lkey};
   ibv_recv_wr wr{}, *bad;
   wr.wr_id = uint64_t(slot);
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  if (ibv_post_recv(s.qp, &wr, &bad)) die("ibv_post_recv");
+  if (int err = ibv_post_recv(s.qp, &wr, &bad)) die("ibv_post_recv", err);
 }
 
 void post_send(Side& s, size_t bytes, int slot) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(s.buf.data() + bytes * size_t(slot)), uint32_t(bytes), s.mr->lkey};
+  const size_t slot_size = s.buf.size() / s.slots;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(s.buf.data() + slot_size * size_t(slot)), uint32_t(bytes), s.mr->lkey};
   ibv_send_wr wr{}, *bad;
   wr.wr_id = uint64_t(slot);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  if (ibv_post_send(s.qp, &wr, &bad)) die("ibv_post_send");
+  if (int err = ibv_post_send(s.qp, &wr, &bad)) die("ibv_post_send", err);
 }
 
 // Waits for `n` completions on `s`, returns how many were receives.
@@ -129,10 +144,7 @@ int wait_cq(Side& s, int n) {
     int got = ibv_poll_cq(s.cq, n < 16 ? n : 16, wc);
     if (got < 0) die("ibv_poll_cq");
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) {
-        std::fprintf(stderr, "vfabric-bench: completion error: %s\n", ibv_wc_status_str(wc[i].status));
-        std::exit(1);
-      }
+      if (wc[i].status != IBV_WC_SUCCESS) die_wc("a", wc[i]);
       recvs += wc[i].opcode == IBV_WC_RECV;
     }
     n -= got;
@@ -171,13 +183,13 @@ double bandwidth_gbps(Side& a, Side& b, size_t bytes, int depth, int iters) {
     ibv_wc wc[16];
     int got = ibv_poll_cq(b.cq, 16, wc);
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) die("receive completion error");
+      if (wc[i].status != IBV_WC_SUCCESS) die_wc("receive", wc[i]);
       ++done;
       post_recv(b, bytes, int(wc[i].wr_id));
     }
     got = ibv_poll_cq(a.cq, 16, wc);
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) die("send completion error");
+      if (wc[i].status != IBV_WC_SUCCESS) die_wc("send", wc[i]);
       --in_flight;
     }
   }
