@@ -10,7 +10,11 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "device/abi/vhca_abi.h"
 #include "fabricd_fixture.hpp"
@@ -132,6 +136,67 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
   // The daemon still serves everyone else.
   auto r = run({"ibv_devinfo", "-d", "vib1"}, d.app_env());
   EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+// Objects the daemon holds for one vHCA, from `fabricctl --json hca list`.
+nlohmann::json objects_of(const Fabricd& d, const std::string& hca) {
+  auto r = d.ctl({"--json", "hca", "list"});
+  if (r.exit_code != 0) return {};
+  for (const auto& h : nlohmann::json::parse(r.out))
+    if (h["name"] == hca) return h["objects"];
+  return {};
+}
+
+bool wait_for(const std::function<bool()>& cond, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return cond();
+}
+
+TEST(DaemonLifecycle, AppKilledMidTransferHasEverythingReleased) {
+  Fabricd d(default_config());
+  const Env env = d.app_env();
+  const std::vector<std::string> common{"ibv_rc_pingpong", "-i", "1", "-p", "19411", "-s", "65536",
+                                        "-n", "100000000"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Process server(with({"-d", "vib1"}), env);
+  std::unique_ptr<Process> client;
+  // Connect (retrying until the server listens), then let data flow.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        if (client && client->running()) return objects_of(d, "vib0").value("qps", 0) == 1;
+        client = std::make_unique<Process>(with({"-d", "vib0", "127.0.0.1"}), env);
+        return false;
+      },
+      std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // mid-transfer
+  client->signal(SIGKILL);
+  client->wait(std::chrono::seconds(10));
+
+  ASSERT_TRUE(wait_for([&] { return objects_of(d, "vib0") == nlohmann::json{{"clients", 0}, {"pds", 0}, {"mrs", 0}, {"cqs", 0}, {"qps", 0}}; },
+                       std::chrono::seconds(10)))
+      << objects_of(d, "vib0").dump();
+  server.signal(SIGKILL);
+  server.wait(std::chrono::seconds(10));
+  EXPECT_TRUE(wait_for([&] { return objects_of(d, "vib1").value("qps", -1) == 0; }, std::chrono::seconds(10)));
+
+  // And the daemon keeps working for the next application.
+  Process s2({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", "19412", "-n", "100"}, env);
+  RunResult c2;
+  for (int i = 0; i < 50; ++i) {
+    c2 = run({"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", "19412", "-n", "100", "127.0.0.1"}, env);
+    if (c2.exit_code == 0 || c2.err.find("Couldn't connect") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(c2.exit_code, 0) << c2.describe();
+  EXPECT_EQ(s2.wait(std::chrono::seconds(30)).exit_code, 0);
 }
 
 }  // namespace
