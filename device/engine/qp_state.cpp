@@ -29,12 +29,14 @@ constexpr uint32_t kAllKnownMask =
 
 constexpr unsigned kStates = IBV_QPS_ERR + 1;
 
-// table[cur][next]
-const Transition (&transitions())[kStates][kStates] {
-  static Transition t[kStates][kStates] = {};
-  static bool built = false;
-  if (built) return t;
-  built = true;
+struct Table {
+  Transition t[kStates][kStates];
+};
+
+// table.t[cur][next]
+Table build_table() {
+  Table tab{};
+  auto& t = tab.t;
   for (unsigned s = 0; s < kStates; ++s) {
     t[s][IBV_QPS_RESET].valid = true;
     t[s][IBV_QPS_ERR].valid = true;
@@ -108,7 +110,12 @@ const Transition (&transitions())[kStates][kStates] {
   // SQE -> RTS (UC/UD only; an RC QP never enters SQE)
   t[IBV_QPS_SQE][IBV_QPS_RTS] = {
       true, {0, 0, 0}, {0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, IBV_QP_CUR_STATE | IBV_QP_QKEY}};
-  return t;
+  return tab;
+}
+
+const Table& transitions() {
+  static const Table table = build_table();
+  return table;
 }
 
 TypeIdx type_idx(ibv_qp_type t) {
@@ -121,12 +128,12 @@ TypeIdx type_idx(ibv_qp_type t) {
 
 }  // namespace
 
-bool qp_transition_ok(ibv_qp_state cur, ibv_qp_state next, ibv_qp_type type, uint32_t mask) {
+static bool qp_transition_ok(ibv_qp_state cur, ibv_qp_state next, ibv_qp_type type, uint32_t mask) {
   if (unsigned(cur) >= kStates || unsigned(next) >= kStates) return false;
   if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR && cur != IBV_QPS_RTS &&
       cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
     return false;
-  const Transition& t = transitions()[cur][next];
+  const Transition& t = transitions().t[cur][next];
   if (!t.valid) return false;
   if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS && type == IBV_QPT_RC) return false;
   const TypeIdx ti = type_idx(type);
@@ -136,6 +143,16 @@ bool qp_transition_ok(ibv_qp_state cur, ibv_qp_state next, ibv_qp_type type, uin
 }
 
 namespace {
+
+// Enum fields of a request are read as integers: the app may put any value
+// there, and loading an out-of-range enum is undefined behaviour.
+template <class E>
+uint32_t raw(const E& e) {
+  static_assert(sizeof(E) == sizeof(uint32_t));
+  uint32_t v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
 
 bool ah_ok(const HcaConfig& cfg, const ibv_ah_attr& ah) {
   if (ah.port_num > 1) return false;  // 0 is taken as the only port
@@ -161,11 +178,12 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   const uint32_t mask = req.attr_mask;
   if (mask & ~kAllKnownMask) return EINVAL;
   const ibv_qp_state cur = qp.state;
-  if ((mask & IBV_QP_CUR_STATE) && a.cur_qp_state != cur) return EINVAL;
+  if ((mask & IBV_QP_CUR_STATE) && raw(a.cur_qp_state) != uint32_t(cur)) return EINVAL;
   ibv_qp_state next = cur;
   if (mask & IBV_QP_STATE) {
-    if (unsigned(a.qp_state) > IBV_QPS_ERR) return EINVAL;
-    next = a.qp_state;
+    const uint32_t v = raw(a.qp_state);
+    if (v > IBV_QPS_ERR) return EINVAL;
+    next = ibv_qp_state(v);
   }
   if (!qp_transition_ok(cur, next, qp.type, mask)) return EINVAL;
 
@@ -177,7 +195,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
       (a.qp_access_flags & ~uint32_t(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
     return EINVAL;
-  if ((mask & IBV_QP_PATH_MTU) && mtu_bytes(a.path_mtu) == 0) return EINVAL;
+  if ((mask & IBV_QP_PATH_MTU) && mtu_bytes(raw(a.path_mtu)) == 0) return EINVAL;
   if ((mask & IBV_QP_AV) && !ah_ok(cfg_, a.ah_attr)) return EINVAL;
   if ((mask & IBV_QP_TIMEOUT) && a.timeout > 31) return EINVAL;
   if ((mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return EINVAL;
@@ -187,7 +205,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a.max_dest_rd_atomic > l.max_qp_rd_atom)
     return EINVAL;
   if ((mask & IBV_QP_DEST_QPN) && a.dest_qp_num > vf::wire::kQpnMask) return EINVAL;
-  if ((mask & IBV_QP_PATH_MIG_STATE) && unsigned(a.path_mig_state) > IBV_MIG_ARMED) return EINVAL;
+  if ((mask & IBV_QP_PATH_MIG_STATE) && raw(a.path_mig_state) > IBV_MIG_ARMED) return EINVAL;
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > vf::wire::kPsnMask) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > vf::wire::kPsnMask) return EINVAL;
   if (mask & IBV_QP_ALT_PATH) {

@@ -167,7 +167,8 @@ TEST_F(QpState, AttributeValuesChecked) {
   a.qp_access_flags = IBV_ACCESS_MW_BIND;
   EXPECT_EQ(app_a->modify(*q, a, kInitMask), EINVAL);
   a = full_attr(IBV_QPS_INIT);
-  a.qp_state = ibv_qp_state(42);
+  const uint32_t bogus_state = 42;  // what a hostile app can put there
+  std::memcpy(&a.qp_state, &bogus_state, sizeof(bogus_state));
   EXPECT_EQ(app_a->modify(*q, a, kInitMask), EINVAL);
   EXPECT_EQ(app_a->modify(*q, full_attr(IBV_QPS_INIT), kInitMask | (1u << 30)), EINVAL);
   a = full_attr(IBV_QPS_INIT);
