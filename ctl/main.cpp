@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ctl/commands.hpp"
 
@@ -33,6 +36,31 @@ const char* kFooter =
     "EXIT STATUS\n"
     "  0 success; 1 fabricd is not running or answered with an error; 2 usage error.\n"
     "  exec exits with the program's own status (127: not found, 126: cannot execute).";
+
+bool takes_value(std::string_view opt) { return opt == "--runtime-dir" || opt == "--timeout"; }
+
+// Finds `exec` (the first word that is not a global option or its value);
+// fabricctl options may follow it, then CMD starts at the first other word
+// or after a `--`. Returns how many argv entries CLI11 should parse, and CMD.
+std::pair<int, std::vector<std::string>> split_exec(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (takes_value(a)) {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    if (a != "exec") break;  // another subcommand: nothing to split
+    for (int j = i + 1; j < argc; ++j) {
+      std::string_view w = argv[j];
+      if (w == "--") return {j, std::vector<std::string>(argv + j + 1, argv + argc)};
+      if (takes_value(w)) ++j;
+      else if (w.empty() || w[0] != '-') return {j, std::vector<std::string>(argv + j, argv + argc)};
+    }
+    return {argc, {}};
+  }
+  return {argc, {}};
+}
 
 }  // namespace
 
@@ -82,18 +110,21 @@ int main(int argc, char** argv) {
       "provider), VFABRIC_RUNTIME_DIR and, where needed, LD_PRELOAD (prepended to yours).");
 
   auto* exec = app.add_subcommand("exec", "Run a program with the vHCAs visible: fabricctl exec -- CMD [ARGS...]");
-  exec->prefix_command();  // everything after the first word belongs to CMD
   exec->footer(
       "Sets the daemon's environment (see `fabricctl env`), then replaces fabricctl with CMD,\n"
-      "so CMD's exit status is fabricctl's. Everything after `--` goes to CMD untouched.\n\n"
+      "so CMD's exit status is fabricctl's. CMD starts at the first word after `exec` that is not\n"
+      "a fabricctl option, or after `--`; its own options are never read by fabricctl.\n\n"
       "EXAMPLES\n"
       "  fabricctl exec -- ibv_devices\n"
       "  fabricctl exec -- ib_write_bw -d vib0                # terminal 1\n"
       "  fabricctl exec -- ib_write_bw -d vib1 localhost      # terminal 2\n"
       "  fabricctl exec -- ib_send_lat -d vroce0 -x 1         # RoCE: GID index 1 is IPv4");
 
+  // exec's command line is split off before CLI11 sees it, so options of CMD
+  // (`-d vib0`, `--json`...) can never be taken for fabricctl's.
+  auto [cli_argc, command] = split_exec(argc, argv);
   try {
-    app.parse(argc, argv);
+    app.parse(cli_argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
@@ -103,10 +134,6 @@ int main(int argc, char** argv) {
   if (*status) return vf::ctl::cmd_status(g);
   if (*hca_list) return vf::ctl::cmd_hca_list(g);
   if (*env) return vf::ctl::cmd_env(g);
-  if (*exec) {
-    std::vector<std::string> cmd = exec->remaining();
-    if (!cmd.empty() && cmd.front() == "--") cmd.erase(cmd.begin());
-    return vf::ctl::cmd_exec(g, cmd);
-  }
+  if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

@@ -70,6 +70,13 @@ void replace_file(const fs::path& p, std::string_view content) {
   }
 }
 
+// Still the node we made: a char device with our numbers, inode and ctime.
+bool same_node(const fs::path& p, dev_t rdev, ino_t ino, const timespec& ctime) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev && st.st_ino == ino &&
+         st.st_ctim.tv_sec == ctime.tv_sec && st.st_ctim.tv_nsec == ctime.tv_nsec;
+}
+
 bool exists_nofollow(const fs::path& p) {
   struct stat st {};
   return ::lstat(p.c_str(), &st) == 0;
@@ -263,13 +270,13 @@ void RuntimeTree::cleanup_stale() {
   while (in && std::getline(in, line) && ++lines <= 1024) {
     std::istringstream ls(line);
     unsigned long long ino = 0;
+    long long sec = 0, nsec = 0;
     std::string path;
-    if (!(ls >> ino >> path)) continue;
+    if (!(ls >> ino >> sec >> nsec >> path)) continue;
     if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() ||
         path.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
       continue;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev_ && st.st_ino == ino)
+    if (same_node(path, rdev_, static_cast<ino_t>(ino), timespec{static_cast<time_t>(sec), static_cast<long>(nsec)}))
       ::unlink(path.c_str());
   }
   ::unlink(manifest.c_str());
@@ -277,7 +284,9 @@ void RuntimeTree::cleanup_stale() {
 
 void RuntimeTree::write_manifest() {
   std::string text;
-  for (const auto& n : nodes_) text += fmt::format("{} {}\n", static_cast<unsigned long long>(n.ino), n.path.string());
+  for (const auto& n : nodes_)
+    text += fmt::format("{} {} {} {}\n", static_cast<unsigned long long>(n.ino), static_cast<long long>(n.ctime.tv_sec),
+                        static_cast<long long>(n.ctime.tv_nsec), n.path.string());
   replace_file(opts_.runtime_dir / kManifest, text);
 }
 
@@ -303,7 +312,7 @@ void RuntimeTree::make_nodes(const std::vector<DeviceSpec>& devices) {
       ::chmod(p.c_str(), 0666);  // every user's libibverbs opens it O_RDWR; it is /dev/null
       struct stat st {};
       if (::lstat(p.c_str(), &st) != 0) fail_errno(errno, p, "stat", kFixWritable);
-      nodes_.push_back({p, st.st_ino});
+      nodes_.push_back({p, st.st_ino, st.st_ctim});
       write_manifest();
       devices_.push_back({d.ibdev, fmt::format("uverbs{}", n), n, p});
       done = true;
@@ -336,11 +345,8 @@ void RuntimeTree::remove() noexcept {
     if (::rename(sys.c_str(), old.c_str()) == 0) remove_tree(old);
   }
   remove_tree(opts_.runtime_dir / ".sys.new");
-  for (const auto& n : nodes_) {
-    struct stat st {};
-    if (::lstat(n.path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev_ && st.st_ino == n.ino)
-      ::unlink(n.path.c_str());
-  }
+  for (const auto& n : nodes_)
+    if (same_node(n.path, rdev_, n.ino, n.ctime)) ::unlink(n.path.c_str());
   nodes_.clear();
   devices_.clear();
   if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty

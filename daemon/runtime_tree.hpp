@@ -21,7 +21,7 @@
 // /dev/null's numbers (open() must give a char device whose st_rdev equals
 // `dev`, nothing more). Existing nodes are never touched: a taken uverbsN
 // makes the tree use the next free number. Only nodes this tree made (checked
-// by inode and numbers) are removed, at remove() or, after a crash, by the
+// by inode, ctime and numbers) are removed, at remove() or, after a crash, by the
 // next create() in the same runtime_dir via its manifest.
 //
 // The sysfs tree is built under a hidden name and renamed into place, so a
@@ -29,6 +29,8 @@
 #pragma once
 
 #include <sys/types.h>
+
+#include <ctime>
 
 #include <filesystem>
 #include <stdexcept>
@@ -80,9 +82,12 @@ class RuntimeTree {
   void set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc);
 
  private:
+  // A node is ours while it still has the inode and change time it had when
+  // we made it (inode numbers alone get reused right away on some file systems).
   struct Node {
     std::filesystem::path path;
     ino_t ino = 0;
+    timespec ctime{};
   };
   void build(const std::vector<DeviceSpec>& devices);
   void cleanup_stale();

@@ -141,10 +141,12 @@ std::string format_rate(uint64_t bps) {
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t cap) {
+  // Optimal string alignment: Levenshtein plus adjacent transpositions
+  // ("ecoh" -> "echo" is one typo, not two).
   if (a.size() > b.size()) std::swap(a, b);
   if (b.size() - a.size() > cap) return cap + 1;
   if (b.size() > 256) return cap + 1;
-  std::vector<std::size_t> prev(a.size() + 1), cur(a.size() + 1);
+  std::vector<std::size_t> prev2(a.size() + 1), prev(a.size() + 1), cur(a.size() + 1);
   for (std::size_t i = 0; i <= a.size(); ++i) prev[i] = i;
   for (std::size_t j = 1; j <= b.size(); ++j) {
     cur[0] = j;
@@ -152,9 +154,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t ca
     for (std::size_t i = 1; i <= a.size(); ++i) {
       std::size_t sub = prev[i - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[i] = std::min({prev[i] + 1, cur[i - 1] + 1, sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[i] = std::min(cur[i], prev2[i - 2] + 1);
       row_min = std::min(row_min, cur[i]);
     }
     if (row_min > cap) return cap + 1;
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
   return std::min(prev[a.size()], cap + 1);

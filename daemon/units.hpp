@@ -30,7 +30,7 @@ std::string format_delay(uint64_t ns);
 // "100 Gb/s", "13.64 Gb/s", "800 Mb/s".
 std::string format_rate(uint64_t bps);
 
-// Levenshtein distance, capped (returns cap+1 once exceeded) so hostile
+// Edit distance (Levenshtein + adjacent transpositions), capped (returns cap+1 once exceeded) so hostile
 // multi-kilobyte keys cost little.
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t cap = 8);
 

@@ -51,6 +51,9 @@ TEST(Units, DidYouMean) {
   EXPECT_EQ(units::did_you_mean("link_layr", keys), "link_layer");
   EXPECT_EQ(units::did_you_mean("Switches", keys), "switches");
   EXPECT_EQ(units::did_you_mean("hca", keys), "hcas");
+  EXPECT_EQ(units::did_you_mean("swtiches", keys), "switches");  // transposition
+  EXPECT_EQ(units::edit_distance("ecoh", "echo"), 1u);
+  EXPECT_EQ(units::edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(units::did_you_mean("banana", keys), "");
   EXPECT_EQ(units::did_you_mean(std::string(10000, 'x'), keys), "");
 }

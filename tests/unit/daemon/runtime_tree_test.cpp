@@ -1,0 +1,292 @@
+// The runtime tree in a temp directory: every file with its exact content,
+// device nodes, collision handling, crash recovery, and clean removal.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "daemon/config.hpp"
+#include "daemon/runtime_tree.hpp"
+#include "test_util.hpp"
+
+namespace vf::runtime {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kDefault = std::string(VF_SOURCE_DIR) + "/configs/default.yaml";
+
+std::string hostname() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// Every regular file and symlink under `root`, relative path -> content (or "-> target").
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    auto rel = it->path().lexically_relative(root).string();  // fs::relative would resolve symlinks
+    if (it->is_symlink()) out[rel] = "-> " + fs::read_symlink(it->path()).string();
+    else if (it->is_regular_file()) out[rel] = test::read_file(it->path());
+  }
+  return out;
+}
+
+class RuntimeTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::can_mknod()) GTEST_SKIP() << "needs CAP_MKNOD (run as root) to create device nodes";
+    struct stat st {};
+    ASSERT_EQ(stat("/dev/null", &st), 0);
+    null_ = st.st_rdev;
+    opts_.runtime_dir = tmp_.path() / "run";
+    opts_.dev_dir = tmp_.path() / "dev/infiniband";
+    fs::create_directories(tmp_.path() / "dev");
+    cfg_ = config::load_config(kDefault);
+    specs_ = make_device_specs(cfg_);
+  }
+  std::string sys() const { return (opts_.runtime_dir / "sys").string(); }
+
+  test::TempDir tmp_;
+  TreeOptions opts_;
+  config::Config cfg_;
+  std::vector<DeviceSpec> specs_;
+  dev_t null_ = 0;
+};
+
+TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
+  RuntimeTree tree(opts_, specs_);
+  EXPECT_EQ(tree.sysfs_path(), opts_.runtime_dir / "sys");
+  ASSERT_EQ(tree.devices().size(), 4u);
+  EXPECT_EQ(tree.devices()[0].ibdev, "vib0");
+  EXPECT_EQ(tree.devices()[0].uverbs, "uverbs0");
+  EXPECT_EQ(tree.devices()[3].uverbs, "uverbs3");
+
+  const auto& vib0 = *cfg_.find_hca("vib0")->hca;
+  const auto& vroce0 = *cfg_.find_hca("vroce0")->hca;
+  const std::string dev = fmt::format("{}:{}\n", major(null_), minor(null_));
+  const std::string g0 = addr::format_guid_sysfs(vib0.node_guid);
+  const std::string r0 = addr::format_guid_sysfs(vroce0.node_guid);
+  const std::string ib_gid0 = "fe80:0000:0000:0000:" + g0 + "\n";
+  const auto iid = addr::eui64_from_mac(vroce0.mac);
+  const std::string roce_gid0 = addr::format_gid_sysfs(addr::make_gid(0xfe80000000000000ULL, iid)) + "\n";
+  const std::string zero = "0000:0000:0000:0000:0000:0000:0000:0000\n";
+
+  std::map<std::string, std::string> want;
+  want[".vfabric-tree"] = fmt::format("made by fabricd pid {}\n", getpid());
+  want["class/infiniband_verbs/abi_version"] = "6\n";
+  struct Dev {
+    const char* name;
+    int uverbs;
+  };
+  for (auto [name, n] : {Dev{"vib0", 0}, Dev{"vib1", 1}, Dev{"vroce0", 2}, Dev{"vroce1", 3}}) {
+    const auto& h = *cfg_.find_hca(name)->hca;
+    bool ib = std::string(name).rfind("vib", 0) == 0;
+    std::string uv = fmt::format("class/infiniband_verbs/uverbs{}/", n);
+    want[uv + "ibdev"] = std::string(name) + "\n";
+    want[uv + "dev"] = dev;
+    want[uv + "abi_version"] = "1\n";
+    want[uv + "device"] = fmt::format("-> ../../infiniband/{}/device", name);
+    std::string d = fmt::format("class/infiniband/{}/", name);
+    want[d + "node_type"] = "1: CA\n";
+    want[d + "node_guid"] = addr::format_guid_sysfs(h.node_guid) + "\n";
+    want[d + "sys_image_guid"] = addr::format_guid_sysfs(h.node_guid) + "\n";
+    want[d + "fw_ver"] = "1.0.0\n";
+    want[d + "hca_type"] = "vHCA\n";
+    want[d + "hw_rev"] = "0x0\n";
+    want[d + "board_id"] = "VFABRIC_VHCA\n";
+    want[d + "node_desc"] = (hostname() + " " + name).substr(0, 64) + "\n";
+    want[d + "device/modalias"] = "vfabric:vhca\n";
+    want[d + "device/vfabric_index"] = fmt::format("{}\n", n);
+    std::string p = d + "ports/1/";
+    want[p + "state"] = "4: ACTIVE\n";
+    want[p + "phys_state"] = "5: LinkUp\n";
+    want[p + "link_layer"] = ib ? "InfiniBand\n" : "Ethernet\n";
+    want[p + "rate"] = "100 Gb/sec (4X EDR)\n";
+    want[p + "lid"] = ib ? fmt::format("0x{:x}\n", n + 1) : "0x0\n";
+    want[p + "sm_lid"] = ib ? "0x3\n" : "0x0\n";
+    want[p + "lid_mask_count"] = "0\n";
+    want[p + "sm_sl"] = "0\n";
+    want[p + "cap_mask"] = ib ? "0x00014800\n" : "0x04010000\n";
+    for (int i = 0; i < 16; ++i) {
+      std::string gid = zero;
+      if (ib && i == 0) gid = "fe80:0000:0000:0000:" + addr::format_guid_sysfs(h.node_guid) + "\n";
+      if (!ib && i == 0)
+        gid = addr::format_gid_sysfs(addr::make_gid(0xfe80000000000000ULL, addr::eui64_from_mac(h.mac))) + "\n";
+      if (!ib && i == 1) gid = addr::format_gid_sysfs(addr::ipv4_mapped_gid(*h.ipv4)) + "\n";
+      want[p + fmt::format("gids/{}", i)] = gid;
+      want[p + fmt::format("gid_attrs/types/{}", i)] = (!ib && i < 2) ? "RoCE v2\n" : "IB/RoCE v1\n";
+    }
+    for (int i = 0; i < (ib ? 16 : 1); ++i) want[p + fmt::format("pkeys/{}", i)] = i == 0 ? "0xffff\n" : "0x0000\n";
+  }
+  auto got = snapshot(sys());
+  for (const auto& [path, content] : want) {
+    auto it = got.find(path);
+    if (it == got.end()) {
+      ADD_FAILURE() << "missing " << path;
+      continue;
+    }
+    EXPECT_EQ(it->second, content) << path;
+  }
+  for (const auto& [path, content] : got) EXPECT_TRUE(want.count(path)) << "unexpected " << path;
+
+  // Spot checks in the exact forms libibverbs and users see.
+  EXPECT_EQ(ib_gid0, want["class/infiniband/vib0/ports/1/gids/0"]);
+  EXPECT_EQ(roce_gid0, want["class/infiniband/vroce0/ports/1/gids/0"]);
+  EXPECT_EQ(want["class/infiniband/vroce0/ports/1/gids/1"], "0000:0000:0000:0000:0000:ffff:c000:0201\n");
+  EXPECT_EQ(g0.size(), 19u);
+  EXPECT_EQ(r0.substr(0, 4), "0056");
+
+  // Nodes: char devices with /dev/null's numbers, usable by every user.
+  for (int n = 0; n < 4; ++n) {
+    struct stat st {};
+    auto p = opts_.dev_dir / fmt::format("uverbs{}", n);
+    ASSERT_EQ(lstat(p.c_str(), &st), 0) << p;
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    EXPECT_EQ(st.st_rdev, null_);
+    EXPECT_EQ(st.st_mode & 07777, 0666u);
+  }
+  // Read-only files, world-readable directories.
+  struct stat st {};
+  ASSERT_EQ(stat((sys() + "/class/infiniband/vib0/node_guid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0444u);
+  ASSERT_EQ(stat((sys() + "/class/infiniband/vib0/ports/1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
+TEST_F(RuntimeTreeTest, RemoveLeavesNothing) {
+  {
+    RuntimeTree tree(opts_, specs_);
+    EXPECT_TRUE(fs::exists(opts_.runtime_dir / "dev-nodes"));
+  }
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "dev-nodes"));
+  EXPECT_FALSE(fs::exists(opts_.dev_dir));  // we made it, so it goes
+  EXPECT_TRUE(fs::is_empty(opts_.runtime_dir)) << "left: " << fs::directory_iterator(opts_.runtime_dir)->path();
+}
+
+TEST_F(RuntimeTreeTest, ExistingNodesAreNeverTouched) {
+  fs::create_directories(opts_.dev_dir);
+  test::write_file(opts_.dev_dir / "uverbs0", "a real device, say");
+  ASSERT_EQ(mknod((opts_.dev_dir / "uverbs2").c_str(), S_IFCHR | 0600, makedev(231, 194)), 0);
+  {
+    RuntimeTree tree(opts_, specs_);
+    EXPECT_EQ(tree.find("vib0")->uverbs, "uverbs1");
+    EXPECT_EQ(tree.find("vib1")->uverbs, "uverbs3");  // 2 is taken too
+    EXPECT_EQ(tree.find("vroce0")->uverbs, "uverbs4");
+    EXPECT_EQ(tree.find("vroce1")->uverbs, "uverbs5");
+    EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband_verbs/uverbs1/ibdev"), "vib0\n");
+    EXPECT_FALSE(fs::exists(fs::path(sys()) / "class/infiniband_verbs/uverbs0"));
+  }
+  EXPECT_EQ(test::read_file(opts_.dev_dir / "uverbs0"), "a real device, say");
+  struct stat st {};
+  ASSERT_EQ(lstat((opts_.dev_dir / "uverbs2").c_str(), &st), 0);
+  EXPECT_EQ(st.st_rdev, makedev(231, 194));
+  EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs1"));
+  EXPECT_TRUE(fs::exists(opts_.dev_dir));  // not ours: stays
+}
+
+TEST_F(RuntimeTreeTest, RecoversFromACrashedPredecessor) {
+  auto* crashed = new RuntimeTree(opts_, specs_);  // never destroyed: like SIGKILL
+  (void)crashed;
+  // A node someone else put at the crashed tree's path in the meantime is not ours.
+  ASSERT_EQ(unlink((opts_.dev_dir / "uverbs3").c_str()), 0);
+  ASSERT_EQ(mknod((opts_.dev_dir / "uverbs3").c_str(), S_IFCHR | 0600, null_), 0);
+  RuntimeTree tree(opts_, specs_);
+  EXPECT_EQ(tree.find("vib0")->uverbs, "uverbs0");  // stale nodes removed and reused
+  EXPECT_EQ(tree.find("vroce0")->uverbs, "uverbs2");
+  EXPECT_EQ(tree.find("vroce1")->uverbs, "uverbs4");  // 3 belongs to someone else now
+  EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband_verbs/uverbs4/ibdev"), "vroce1\n");
+}
+
+TEST_F(RuntimeTreeTest, RefusesAForeignSysDirectory) {
+  fs::create_directories(opts_.runtime_dir / "sys/class");
+  try {
+    RuntimeTree tree(opts_, specs_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    EXPECT_NE(std::string(e.what()).find("exists and was not made by fabricd"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(opts_.runtime_dir / "sys/class"));
+  EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs0"));  // nothing left behind
+}
+
+TEST_F(RuntimeTreeTest, UnwritableRuntimeDirIsAClearError) {
+  test::write_file(tmp_.path() / "file", "");
+  opts_.runtime_dir = tmp_.path() / "file/run";
+  try {
+    RuntimeTree tree(opts_, specs_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("cannot create runtime directory " + opts_.runtime_dir.string()), std::string::npos) << w;
+    EXPECT_NE(w.find("runtime_dir"), std::string::npos) << w;
+  }
+}
+
+TEST_F(RuntimeTreeTest, PortStateAndLidUpdatesAreAtomicReplacements) {
+  RuntimeTree tree(opts_, specs_);
+  const fs::path port = fs::path(sys()) / "class/infiniband/vib1/ports/1";
+  struct stat before {};
+  ASSERT_EQ(stat(port.parent_path().parent_path().c_str(), &before), 0);
+  tree.set_port_state("vib1", PortState::Down, PhysState::Disabled);
+  EXPECT_EQ(test::read_file(port / "state"), "1: DOWN\n");
+  EXPECT_EQ(test::read_file(port / "phys_state"), "3: Disabled\n");
+  tree.set_port_state("vib1", PortState::Active, PhysState::LinkUp);
+  EXPECT_EQ(test::read_file(port / "state"), "4: ACTIVE\n");
+  tree.set_port_lid("vib1", 0x1234, 7, 2);
+  EXPECT_EQ(test::read_file(port / "lid"), "0x1234\n");
+  EXPECT_EQ(test::read_file(port / "sm_lid"), "0x7\n");
+  EXPECT_EQ(test::read_file(port / "lid_mask_count"), "2\n");
+  // libibverbs keys device identity on the ibdev directory's mtime; port
+  // updates must not touch it.
+  struct stat after {};
+  ASSERT_EQ(stat(port.parent_path().parent_path().c_str(), &after), 0);
+  EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+  EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+  for (const auto& e : fs::directory_iterator(port)) EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+  EXPECT_THROW(tree.set_port_state("nope", PortState::Down, PhysState::Disabled), RuntimeTreeError);
+}
+
+TEST_F(RuntimeTreeTest, MovedFromTreeRemovesNothing) {
+  std::optional<RuntimeTree> b;
+  {
+    RuntimeTree a(opts_, specs_);
+    b.emplace(std::move(a));
+  }
+  EXPECT_TRUE(fs::exists(opts_.runtime_dir / "sys/class/infiniband/vib0"));
+  EXPECT_TRUE(fs::exists(opts_.dev_dir / "uverbs0"));
+  b.reset();
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
+}
+
+TEST_F(RuntimeTreeTest, HostileSpecsAreRejected) {
+  auto bad = specs_;
+  bad[0].ibdev = "../../etc";
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  bad = specs_;
+  bad[0].device_attrs["../x"] = "y";
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  bad = specs_;
+  bad[0].fw_ver = "1\nnode_type";
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  bad = specs_;
+  bad[1].ibdev = bad[0].ibdev;
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
+}
+
+TEST_F(RuntimeTreeTest, ProviderAttributesLandUnderDevice) {
+  specs_[0].device_attrs["vfabric_socket"] = "/run/vfabric/vib0.sock";
+  RuntimeTree tree(opts_, specs_);
+  EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband/vib0/device/vfabric_socket"), "/run/vfabric/vib0.sock\n");
+  // Reachable through the uverbs entry too, as on a real system.
+  EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband_verbs/uverbs0/device/modalias"), "vfabric:vhca\n");
+}
+
+}  // namespace
+}  // namespace vf::runtime
