@@ -64,7 +64,8 @@ struct ServerState;
 // the first ok()/error() wins and later calls are ignored. If every copy is
 // dropped without an answer the client gets an error instead of waiting, and
 // if the answer takes longer than ServerOptions::reply_timeout the client gets
-// a timeout error and the late answer is discarded.
+// a timeout error and the late answer is discarded. Copies must not outlive
+// the io_context (answering posts to it).
 class Reply {
  public:
   void ok(json result) const;

@@ -1,6 +1,7 @@
 #include "daemon/runtime_tree.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace vf::runtime {
 namespace fs = std::filesystem;
@@ -17,6 +19,7 @@ namespace {
 
 constexpr const char* kMarker = ".vfabric-tree";   // inside sys/: "fabricd made this"
 constexpr const char* kManifest = "dev-nodes";     // inside runtime_dir: nodes we made
+constexpr const char* kLock = "lock";              // inside runtime_dir: one tree per directory
 constexpr const char* kModalias = "vfabric:vhca";  // the provider's match table entry
 // class/infiniband_verbs/abi_version: the uverbs ABI (kernel value; libibverbs
 // accepts 3..6). uverbsN/abi_version: the driver ABI handed to the provider
@@ -203,6 +206,7 @@ RuntimeTree::RuntimeTree(TreeOptions opts, const std::vector<DeviceSpec>& device
   if (::access(opts_.runtime_dir.c_str(), W_OK | X_OK) != 0)
     throw RuntimeTreeError(fmt::format("runtime directory {} is not writable: {}; {}", opts_.runtime_dir.string(),
                                        std::strerror(errno), kFixWritable));
+  lock();
   active_ = true;
   try {
     cleanup_stale();
@@ -216,8 +220,32 @@ RuntimeTree::RuntimeTree(TreeOptions opts, const std::vector<DeviceSpec>& device
 
 RuntimeTree::~RuntimeTree() { remove(); }
 
+void RuntimeTree::lock() {
+  const fs::path p = opts_.runtime_dir / kLock;
+  lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (lock_fd_ < 0) fail_errno(errno, p, "create", kFixWritable);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char pid[32] = {};
+    ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (e == EWOULDBLOCK)
+      throw RuntimeTreeError(fmt::format("another fabricd (pid {}) is using runtime directory {}; stop it or set a "
+                                         "different daemon.runtime_dir",
+                                         n > 0 ? std::string(pid, strnlen(pid, sizeof pid)).substr(0, 10) : "?",
+                                         opts_.runtime_dir.string()));
+    fail_errno(e, p, "lock", kFixWritable);
+  }
+  std::string me = std::to_string(::getpid());
+  if (::ftruncate(lock_fd_, 0) == 0 && ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0) {
+    // The pid is only for the message above; the lock itself is what counts.
+  }
+}
+
 RuntimeTree::RuntimeTree(RuntimeTree&& o) noexcept
     : opts_(std::move(o.opts_)),
+      lock_fd_(std::exchange(o.lock_fd_, -1)),
       rdev_(o.rdev_),
       made_dev_dir_(o.made_dev_dir_),
       active_(o.active_),
@@ -230,6 +258,7 @@ RuntimeTree& RuntimeTree::operator=(RuntimeTree&& o) noexcept {
   if (this != &o) {
     remove();
     opts_ = std::move(o.opts_);
+    lock_fd_ = std::exchange(o.lock_fd_, -1);
     rdev_ = o.rdev_;
     made_dev_dir_ = o.made_dev_dir_;
     active_ = o.active_;
@@ -336,7 +365,11 @@ void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
 }
 
 void RuntimeTree::remove() noexcept {
-  if (!active_) return;
+  if (!active_) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // a constructor that failed after locking
+    lock_fd_ = -1;
+    return;
+  }
   active_ = false;
   const fs::path sys = sysfs_path();
   if (exists_nofollow(sys / kMarker)) {
@@ -352,6 +385,10 @@ void RuntimeTree::remove() noexcept {
   if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty
   made_dev_dir_ = false;
   ::unlink((opts_.runtime_dir / kManifest).c_str());
+  // Unlinked while still held, so nobody locks the old file after we let go.
+  ::unlink((opts_.runtime_dir / kLock).c_str());
+  ::close(lock_fd_);
+  lock_fd_ = -1;
 }
 
 fs::path RuntimeTree::port_dir(std::string_view ibdev) const {

@@ -26,6 +26,11 @@
 //
 // The sysfs tree is built under a hidden name and renamed into place, so a
 // reader sees all of it or none of it; removal renames it away first.
+//
+// One tree per runtime_dir: the tree holds an exclusive flock on
+// <runtime_dir>/lock for its lifetime (the kernel drops it if fabricd dies),
+// so a second fabricd on the same directory fails instead of "cleaning up"
+// the first one's live tree and nodes.
 #pragma once
 
 #include <sys/types.h>
@@ -89,6 +94,7 @@ class RuntimeTree {
     ino_t ino = 0;
     timespec ctime{};
   };
+  void lock();
   void build(const std::vector<DeviceSpec>& devices);
   void cleanup_stale();
   void make_nodes(const std::vector<DeviceSpec>& devices);
@@ -96,6 +102,7 @@ class RuntimeTree {
   std::filesystem::path port_dir(std::string_view ibdev) const;
 
   TreeOptions opts_;
+  int lock_fd_ = -1;               // flock on runtime_dir/lock
   dev_t rdev_ = 0;                 // /dev/null's numbers
   bool made_dev_dir_ = false;
   bool active_ = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -190,9 +191,40 @@ TEST_F(RuntimeTreeTest, ExistingNodesAreNeverTouched) {
   EXPECT_TRUE(fs::exists(opts_.dev_dir));  // not ours: stays
 }
 
+TEST_F(RuntimeTreeTest, OneTreePerRuntimeDir) {
+  RuntimeTree live(opts_, specs_);
+  try {
+    RuntimeTree second(opts_, specs_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("another fabricd (pid {}) is using runtime directory", getpid())),
+              std::string::npos)
+        << e.what();
+  }
+  // The live tree is untouched.
+  EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband_verbs/uverbs0/ibdev"), "vib0\n");
+  EXPECT_TRUE(fs::exists(opts_.dev_dir / "uverbs3"));
+  EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs4"));
+}
+
 TEST_F(RuntimeTreeTest, RecoversFromACrashedPredecessor) {
-  auto* crashed = new RuntimeTree(opts_, specs_);  // never destroyed: like SIGKILL
-  (void)crashed;
+  // A child builds a tree and dies without cleaning up, like a SIGKILLed
+  // fabricd; the kernel drops its lock, its files and nodes stay.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      new RuntimeTree(opts_, specs_);
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_TRUE(fs::exists(opts_.dev_dir / "uverbs0"));
+
   // A node someone else put at the crashed tree's path in the meantime is not ours.
   ASSERT_EQ(unlink((opts_.dev_dir / "uverbs3").c_str()), 0);
   ASSERT_EQ(mknod((opts_.dev_dir / "uverbs3").c_str(), S_IFCHR | 0600, null_), 0);
