@@ -155,7 +155,7 @@ TEST_P(Verbs, RegisteringMemoryTheProcessDoesNotOwnFails) {
 INSTANTIATE_TEST_SUITE_P(Fabrics, Verbs,
                          ::testing::Values(FabricParam{"InfiniBand", "vib0", "vib1", -1},
                                            FabricParam{"RoCEv2", "vroce0", "vroce1", 1}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace vf::test
