@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <ostream>
 
 #include "fabricd_fixture.hpp"
 #include "tests/support/rc_pair.hpp"
@@ -34,6 +35,7 @@ struct FabricParam {
   const char* a;
   const char* b;
   int gid_index;
+  friend std::ostream& operator<<(std::ostream& os, const FabricParam& p) { return os << p.name; }
 };
 
 // Waits for one completion; the deadline only bounds a hang.
