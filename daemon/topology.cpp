@@ -1,5 +1,6 @@
 #include "daemon/topology.hpp"
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -7,10 +8,7 @@
 #include "daemon/link_attrs.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
-#include "dataplane/fabric/hca_port.hpp"
-#include "dataplane/fabric/link.hpp"
-#include "dataplane/fabric/port.hpp"
-#include "dataplane/fabric/switch.hpp"
+#include "dataplane/fabric/fabric.hpp"
 
 namespace vf {
 namespace {
@@ -19,11 +17,20 @@ dp::LinkLayer to_dp(config::LinkLayer ll) {
   return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
 }
 
-// One vHCA: its engine, the port it transmits through, and where it is.
+// One vHCA: its engine and the port (owned by its fabric) it transmits through.
 struct Vhca {
-  std::unique_ptr<dp::HcaPort> port;
+  dp::HcaPort* port;
   std::unique_ptr<engine::Hca> engine;
 };
+
+dp::Endpoint to_dp(const config::Endpoint& ep) { return {ep.node, ep.is_switch ? ep.port : 0}; }
+
+template <size_t N>
+std::array<uint8_t, N> raw(const uint8_t (&bytes)[N]) {
+  std::array<uint8_t, N> out;
+  std::memcpy(out.data(), bytes, N);
+  return out;
+}
 
 void deliver(void* ctx, rte_mbuf* m, const engine::RxMeta& meta) {
   static_cast<engine::Hca*>(ctx)->receive(m, meta);
@@ -34,9 +41,10 @@ void tx_space(void* ctx) { static_cast<engine::Hca*>(ctx)->on_transmit_space(); 
 
 struct Topology::Impl {
   Scheduler& sched;
+  // Fabrics outlive the engines: an engine's last act may be to free mbufs
+  // it had queued on its port.
+  std::vector<std::unique_ptr<dp::Fabric>> fabrics;
   std::vector<Vhca> vhcas;  // same order as Topology::info_
-  std::map<std::string, std::unique_ptr<dp::Switch>> switches;
-  std::vector<std::unique_ptr<dp::Link>> links;
   explicit Impl(Scheduler& s) : sched(s) {}
 };
 
@@ -75,76 +83,54 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
 
 Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* pool)
     : impl_(std::make_unique<Impl>(sched)) {
-  std::map<std::string, size_t> index_of;  // HCA name -> position in info_/vhcas
   for (const auto& f : cfg.fabrics) {
-    const auto ll = to_dp(f.link_layer);
+    auto& fabric = *impl_->fabrics.emplace_back(
+        std::make_unique<dp::Fabric>(sched, f.name, to_dp(f.link_layer), pool));
     const auto lids = sm::assign_lids(f);
-    for (const auto& s : f.switches) {
-      dp::SwitchConfig sc;
-      sc.nports = s.ports;
-      sc.latency_ns = s.latency_ns;
-      impl_->switches[s.name] = std::make_unique<dp::Switch>(sched, s.name, ll, sc);
-    }
-    for (const auto& h : f.hcas) {
-      const config::Link* link = f.link_of(h.name);
-      if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
-      VhcaInfo info = describe_vhca({&f, &h, link}, lids.lid(h.name));
-      dp::HcaPortConfig pc;
-      pc.link_layer = ll;
-      pc.lid = info.lid;
-      pc.lmc = lids.lmc;
-      for (const auto& g : info.gids) {
-        dp::Gid gid;
-        std::memcpy(gid.data(), g.raw, 16);
-        pc.gids.push_back(gid);
-      }
-      pc.mac = h.mac;
-      Vhca v;
-      v.port = std::make_unique<dp::HcaPort>(sched, h.name, pool, pc);
-      v.engine = std::make_unique<engine::Hca>(info.engine_config, sched, *v.port);
-      v.port->set_receiver(deliver, v.engine.get());
-      v.port->set_tx_space(tx_space, v.engine.get());
-      index_of[h.name] = impl_->vhcas.size();
-      impl_->vhcas.push_back(std::move(v));
-      info_.push_back(std::move(info));
-    }
-    auto port_of = [&](const config::Endpoint& ep) -> dp::Port& {
-      if (ep.is_switch) return impl_->switches.at(ep.node)->port(ep.port);
-      return impl_->vhcas.at(index_of.at(ep.node)).port->port();
-    };
-    for (const auto& l : f.links) {
-      dp::LinkParams lp;
-      lp.rate_bps = l.rate_bps;
-      lp.delay_ns = l.delay_ns;
-      lp.mtu = l.mtu;
-      impl_->links.push_back(std::make_unique<dp::Link>(sched, ll, lp));
-      dp::connect_ports(port_of(l.a), port_of(l.b), *impl_->links.back());
-    }
+    for (const auto& s : f.switches) fabric.add_switch(s.name, s.ports, s.latency_ns);
+    for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
+    for (const auto& l : f.links) fabric.connect(to_dp(l.a), to_dp(l.b), {l.rate_bps, l.delay_ns, l.mtu});
     // What the subnet manager (IB) or the operator's static FDB (Ethernet)
     // would program: every switch knows its port towards every HCA.
-    for (const auto& [sw, table] : compute_min_hop_routes(f)) {
+    for (const auto& [sw, table] : compute_min_hop_routes(f))
       for (const auto& [hca, port] : table) {
-        const config::Hca* h = f.find_hca(hca);
         if (f.link_layer == config::LinkLayer::Infiniband)
-          impl_->switches.at(sw)->set_lft(lids.lid(hca), uint8_t(port));
+          fabric.set_lft(sw, lids.lid(hca), uint8_t(port));
         else
-          impl_->switches.at(sw)->add_fdb(h->mac, port);
+          fabric.add_fdb(sw, f.find_hca(hca)->mac, port);
       }
-    }
-    // RoCE has no ARP here: each port learns every peer GID's MAC statically.
-    if (f.link_layer == config::LinkLayer::Ethernet) {
+    // RoCE has no ARP here: each port knows every peer GID's MAC statically.
+    if (f.link_layer == config::LinkLayer::Ethernet)
       for (const auto& a : f.hcas)
-        for (const auto& b : f.hcas) {
-          if (a.name == b.name) continue;
-          const VhcaInfo& peer = info_[index_of.at(b.name)];
-          for (const auto& g : peer.gids) {
-            dp::Gid gid;
-            std::memcpy(gid.data(), g.raw, 16);
-            impl_->vhcas[index_of.at(a.name)].port->set_neighbour(gid, b.mac);
-          }
-        }
-    }
+        for (const auto& b : f.hcas)
+          if (a.name != b.name)
+            for (const auto& g : vhca_by_name(b.name).gids) fabric.set_neighbour(a.name, raw(g.raw), b.mac);
   }
+}
+
+void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,
+                        uint8_t lmc) {
+  const config::Link* link = f.link_of(h.name);
+  if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
+  VhcaInfo info = describe_vhca({&f, &h, link}, lid);
+  dp::HcaPortConfig pc;
+  pc.link_layer = fabric.link_layer();
+  pc.lid = lid;
+  pc.lmc = lmc;
+  for (const auto& g : info.gids) pc.gids.push_back(raw(g.raw));
+  pc.mac = h.mac;
+  Vhca v{&fabric.add_hca_port(h.name, pc), nullptr};
+  v.engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v.port);
+  v.port->set_receiver(deliver, v.engine.get());
+  v.port->set_tx_space(tx_space, v.engine.get());
+  impl_->vhcas.push_back(std::move(v));
+  info_.push_back(std::move(info));
+}
+
+const VhcaInfo& Topology::vhca_by_name(const std::string& name) const {
+  for (const auto& v : info_)
+    if (v.name == name) return v;
+  throw std::out_of_range("no vHCA " + name);
 }
 
 Topology::~Topology() = default;

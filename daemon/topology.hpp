@@ -17,6 +17,7 @@
 #include "device/engine/hca.hpp"
 
 namespace vf {
+namespace dp { class Fabric; }
 
 struct VhcaInfo {
   std::string name;
@@ -43,6 +44,10 @@ class Topology {
   nlohmann::json hca_json(size_t i) const;
 
  private:
+  void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,
+                uint8_t lmc);
+  const VhcaInfo& vhca_by_name(const std::string& name) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<VhcaInfo> info_;
