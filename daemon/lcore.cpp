@@ -2,10 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
@@ -136,11 +140,24 @@ void Lcore::sleep_until_work() {
   stats_.wakeups.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The lcore is the HCA: when an app rings the doorbell it must run now, not
+// after the busy-polling apps' time slices (on 2 cores, 64 KiB ping-pongs
+// stalled for milliseconds). It sleeps whenever idle, so a real-time policy
+// costs the apps nothing then; the kernel's RT throttling bounds a runaway.
+void Lcore::make_realtime() {
+  sched_param sp{};
+  sp.sched_priority = 10;
+  if (int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+    spdlog::warn("lcore: cannot use SCHED_FIFO ({}); latency will depend on the apps' load",
+                 std::strerror(err));
+}
+
 // No spinning once idle: apps busy-poll their CQs, and on a 2-core machine a
 // spinning lcore takes the CPU they need (measured: ibv_rc_pingpong went from
 // 10 ms per iteration with a 50 µs spin + sched_yield to 0.14 ms without).
 // A thread that sleeps often also wins the scheduler's wake-up preemption.
 void Lcore::run() {
+  make_realtime();
   while (!stop_.load(std::memory_order_relaxed)) {
     stats_.loops.fetch_add(1, std::memory_order_relaxed);
     bool did = sched_.advance_to(clock_now()) > 0;

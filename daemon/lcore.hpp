@@ -49,6 +49,7 @@ class Lcore {
   const Stats& stats() const { return stats_; }
 
  private:
+  static void make_realtime();
   bool run_tasks();
   bool poll_all();
   void sleep_until_work();
