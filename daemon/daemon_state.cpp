@@ -1,7 +1,6 @@
 #include "daemon/daemon_state.hpp"
 
 #include <spdlog/spdlog.h>
-#include <systemd/sd-daemon.h>
 
 #include <filesystem>
 
@@ -11,6 +10,7 @@
 #include "daemon/engine_backend.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/runtime_tree.hpp"
+#include "daemon/sd_notify.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
@@ -62,15 +62,15 @@ int DaemonState::run() {
     spdlog::info("signal {}: shutting down", sig);
     shutdown();
   });
-  uint64_t usec = 0;
-  if (sd_watchdog_enabled(0, &usec) > 0) {
-    watchdog_period_ = std::chrono::microseconds(usec / 2);
+  if (auto interval = SdNotify::watchdog_interval()) {
+    watchdog_period_ = *interval / 2;
     watchdog_tick();
   }
   size_t n = topology_->vhcas().size();
   spdlog::info("ready: {} fabrics, {} vHCAs, runtime dir {}", cfg_.fabrics.size(), n,
                cfg_.daemon.runtime_dir);
-  sd_notifyf(0, "READY=1\nSTATUS=serving %zu vHCAs", n);
+  SdNotify::status("serving " + std::to_string(n) + " vHCAs");
+  SdNotify::ready();
   io_.run();
   return 0;
 }
@@ -79,7 +79,7 @@ int DaemonState::run() {
 // dataplane gets the daemon restarted instead of silently hanging apps.
 void DaemonState::watchdog_tick() {
   const uint64_t seen = heartbeat_->load();
-  if (seen != last_heartbeat_ || last_heartbeat_ == 0) sd_notify(0, "WATCHDOG=1");
+  if (seen != last_heartbeat_ || last_heartbeat_ == 0) SdNotify::watchdog();
   last_heartbeat_ = seen;
   lcore_->post([hb = heartbeat_] { hb->fetch_add(1); });
   watchdog_.expires_after(watchdog_period_);
@@ -91,7 +91,7 @@ void DaemonState::watchdog_tick() {
 void DaemonState::shutdown() {
   if (stopping_) return;
   stopping_ = true;
-  sd_notify(0, "STOPPING=1");
+  SdNotify::stopping();
   control_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
   lcore_->stop();    // which runs what is queued, then returns
