@@ -114,10 +114,15 @@ void ControlServer::start() {
   };
   if (::chmod(tmp.c_str(), st.opts.mode) != 0) fail("set the mode of");
   if (!st.opts.group.empty()) {
-    // getgrnam_r: no static buffer shared with other threads.
+    // getgrnam_r: no static buffer shared with other threads; big groups
+    // need a bigger buffer (ERANGE).
     std::vector<char> buf(16384);
     group g{}, *res = nullptr;
-    if (::getgrnam_r(st.opts.group.c_str(), &g, buf.data(), buf.size(), &res) == 0 && res) {
+    int rc;
+    while ((rc = ::getgrnam_r(st.opts.group.c_str(), &g, buf.data(), buf.size(), &res)) == ERANGE &&
+           buf.size() < (1u << 22))
+      buf.resize(buf.size() * 2);
+    if (rc == 0 && res) {
       if (::chown(tmp.c_str(), static_cast<uid_t>(-1), res->gr_gid) != 0) fail("set the group of");
     } else {
       spdlog::info("control: group '{}' does not exist; {} stays root-only", st.opts.group, path);

@@ -84,10 +84,11 @@ using AsyncHandler = std::function<void(const json& args, Reply reply)>;
 struct ServerOptions {
   std::filesystem::path socket_path;  // <runtime_dir>/control.sock
   // 0660: the control API can reconfigure the lab, so it is for root and a
-  // group, not every local user. Set `group` (e.g. "vfabric") to let members
-  // run fabricctl; 0666 opens it to everyone.
+  // group, not every local user. Members of `group` (created by the admin:
+  // `groupadd vfabric; usermod -aG vfabric alice`) can run fabricctl; 0666
+  // opens it to everyone.
   mode_t mode = 0660;
-  std::string group;                  // chgrp the socket when this group exists; empty = leave
+  std::string group = "vfabric";      // chgrp the socket when this group exists; empty = leave
   std::size_t max_line = 64 * 1024;   // request line limit in bytes (newline excluded)
   std::size_t max_clients = 64;       // concurrent connections; more get an error and are closed
   std::chrono::milliseconds idle_timeout{30'000};  // to send a full request / drain a reply

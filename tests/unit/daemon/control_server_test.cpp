@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <gtest/gtest.h>
+#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -320,6 +321,28 @@ TEST_F(ControlServerTest, ClientCapRejectsExtraClients) {
     if (!served) std::this_thread::sleep_for(20ms);
   }
   EXPECT_TRUE(served);
+}
+
+TEST(ControlServerStart, SocketGroup) {
+  if (geteuid() != 0) GTEST_SKIP() << "chgrp to another group needs root";
+  group* adm = getgrnam("adm");
+  if (!adm) GTEST_SKIP() << "no group 'adm' to test with";
+  const gid_t gid = adm->gr_gid;
+  test::TempDir tmp;
+  boost::asio::io_context io;
+  ServerOptions o;
+  o.socket_path = tmp.path() / "control.sock";
+  o.group = "adm";
+  ControlServer s(io, o);
+  s.start();
+  struct stat st {};
+  ASSERT_EQ(stat(o.socket_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, gid);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  s.stop();
+  o.group = "no_such_group_vfabric";  // missing group: served, root-only
+  ControlServer t(io, o);
+  EXPECT_NO_THROW(t.start());
 }
 
 TEST(ControlServerStart, RefusesALiveSocketAndReplacesAStaleOne) {
