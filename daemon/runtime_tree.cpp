@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
@@ -18,7 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMarker = ".vfabric-tree";   // inside sys/: "fabricd made this"
-constexpr const char* kManifest = "dev-nodes";     // inside runtime_dir: nodes we made
 constexpr const char* kLock = "lock";              // inside runtime_dir: one tree per directory
 constexpr const char* kModalias = "vfabric:vhca";  // the provider's match table entry
 // class/infiniband_verbs/abi_version: the uverbs ABI (kernel value; libibverbs
@@ -71,6 +69,31 @@ void replace_file(const fs::path& p, std::string_view content) {
     ::unlink(tmp.c_str());
     fail_errno(e, p, "replace", kFixWritable);
   }
+}
+
+// An emulation node (char device with /dev/null's numbers), never a real device's.
+bool is_emulated_node(const fs::path& p, dev_t rdev) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev;
+}
+
+// An exclusive, non-blocking flock on `p` (created if missing); -1 when
+// someone else holds it. Re-checks that the locked file is still the one at
+// `p`, so a concurrent unlink cannot hand two processes "the" lock.
+int try_lock(const fs::path& p) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) fail_errno(errno, p, "create", "fabricd must run as root (it manages /dev/infiniband)");
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    struct stat a {}, b {};
+    if (::fstat(fd, &a) == 0 && ::lstat(p.c_str(), &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+      return fd;
+    ::close(fd);  // unlinked or replaced under us: try again
+  }
+  return -1;
 }
 
 // Still the node we made: a char device with our numbers, inode and ctime.
@@ -209,6 +232,7 @@ RuntimeTree::RuntimeTree(TreeOptions opts, const std::vector<DeviceSpec>& device
   lock();
   active_ = true;
   try {
+    make_dev_dir();
     cleanup_stale();
     make_nodes(devices);
     build(devices);
@@ -275,6 +299,16 @@ const PublishedDevice* RuntimeTree::find(std::string_view ibdev) const {
   return nullptr;
 }
 
+void RuntimeTree::make_dev_dir() {
+  if (::mkdir(opts_.dev_dir.c_str(), 0755) == 0) {
+    made_dev_dir_ = true;
+    ::chmod(opts_.dev_dir.c_str(), 0755);
+  } else if (errno != EEXIST) {
+    fail_errno(errno, opts_.dev_dir, "create directory",
+               "fabricd must run as root: libibverbs only looks for device nodes in /dev/infiniband");
+  }
+}
+
 void RuntimeTree::cleanup_stale() {
   const fs::path sys = sysfs_path();
   if (exists_nofollow(sys)) {
@@ -289,60 +323,65 @@ void RuntimeTree::cleanup_stale() {
   remove_tree(opts_.runtime_dir / ".sys.new");
   remove_tree(opts_.runtime_dir / ".sys.old");
 
-  // Nodes a crashed predecessor made: remove those still exactly as it left
-  // them (same inode, still /dev/null's numbers); anything else is not ours.
-  const fs::path manifest = opts_.runtime_dir / kManifest;
-  std::ifstream in(manifest);
-  std::string line;
-  const std::string prefix = (opts_.dev_dir / "uverbs").string();
-  std::size_t lines = 0;
-  while (in && std::getline(in, line) && ++lines <= 1024) {
-    std::istringstream ls(line);
-    unsigned long long ino = 0;
-    long long sec = 0, nsec = 0;
-    std::string path;
-    if (!(ls >> ino >> sec >> nsec >> path)) continue;
-    if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() ||
-        path.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
-      continue;
-    if (same_node(path, rdev_, static_cast<ino_t>(ino), timespec{static_cast<time_t>(sec), static_cast<long>(nsec)}))
-      ::unlink(path.c_str());
-  }
-  ::unlink(manifest.c_str());
+  sweep_orphans();
 }
 
-void RuntimeTree::write_manifest() {
-  std::string text;
-  for (const auto& n : nodes_)
-    text += fmt::format("{} {} {} {}\n", static_cast<unsigned long long>(n.ino), static_cast<long long>(n.ctime.tv_sec),
-                        static_cast<long long>(n.ctime.tv_nsec), n.path.string());
-  replace_file(opts_.runtime_dir / kManifest, text);
+// Node ownership (see the header): uverbsN with /dev/null's numbers belongs to
+// whoever holds the flock on .uverbsN.lock; the kernel drops it when that
+// process dies, however it dies.
+void RuntimeTree::sweep_orphans() {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(opts_.dev_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".uverbs", 0) != 0 || name.size() <= 12 || name.substr(name.size() - 5) != ".lock") continue;
+    const std::string num = name.substr(7, name.size() - 12);
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
+    int fd = try_lock(e.path());
+    if (fd < 0) continue;  // its owner is alive
+    const fs::path node = opts_.dev_dir / ("uverbs" + num);
+    if (is_emulated_node(node, rdev_)) ::unlink(node.c_str());
+    ::unlink(e.path().c_str());
+    ::close(fd);
+  }
 }
 
 void RuntimeTree::make_nodes(const std::vector<DeviceSpec>& devices) {
-  if (::mkdir(opts_.dev_dir.c_str(), 0755) == 0) {
-    made_dev_dir_ = true;
-    ::chmod(opts_.dev_dir.c_str(), 0755);
-  } else if (errno != EEXIST) {
-    fail_errno(errno, opts_.dev_dir, "create directory",
-               "fabricd must run as root: libibverbs only looks for device nodes in /dev/infiniband");
-  }
   for (const auto& d : devices) {
     bool done = false;
     for (uint32_t n = d.index; n < d.index + 1024 && !done; ++n) {
-      fs::path p = opts_.dev_dir / fmt::format("uverbs{}", n);
-      // mknod fails with EEXIST on any existing name, real device or not, so
-      // another driver's or another fabricd's node is never replaced.
+      const fs::path p = opts_.dev_dir / fmt::format("uverbs{}", n);
+      const fs::path lockp = opts_.dev_dir / fmt::format(".uverbs{}.lock", n);
+      int fd = try_lock(lockp);
+      if (fd < 0) continue;  // a live fabricd owns this number
+      auto give_up = [&] {
+        ::unlink(lockp.c_str());
+        ::close(fd);
+      };
+      // mknod fails with EEXIST on any existing name; only an emulated node
+      // whose lock we now hold (its owner died) may be replaced. A real
+      // device's node, or anything else, is never touched.
       if (::mknod(p.c_str(), S_IFCHR | 0666, rdev_) != 0) {
-        if (errno == EEXIST) continue;
-        fail_errno(errno, p, "create device node",
-                   "fabricd needs CAP_MKNOD and a writable /dev (libibverbs only looks in /dev/infiniband)");
+        int e = errno;
+        if (e == EEXIST && is_emulated_node(p, rdev_) && ::unlink(p.c_str()) == 0 &&
+            ::mknod(p.c_str(), S_IFCHR | 0666, rdev_) == 0) {
+          // reclaimed an orphan
+        } else if (e == EEXIST) {
+          give_up();
+          continue;
+        } else {
+          give_up();
+          fail_errno(e, p, "create device node",
+                     "fabricd needs CAP_MKNOD and a writable /dev (libibverbs only looks in /dev/infiniband)");
+        }
       }
       ::chmod(p.c_str(), 0666);  // every user's libibverbs opens it O_RDWR; it is /dev/null
       struct stat st {};
-      if (::lstat(p.c_str(), &st) != 0) fail_errno(errno, p, "stat", kFixWritable);
-      nodes_.push_back({p, st.st_ino, st.st_ctim});
-      write_manifest();
+      if (::lstat(p.c_str(), &st) != 0) {
+        int e = errno;
+        give_up();
+        fail_errno(e, p, "stat", kFixWritable);
+      }
+      nodes_.push_back({p, st.st_ino, st.st_ctim, lockp, fd});
       devices_.push_back({d.ibdev, fmt::format("uverbs{}", n), n, p});
       done = true;
     }
@@ -378,13 +417,15 @@ void RuntimeTree::remove() noexcept {
     if (::rename(sys.c_str(), old.c_str()) == 0) remove_tree(old);
   }
   remove_tree(opts_.runtime_dir / ".sys.new");
-  for (const auto& n : nodes_)
+  for (const auto& n : nodes_) {
     if (same_node(n.path, rdev_, n.ino, n.ctime)) ::unlink(n.path.c_str());
+    ::unlink(n.lock_path.c_str());  // while still holding it
+    ::close(n.lock_fd);
+  }
   nodes_.clear();
   devices_.clear();
   if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty
   made_dev_dir_ = false;
-  ::unlink((opts_.runtime_dir / kManifest).c_str());
   // Unlinked while still held, so nobody locks the old file after we let go.
   ::unlink((opts_.runtime_dir / kLock).c_str());
   ::close(lock_fd_);

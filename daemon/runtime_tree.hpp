@@ -19,10 +19,17 @@
 // The device node path is compiled into libibverbs ("/dev/infiniband", no
 // environment override), so real nodes are made there: char devices with
 // /dev/null's numbers (open() must give a char device whose st_rdev equals
-// `dev`, nothing more). Existing nodes are never touched: a taken uverbsN
-// makes the tree use the next free number. Only nodes this tree made (checked
-// by inode, ctime and numbers) are removed, at remove() or, after a crash, by the
-// next create() in the same runtime_dir via its manifest.
+// `dev`, nothing more). Real devices' nodes are never touched: a taken
+// uverbsN makes the tree use the next free number.
+//
+// Who owns an emulation node (/dev/null's numbers) is decided by a lock, not
+// by bookkeeping that a crash could lose: the owner holds an flock on
+// /dev/infiniband/.uverbsN.lock for as long as it serves uverbsN, and the
+// kernel drops it when the owner dies, however it dies. A node whose lock
+// nobody holds is an orphan of a dead fabricd (any runtime_dir) and is
+// removed or reused; a locked one belongs to a live fabricd and is skipped.
+// remove() deletes only the nodes this tree made (inode, ctime and numbers
+// unchanged) and their lock files.
 //
 // The sysfs tree is built under a hidden name and renamed into place, so a
 // reader sees all of it or none of it; removal renames it away first.
@@ -88,17 +95,21 @@ class RuntimeTree {
 
  private:
   // A node is ours while it still has the inode and change time it had when
-  // we made it (inode numbers alone get reused right away on some file systems).
+  // we made it (inode numbers alone get reused right away on some file
+  // systems), and while we hold its lock.
   struct Node {
     std::filesystem::path path;
     ino_t ino = 0;
     timespec ctime{};
+    std::filesystem::path lock_path;
+    int lock_fd = -1;
   };
   void lock();
   void build(const std::vector<DeviceSpec>& devices);
+  void make_dev_dir();
   void cleanup_stale();
+  void sweep_orphans();
   void make_nodes(const std::vector<DeviceSpec>& devices);
-  void write_manifest();
   std::filesystem::path port_dir(std::string_view ibdev) const;
 
   TreeOptions opts_;

@@ -1,6 +1,8 @@
 // The runtime tree in a temp directory: every file with its exact content,
 // device nodes, collision handling, crash recovery, and clean removal.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "daemon/config.hpp"
 #include "daemon/runtime_tree.hpp"
@@ -162,10 +165,9 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
 TEST_F(RuntimeTreeTest, RemoveLeavesNothing) {
   {
     RuntimeTree tree(opts_, specs_);
-    EXPECT_TRUE(fs::exists(opts_.runtime_dir / "dev-nodes"));
+    EXPECT_TRUE(fs::exists(opts_.dev_dir / ".uverbs0.lock"));
   }
   EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
-  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "dev-nodes"));
   EXPECT_FALSE(fs::exists(opts_.dev_dir));  // we made it, so it goes
   EXPECT_TRUE(fs::is_empty(opts_.runtime_dir)) << "left: " << fs::directory_iterator(opts_.runtime_dir)->path();
 }
@@ -189,6 +191,9 @@ TEST_F(RuntimeTreeTest, ExistingNodesAreNeverTouched) {
   EXPECT_EQ(st.st_rdev, makedev(231, 194));
   EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs1"));
   EXPECT_TRUE(fs::exists(opts_.dev_dir));  // not ours: stays
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(opts_.dev_dir)) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"uverbs0", "uverbs2"}));  // no lock files left behind
 }
 
 TEST_F(RuntimeTreeTest, OneTreePerRuntimeDir) {
@@ -225,14 +230,37 @@ TEST_F(RuntimeTreeTest, RecoversFromACrashedPredecessor) {
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ASSERT_TRUE(fs::exists(opts_.dev_dir / "uverbs0"));
 
-  // A node someone else put at the crashed tree's path in the meantime is not ours.
-  ASSERT_EQ(unlink((opts_.dev_dir / "uverbs3").c_str()), 0);
-  ASSERT_EQ(mknod((opts_.dev_dir / "uverbs3").c_str(), S_IFCHR | 0600, null_), 0);
+  // Meanwhile another (live) fabricd took over uverbs3: it holds the lock.
+  int other = open((opts_.dev_dir / ".uverbs3.lock").c_str(), O_RDWR);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(flock(other, LOCK_EX | LOCK_NB), 0);
   RuntimeTree tree(opts_, specs_);
   EXPECT_EQ(tree.find("vib0")->uverbs, "uverbs0");  // stale nodes removed and reused
   EXPECT_EQ(tree.find("vroce0")->uverbs, "uverbs2");
   EXPECT_EQ(tree.find("vroce1")->uverbs, "uverbs4");  // 3 belongs to someone else now
   EXPECT_EQ(test::read_file(fs::path(sys()) / "class/infiniband_verbs/uverbs4/ibdev"), "vroce1\n");
+  EXPECT_TRUE(fs::exists(opts_.dev_dir / "uverbs3"));  // the live owner's node is untouched
+  close(other);
+}
+
+TEST_F(RuntimeTreeTest, OrphansOfDeadDaemonsAreSweptWhateverTheirRuntimeDir) {
+  // A fabricd with another runtime_dir died holding uverbs7 (far above what
+  // this tree needs): its lock is free, so the node is swept at start.
+  fs::create_directories(opts_.dev_dir);
+  ASSERT_EQ(mknod((opts_.dev_dir / "uverbs7").c_str(), S_IFCHR | 0666, null_), 0);
+  test::write_file(opts_.dev_dir / ".uverbs7.lock", "");
+  // A real device with a stray lock file is never touched.
+  ASSERT_EQ(mknod((opts_.dev_dir / "uverbs8").c_str(), S_IFCHR | 0600, makedev(231, 200)), 0);
+  test::write_file(opts_.dev_dir / ".uverbs8.lock", "");
+  {
+    RuntimeTree tree(opts_, specs_);
+    EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs7"));
+    EXPECT_FALSE(fs::exists(opts_.dev_dir / ".uverbs7.lock"));
+    EXPECT_TRUE(fs::exists(opts_.dev_dir / "uverbs8"));
+    EXPECT_TRUE(fs::exists(opts_.dev_dir / ".uverbs0.lock"));
+  }
+  EXPECT_FALSE(fs::exists(opts_.dev_dir / ".uverbs0.lock"));
+  EXPECT_TRUE(fs::exists(opts_.dev_dir / "uverbs8"));
 }
 
 TEST_F(RuntimeTreeTest, RefusesAForeignSysDirectory) {
