@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,8 +27,13 @@ Fabricd::Fabricd(const std::string& config_yaml) {
   dir_ = tmpl;
   runtime_dir_ = dir_ + "/run";
   notify_path_ = dir_ + "/notify.sock";
-  std::string cfg = std::regex_replace(config_yaml, std::regex("runtime_dir:[^\\n#]*"),
-                                       "runtime_dir: " + runtime_dir_ + " ");
+  std::string cfg = config_yaml;
+  const std::string key = "runtime_dir:";
+  if (auto at = cfg.find(key); at != std::string::npos) {
+    const size_t value = at + key.size();
+    const size_t end = cfg.find_first_of("#\n", value);
+    cfg.replace(value, end == std::string::npos ? std::string::npos : end - value, " " + runtime_dir_ + " ");
+  }
   std::ofstream(dir_ + "/fabricd.yaml") << cfg;
 
   notify_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
