@@ -152,6 +152,7 @@ void Hca::Impl::on_response(Qp& qp, const Pkt& p) {
 void Hca::Impl::retrans_timer_fired(vf::Timer& t, Nanos) {
   Qp& qp = *static_cast<QpTimer&>(t).qp;
   Impl& h = *qp.hca;
+  h.flush_rx();  // what arrived before the timeout is placed before it acts
   if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return;
   if (qp.snd_una == qp.psn_hi || qp.rnr_wait) return;
   ++h.ctr_.retransmit_timeouts;

@@ -45,24 +45,28 @@ bool ProcessMem::alive(Nanos now) {
   return true;
 }
 
-bool ProcessMem::read(const iovec* remote, unsigned n, void* dst, size_t len, Nanos now) {
-  if (len == 0) return true;
-  if (!alive(now)) return false;
-  iovec local{dst, len};
-  ssize_t r = process_vm_readv(pid_, &local, 1, remote, n, 0);
-  if (r < 0 && errno == ESRCH) dead_ = true;
-  return r == ssize_t(len);
+size_t ProcessMem::transfer(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
+                            unsigned nremote, Nanos now, uint64_t& calls) {
+  if (nlocal == 0 || nremote == 0 || nlocal > kIovMax || nremote > kIovMax) return 0;
+  if (!alive(now)) return 0;
+  ++calls;
+  const ssize_t r = write ? process_vm_writev(pid_, local, nlocal, remote, nremote, 0)
+                          : process_vm_readv(pid_, local, nlocal, remote, nremote, 0);
+  if (r < 0) {
+    if (errno == ESRCH) dead_ = true;
+    return 0;
+  }
+  return size_t(r);
 }
 
-bool ProcessMem::write(const iovec* local, unsigned nlocal, const iovec* remote, unsigned nremote,
-                       Nanos now) {
-  size_t len = 0;
-  for (unsigned i = 0; i < nlocal; ++i) len += local[i].iov_len;
-  if (len == 0) return true;
-  if (!alive(now)) return false;
-  ssize_t r = process_vm_writev(pid_, local, nlocal, remote, nremote, 0);
-  if (r < 0 && errno == ESRCH) dead_ = true;
-  return r == ssize_t(len);
+size_t ProcessMem::readv(const iovec* local, unsigned nlocal, const iovec* remote,
+                         unsigned nremote, Nanos now, uint64_t& calls) {
+  return transfer(false, local, nlocal, remote, nremote, now, calls);
+}
+
+size_t ProcessMem::writev(const iovec* local, unsigned nlocal, const iovec* remote,
+                          unsigned nremote, Nanos now, uint64_t& calls) {
+  return transfer(true, local, nlocal, remote, nremote, now, calls);
 }
 
 bool ProcessMem::range_mapped(uint64_t addr, uint64_t len, bool need_write) {

@@ -1,13 +1,16 @@
 // Hca front end: clients, device/port queries, PDs, and the fast-path loop
 // (poll + receive dispatch). See hca_impl.hpp for the file map.
 //
-// Fast path in one paragraph: poll() first sends the responses (ACK/NAK)
-// that receive() left owed, then visits every QP round-robin with a small
-// quantum: in RTS/SQD it runs the requester (reads the app's SQ producer,
-// copies and validates new WQEs, segments them to the path MTU, DMA-reads the
-// payload straight into the mbuf); in ERR it flushes SQ and RQ. Timers
-// (retransmit, RNR) only rewind state; the next poll() sends. poll() returns
-// false only when none of that had anything to do.
+// Fast path in one paragraph: receive() accepts in-order requests into the
+// placement queue; poll() first places what is due there (one DMA write per
+// app, then the receive completions and ACKs that waited for it), sends the
+// responses (ACK/NAK) left owed, then visits every QP round-robin with a
+// small quantum: in RTS/SQD it runs the requester (reads the app's SQ
+// producer, copies and validates new WQEs, segments them to the path MTU,
+// DMA-reads a burst of payloads straight into the mbufs with one call); in
+// ERR it flushes SQ and RQ. Timers (retransmit, RNR) only rewind state; the
+// next poll() sends. poll() returns false only when none of that had anything
+// to do.
 #include "device/engine/hca.hpp"
 
 #include <endian.h>
@@ -60,6 +63,7 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
 }
 
 Hca::Impl::~Impl() {
+  drop_rx();  // a dying device places nothing more; no queued mbuf outlives it
   std::vector<ClientId> ids;
   for (auto& [id, c] : clients_) ids.push_back(id);
   for (ClientId id : ids) close_client(id);
@@ -89,6 +93,7 @@ int Hca::Impl::open_client(ClientId id, pid_t pid, vhca_open_context_rsp& rsp) {
 void Hca::Impl::close_client(ClientId id) {
   Client* c = client(id);
   if (!c) return;
+  flush_rx();  // the queue points at QPs about to go
   // uverbs order: QPs, then CQs, then MRs, then PDs.
   std::vector<uint32_t> handles;
   qps_.for_each([&](Qp& q) {
@@ -242,6 +247,9 @@ void Hca::Impl::async_qp_event(Qp& qp, ibv_event_type type) {
 
 bool Hca::Impl::poll(unsigned budget) {
   bool did = false;
+  // Payloads whose completion or ACK is due: place them, one DMA call per
+  // app, before either goes out. Middle packets may wait for more.
+  if (rx_due_) did = flush_rx();
   // Owed ACKs/NAKs first: they were coalesced over the last receive burst.
   if (!resp_list_.empty()) {
     size_t keep = 0;
@@ -311,11 +319,32 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     rte_pktmbuf_free(m);
     return;
   }
-  if (p.flags & vf::wire::kIsRequest)
-    on_request(*qp, p, meta);
-  else
+  if (!(p.flags & vf::wire::kIsRequest)) {
+    // Its completions and state changes come after the placement of the
+    // requests that arrived before it.
+    flush_rx();
     on_response(*qp, p);
-  rte_pktmbuf_free(m);
+    rte_pktmbuf_free(m);
+    return;
+  }
+  // A request: accepted into the placement queue when it is in order and its
+  // target checks out. Anything it answers or completes needs the queue
+  // placed first; if that placement fails its QP, the packet is dropped as it
+  // would have been on arrival at a QP in error.
+  auto place_queue = [&] {
+    flush_rx();
+    if (qp->state != IBV_QPS_ERR) return true;
+    ++ctr_.rx_dropped;
+    rte_pktmbuf_free(m);
+    return false;
+  };
+  if (rx_n_ == kRxBatch && !place_queue()) return;
+  Rx r = on_request(*qp, p, meta, m, rx_n_ == 0);
+  if (r == Rx::kUnordered) {
+    if (!place_queue()) return;
+    r = on_request(*qp, p, meta, m, true);
+  }
+  if (r != Rx::kQueued) rte_pktmbuf_free(m);
 }
 
 // ------------------------------------------------------------ public API

@@ -72,8 +72,9 @@ struct HcaConfig {
 };
 
 // Notifications the daemon forwards to apps (completion channel sockets and the
-// context's async-event stream). Called on the lcore, from poll(), receive() or
-// a timer; must not call back into the Hca.
+// context's async-event stream). Called on the lcore, from poll(), receive(), a
+// timer or a slow-path verb (which first completes queued placements); must not
+// call back into the Hca.
 class EventSink {
  public:
   virtual ~EventSink() = default;
@@ -97,6 +98,7 @@ struct Counters {
   uint64_t acks_sent = 0, acks_rcvd = 0;
   uint64_t duplicate_requests = 0;
   uint64_t dma_errors = 0;        // process_vm_* short or failed
+  uint64_t dma_calls = 0;         // process_vm_* system calls made (the lcore's main cost)
   uint64_t hostile_ring_events = 0;  // bad index / WQE from an app
   uint64_t cq_overruns = 0;
   uint64_t cqes = 0;
@@ -139,9 +141,16 @@ class Hca {
   // `budget` bounds packets+completions produced. Returns true if it did
   // anything; false means no work at all is pending right now (only timers on
   // the Scheduler may create more) -- the daemon's sleep test.
+  // The daemon must call it after every burst of receive() calls: it places
+  // the payloads that burst left queued and sends the ACKs owed.
   bool poll(unsigned budget = 64);
   // A packet for this vHCA: data at the BTH, ICRC removed, pad still present.
   // Takes ownership. ACKs it owes are coalesced and sent by the next poll().
+  // An in-order request's payload is queued (the mbuf kept), not written at
+  // once: poll() places a burst with one DMA call per app, and always before
+  // the receive completion or the ACK that depends on it. Every other packet,
+  // timer or verb that could make the queue's state observable places it
+  // first, so apps see exactly what packet-at-a-time placement would give.
   void receive(rte_mbuf*, const RxMeta&);
   // The port's egress drained: requesters stalled on can_transmit()/alloc()
   // run again at the next poll().

@@ -2,9 +2,10 @@
 // concern like rxe: hca.cpp (clients, device/port queries, PDs, poll and
 // receive dispatch), mr.cpp, cq.cpp, qp.cpp (create/query/destroy),
 // qp_state.cpp (modify_qp, error and flush), requester.cpp, completer.cpp,
-// responder.cpp.
+// responder.cpp, placement.cpp (the receive placement queue).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -24,6 +25,27 @@ inline constexpr unsigned kAckCoalesceMax = 16;    // owed ACKs before one is fo
 inline constexpr unsigned kQpQuantum = 16;         // packets per QP per poll round
 inline constexpr uint32_t kMaxQps = 65535;         // QPN = gen << 16 | slot
 inline constexpr uint32_t kMaxMrs = 65535;         // key = tag << 16 | slot
+inline constexpr unsigned kTxBurst = 32;  // packets of one WQE filled by one DMA read
+inline constexpr unsigned kRxBatch = 64;  // received packets queued for one DMA write
+// A full queue's remote pieces fit one system call.
+static_assert(kRxBatch * VHCA_MAX_SGE <= ProcessMem::kIovMax);
+
+// A request packet accepted in PSN order whose payload is not in the app yet.
+// Its receive completion and ACK wait with it (placement.cpp).
+struct RxPlacement {
+  enum State : uint8_t { kWaiting, kPlaced, kFailed, kSkipped };
+  Qp* qp;
+  rte_mbuf* m;        // owns the payload until the flush
+  Pkt p;              // points into m
+  uint64_t wr_id;     // the receive WQE it lands in,
+  uint32_t rq_index;  // and that WQE's RQ index
+  uint32_t byte_len;  // message bytes up to and including this packet
+  uint16_t slid;
+  uint8_t sl;
+  uint8_t niov;
+  State state;
+  iovec iov[VHCA_MAX_SGE];  // where the payload goes in the app
+};
 
 class Hca::Impl {
  public:
@@ -101,6 +123,8 @@ class Hca::Impl {
 
   // ---- requester.cpp
   unsigned requester_run(Qp&, unsigned budget);
+  // Builds and sends up to `want` packets of `s`; returns how many went out.
+  unsigned send_burst(Qp&, SendWqe& s, unsigned want, Nanos now);
   bool fetch_send_wqe(Qp&);  // copies and validates one more SQ WQE
   void seek(Qp&, uint32_t psn);  // position the requester at `psn`
   // Collects the remote pieces [off, off+len) of a WQE's SGE list, checking
@@ -121,12 +145,31 @@ class Hca::Impl {
   void check_sq_drained(Qp&);
 
   // ---- responder.cpp
-  void on_request(Qp&, const Pkt&, const RxMeta&);
+  enum class Rx { kQueued, kDone, kUnordered };
+  // kQueued: `m` is kept in the placement queue. kDone: handled, free `m`.
+  // kUnordered (only when !ordered): nothing observable was done -- the packet
+  // needs a response or completion, so the queue must be placed first and
+  // the packet offered again with ordered = true.
+  Rx on_request(Qp&, const Pkt&, const RxMeta&, rte_mbuf* m, bool ordered);
   void owe_response(Qp&, uint8_t syndrome, uint32_t psn, bool fatal);
   bool send_response(Qp&);
-  // Copies the RQ WQE at rq_cons: 1 ok, 0 RQ empty, -1 failed (QP in error).
-  int recv_fetch(Qp&, uint32_t psn);
-  void post_recv_cqe(Qp&, ibv_wc_status, uint32_t byte_len, const Pkt*, const RxMeta*);
+  // Copies the RQ WQE at rq_spec: 1 ok, 0 RQ empty, -1 failed (QP in error),
+  // kFetchUnordered: hostile, and !ordered (nothing done).
+  static constexpr int kFetchUnordered = -2;
+  int recv_fetch(Qp&, uint32_t psn, bool ordered);
+  void post_recv_cqe(Qp&, uint64_t wr_id, ibv_wc_status, uint32_t byte_len, const Pkt*,
+                     uint16_t slid, uint8_t sl);
+  // The responder fails: NAK, the receive WQE `rq_index` (if `have_wqe`)
+  // completes with `status`, the QP goes to ERR.
+  void fail_receive(Qp&, uint32_t psn, uint8_t nak_code, ibv_wc_status, bool have_wqe,
+                    uint64_t wr_id, uint32_t rq_index);
+
+  // ---- placement.cpp
+  // Places every queued payload (one DMA write per client), then runs what
+  // waited for it, in arrival order. True if anything was queued.
+  bool flush_rx();
+  void place_client(unsigned first);
+  void drop_rx();  // frees the queue unplaced (engine teardown only)
 
   // ---- data
   HcaConfig cfg_;
@@ -146,6 +189,22 @@ class Hca::Impl {
   std::vector<Qp*> active_;      // every QP, for the poll scan
   size_t rr_ = 0;                // round-robin cursor into active_
   std::vector<Qp*> resp_list_;   // QPs owing a response
+
+  // Receive placement queue (placement.cpp), preallocated: no allocation per
+  // packet. rx_due_: some entry carries a completion or an ACK request.
+  std::array<RxPlacement, kRxBatch> rx_q_;
+  unsigned rx_n_ = 0;
+  bool rx_due_ = false;
+  uint64_t rx_gen_ = 0;  // flushes so far (tags QPs that fail in one)
+  std::array<iovec, kRxBatch> rx_local_;
+  std::array<iovec, kRxBatch * VHCA_MAX_SGE> rx_remote_;
+  std::array<unsigned, kRxBatch> rx_batch_;
+  // Requester burst (requester.cpp). Without merging a packet needs at most
+  // VHCA_MAX_SGE remote pieces, so the burst always fits.
+  std::array<rte_mbuf*, kTxBurst> tx_m_;
+  std::array<uint8_t*, kTxBurst> tx_bth_;
+  std::array<iovec, kTxBurst> tx_local_;
+  std::array<iovec, kTxBurst * VHCA_MAX_SGE> tx_remote_;
   uint64_t rng_;
   uint32_t random32();
 };

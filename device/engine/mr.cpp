@@ -69,6 +69,9 @@ int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
   if (!c) return EINVAL;
   Mr* mr = mr_of(c, req.handle);
   if (!mr) return EINVAL;
+  // Queued payloads were accepted into this memory while it was registered:
+  // they land now, never after the app may have reused or unmapped it.
+  flush_rx();
   // In-flight work that still names the keys fails its next lookup (IBA:
   // deregistering memory in use makes that work complete in error).
   --mr->pd->users;

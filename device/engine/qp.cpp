@@ -118,6 +118,7 @@ int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_
   if (!c) return EINVAL;
   Qp* qp = qp_of(c, req.handle);
   if (!qp) return EINVAL;
+  flush_rx();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;
   rsp.reserved = 0;
   destroy_qp_obj(*qp);
@@ -129,6 +130,7 @@ int Hca::Impl::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp
   if (!c) return EINVAL;
   Qp* qp = qp_of(c, req.qp_handle);
   if (!qp) return EINVAL;
+  flush_rx();  // report the state after every payload that arrived is placed
   // Like drivers, every attribute is returned whatever the mask asks for.
   rsp.attr = qp->attr;
   rsp.attr.qp_state = qp->state;

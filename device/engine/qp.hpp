@@ -87,15 +87,22 @@ struct Qp {
   QpTimer rnr_timer;
 
   // ---- responder
+  // Accepting a packet (PSN, opcode, RQ WQE, keys: epsn, rcv_offset, rq_spec)
+  // runs ahead of placing it (msn, rq_cons, CQEs, ACKs), which waits in the
+  // Hca's placement queue; with nothing queued for the QP the two agree.
   uint32_t epsn = 0;  // expected PSN
-  uint32_t msn = 0;   // messages completed (24 bits on the wire)
-  uint32_t rq_cons = 0;
+  uint32_t msn = 0;   // messages completed and placed (24 bits on the wire)
+  uint32_t rq_cons = 0;  // RQ WQEs completed (published to the app)
+  uint32_t rq_spec = 0;  // RQ WQEs accepted into: `rwqe` is the one at rq_spec
   bool nak_outstanding = false;  // a PSN-sequence or RNR NAK was sent for epsn
   bool in_message = false;       // between a First and a Last packet
-  bool rwqe_valid = false;       // `rwqe` holds the RQ WQE at rq_cons
+  bool rwqe_valid = false;       // `rwqe` holds the RQ WQE at rq_spec
   uint64_t rcv_offset = 0;
   RecvWqe rwqe{};
   bool comm_est_reported = false;
+  unsigned rx_pending = 0;   // accepted packets in the placement queue
+  uint64_t rx_fail_gen = 0;  // == the flush that found its memory unreachable
+  uint64_t rx_dead_gen = 0;  // == the flush in which the QP went to ERR
 
   // One response owed to the peer; a newer one supersedes (an ACK covers
   // everything before it, a NAK implies an ACK of everything before it).

@@ -174,6 +174,8 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   Qp* qpp = qp_of(c, req.qp_handle);
   if (!qpp) return EINVAL;
   Qp& qp = *qpp;
+  // The QP's state is the one after every payload that arrived is placed.
+  flush_rx();
   const ibv_qp_attr a = req.attr;  // one copy, then only the copy is looked at
   const uint32_t mask = req.attr_mask;
   if (mask & ~kAllKnownMask) return EINVAL;
@@ -302,7 +304,7 @@ void Hca::Impl::qp_reset_state(Qp& qp) {
   qp.sq_cons = qp.sq_next = qp.sq_started = qp.sq_fetched = sp;
   qp.sq.store_consumer(sp);
   const uint32_t rp = qp.rq.load_producer();
-  qp.rq_cons = rp;
+  qp.rq_cons = qp.rq_spec = rp;
   qp.rq.store_consumer(rp);
   qp.next_offset = 0;
   qp.psn = qp.snd_una = qp.psn_hi = 0;
@@ -366,10 +368,11 @@ unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
     } else {
       const uint32_t rq_before = qp.rq_cons;
       while (n < budget && qp.rq_cons != prod) {
+        // In ERR nothing is queued for placement: rq_spec == rq_cons.
         if (!qp.rwqe_valid) std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_cons), sizeof(qp.rwqe.w));
         qp.rwqe_valid = false;
-        post_recv_cqe(qp, IBV_WC_WR_FLUSH_ERR, 0, nullptr, nullptr);
-        ++qp.rq_cons;
+        post_recv_cqe(qp, qp.rwqe.w.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
+        qp.rq_spec = ++qp.rq_cons;
         ++n;
       }
       if (qp.rq_cons != rq_before) qp.rq.store_consumer(qp.rq_cons);

@@ -1,10 +1,12 @@
 // Requester: SQ ring -> request packets. Copies each WQE out of the ring
 // once (the app may rewrite the slot at any time), validates it, assigns its
-// PSN range when it starts, segments it to the path MTU, DMA-reads each
-// packet's payload straight into the mbuf, and sets AckReq on the last packet
-// of a message and at least every kAckReqEvery packets. Retransmission
-// (timeout, PSN-sequence NAK) and RNR retry only move the send position back
-// (seek); this loop then simply sends from there again (go-back-N).
+// PSN range when it starts, segments it to the path MTU, DMA-reads the
+// payload straight into the mbufs -- a burst of up to kTxBurst packets of one
+// WQE with a single process_vm_readv -- and sets AckReq on the last packet of
+// a message and at least every kAckReqEvery packets. Retransmission (timeout,
+// PSN-sequence NAK) and RNR retry only move the send position back (seek);
+// this loop then simply sends from there again (go-back-N), re-reading the
+// payload the same way.
 #include <cstring>
 
 #include "device/engine/hca_impl.hpp"
@@ -82,7 +84,7 @@ bool Hca::Impl::gather_send(Qp& qp, const SendWqe& s, uint64_t off, uint32_t len
       return false;
     const uint64_t in = off - pos;
     const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    iol.add(g.addr + in, take);
+    if (!iol.add(g.addr + in, take)) return false;
     off += take;
     len -= take;
     pos += g.length;
@@ -108,7 +110,15 @@ void Hca::Impl::seek(Qp& qp, uint32_t p) {
 
 unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
   unsigned done = 0;
-  if (complete_error_head(qp)) return 1;
+  // About to transmit or complete for a QP whose received payloads wait in
+  // the placement queue: place them first, as packet-at-a-time placement
+  // would have (a failure there puts the QP in ERR before it sends more).
+  if (qp.rx_pending && (qp.state == IBV_QPS_SQD || qp.sq_next != qp.sq_fetched ||
+                        qp.sq.load_producer() != qp.sq_fetched)) {
+    if (flush_rx()) ++done;
+    if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return done;
+  }
+  if (complete_error_head(qp)) return done + 1;
   const Nanos now = sched_.now();
   while (done < budget) {
     if ((qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) || qp.rnr_wait) break;
@@ -118,7 +128,8 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       if (complete_error_head(qp)) ++done;
       break;
     }
-    if (psn_diff(qp.psn, qp.snd_una) >= int32_t(kMaxInflightPsn)) break;
+    const int32_t inflight = psn_diff(qp.psn, qp.snd_una);
+    if (inflight >= int32_t(kMaxInflightPsn)) break;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
       s.pmtu = qp.mtu;
@@ -134,46 +145,101 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       ++ctr_.tx_stalls;
       break;
     }
-    rte_mbuf* m = io_.alloc();
-    if (!m) {
-      ++ctr_.tx_stalls;
-      break;
-    }
-    const WrOpInfo* op = wr_op_info(s.w.opcode);
-    const uint64_t remaining = s.length - qp.next_offset;
+    // As many packets of this WQE as the budget, the window and the burst
+    // allow; the port is asked again before each one goes out.
+    const uint64_t left = s.length - qp.next_offset;
+    uint64_t want = left ? (left + s.pmtu - 1) / s.pmtu : 1;
+    if (want > budget - done) want = budget - done;
+    if (want > kTxBurst) want = kTxBurst;
+    const uint32_t room = kMaxInflightPsn - uint32_t(inflight > 0 ? inflight : 0);
+    if (want > room) want = room;
+    const unsigned sent = send_burst(qp, s, unsigned(want), now);
+    done += sent;
+    if (s.state == SendWqe::kError) continue;  // completes once everything before it has
+    if (sent < want) break;                    // the port or the mbuf pool ran dry
+  }
+  if (qp.state == IBV_QPS_SQD) check_sq_drained(qp);
+  return done;
+}
+
+// Takes the mbufs first, then fills every payload with one DMA read (local
+// pieces: the payload areas; remote: the WQE's SGE pieces for those bytes),
+// then finishes headers and transmits in PSN order. The outcome is what a
+// packet-at-a-time loop gives -- for each packet in order: port full or no
+// mbuf -> stall, mbuf too small -> GENERAL_ERR, a bad key or memory the read
+// could not reach -> LOC_PROT_ERR -- and a packet whose payload did not fully
+// arrive is never sent. Mbufs built but not sent (the port filled up) are
+// freed and read again next time.
+unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
+  const WrOpInfo* op = wr_op_info(s.w.opcode);
+  const bool inl = s.w.send_flags & IBV_SEND_INLINE;
+  rte_mbuf** m = tx_m_.data();
+  unsigned n = 0;
+  while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
+
+  // Build: append the packet and collect its remote pieces, up to the first
+  // packet that cannot be built (`fail` says why).
+  IoList remote(tx_remote_.data(), unsigned(tx_remote_.size()));
+  unsigned built = 0;
+  ibv_wc_status fail = IBV_WC_SUCCESS;
+  bool dma_failed = false;
+  for (uint64_t off = qp.next_offset; built < n; ++built) {
+    const uint64_t remaining = s.length - off;
     const uint32_t len = uint32_t(remaining < s.pmtu ? remaining : s.pmtu);
-    const bool first = qp.next_offset == 0;
     const bool last = remaining <= s.pmtu;
-    const uint8_t low = first && last ? op->only : first ? op->first : last ? op->last : op->middle;
     const unsigned ext = last && op->has_imm ? kImmDtLen : 0;
     const unsigned pad = (4 - (len & 3)) & 3;
     const unsigned total = kBthLen + ext + len + pad;
-    uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(total)));
-    if (!b || total > UINT16_MAX) {
+    uint8_t* b = total > UINT16_MAX
+                     ? nullptr
+                     : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m[built], uint16_t(total)));
+    if (!b) {
       // The port's mbufs cannot hold a full MTU packet: a configuration error.
-      rte_pktmbuf_free(m);
-      s.state = SendWqe::kError;
-      s.status = IBV_WC_GENERAL_ERR;
-      continue;
+      fail = IBV_WC_GENERAL_ERR;
+      break;
     }
-    uint8_t* payload = b + kBthLen + ext;
-    if (s.w.send_flags & IBV_SEND_INLINE) {
-      std::memcpy(payload, s.w.inline_data + qp.next_offset, len);
-    } else if (len) {
-      IoList iol;
-      bool ok = gather_send(qp, s, qp.next_offset, len, iol);
-      if (ok && !qp.client->mem.read(iol.iov, iol.n, payload, len, now)) {
-        ++ctr_.dma_errors;
-        ok = false;
-      }
-      if (!ok) {
-        rte_pktmbuf_free(m);
-        s.state = SendWqe::kError;
-        s.status = IBV_WC_LOC_PROT_ERR;
-        continue;  // completes once everything before it has
-      }
+    const unsigned old_n = remote.n;
+    const size_t old_bytes = remote.bytes;
+    if (!inl && len && !gather_send(qp, s, off, len, remote)) {
+      remote.truncate(old_n, old_bytes);
+      fail = IBV_WC_LOC_PROT_ERR;
+      break;
     }
-    if (pad) std::memset(payload + len, 0, pad);
+    tx_bth_[built] = b;
+    tx_local_[built] = iovec{b + kBthLen + ext, len};
+    off += len;
+  }
+  unsigned sendable = built;
+  if (inl) {
+    if (built)  // one packet: inline data is at most VHCA_MAX_INLINE < any MTU
+      std::memcpy(tx_local_[0].iov_base, s.w.inline_data + qp.next_offset, tx_local_[0].iov_len);
+  } else if (remote.bytes) {
+    const size_t got = qp.client->mem.readv(tx_local_.data(), built, remote.iov, remote.n, now,
+                                            ctr_.dma_calls);
+    if (got < remote.bytes) {
+      // Everything before the first unreachable byte arrived: the packets
+      // wholly inside it can go; the one it falls in fails the WQE.
+      size_t whole = 0;
+      sendable = 0;
+      while (sendable < built && whole + tx_local_[sendable].iov_len <= got)
+        whole += tx_local_[sendable++].iov_len;
+      fail = IBV_WC_LOC_PROT_ERR;
+      dma_failed = true;
+    }
+  }
+
+  unsigned sent = 0;
+  for (; sent < sendable; ++sent) {
+    if (sent && !io_.can_transmit()) break;
+    rte_mbuf* pkt = m[sent];
+    uint8_t* b = tx_bth_[sent];
+    const uint32_t len = uint32_t(tx_local_[sent].iov_len);
+    const bool first = qp.next_offset == 0;
+    const bool last = s.length - qp.next_offset <= s.pmtu;
+    const uint8_t low = first && last ? op->only : first ? op->first : last ? op->last : op->middle;
+    const unsigned ext = last && op->has_imm ? kImmDtLen : 0;
+    const unsigned pad = (4 - (len & 3)) & 3;
+    if (pad) std::memset(static_cast<uint8_t*>(tx_local_[sent].iov_base) + len, 0, pad);
     bool ackreq = last || ++qp.pkts_since_ackreq >= kAckReqEvery ||
                   psn_diff(qp.psn + 1, qp.snd_una) >= int32_t(kMaxInflightPsn);
     if (ackreq) qp.pkts_since_ackreq = 0;
@@ -182,8 +248,8 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (ext) std::memcpy(b + kBthLen, &s.w.imm_data, kImmDtLen);  // already network order
     if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
     ++ctr_.tx_packets;
-    ctr_.tx_bytes += total;
-    io_.transmit(m, qp.attr.ah_attr);
+    ctr_.tx_bytes += kBthLen + ext + len + pad;
+    io_.transmit(pkt, qp.attr.ah_attr);
     qp.psn = (qp.psn + 1) & kPsnMask;
     if (psn_diff(qp.psn, qp.psn_hi) > 0) qp.psn_hi = qp.psn;
     qp.next_offset += len;
@@ -192,10 +258,20 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       qp.next_offset = 0;
     }
     if (qp.timeout_ns && !qp.retrans_timer.armed()) sched_.arm_after(qp.retrans_timer, qp.timeout_ns);
-    ++done;
   }
-  if (qp.state == IBV_QPS_SQD) check_sq_drained(qp);
-  return done;
+
+  // What a packet-at-a-time loop would have met next, in its order of checks.
+  if (sent < want) {
+    if ((sent && !io_.can_transmit()) || sent == n) {
+      ++ctr_.tx_stalls;
+    } else if (fail != IBV_WC_SUCCESS) {
+      if (dma_failed) ++ctr_.dma_errors;
+      s.state = SendWqe::kError;
+      s.status = uint8_t(fail);
+    }
+  }
+  for (unsigned i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
+  return sent;
 }
 
 }  // namespace vf::engine

@@ -2,6 +2,15 @@
 // consumption, placement into the app with process_vm_writev, receive
 // completions, and the ACK/NAK owed back.
 //
+// Placement is batched: an in-order request whose target is checked (RQ WQE,
+// keys, length) is *accepted* -- PSN, offset and RQ position move on -- and
+// queued with its mbuf; placement.cpp later writes the whole queue with one
+// process_vm_writev per app and only then completes receive WQEs and owes
+// ACKs, in arrival order. Any branch here that would answer the requester or
+// complete a WQE first needs the queue placed (IBA: an ACK, or a NAK, says
+// everything before it is in memory), so with packets queued it returns
+// kUnordered untouched and receive() places the queue and offers it again.
+//
 // ACK coalescing: the requester asks for an ACK (AckReq) on the last packet of
 // every message and every kAckReqEvery packets. The responder does not answer
 // each such packet at once: it records the newest ACK owed per QP (one slot --
@@ -73,11 +82,11 @@ bool Hca::Impl::send_response(Qp& qp) {
   return true;
 }
 
-void Hca::Impl::post_recv_cqe(Qp& qp, ibv_wc_status status, uint32_t byte_len, const Pkt* p,
-                              const RxMeta* meta) {
+void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
+                              const Pkt* p, uint16_t slid, uint8_t sl) {
   vhca_cqe cqe;
   std::memset(&cqe, 0, sizeof(cqe));
-  cqe.wr_id = qp.rwqe.w.wr_id;
+  cqe.wr_id = wr_id;
   cqe.status = status;
   cqe.opcode = IBV_WC_RECV;
   cqe.byte_len = byte_len;
@@ -87,10 +96,8 @@ void Hca::Impl::post_recv_cqe(Qp& qp, ibv_wc_status status, uint32_t byte_len, c
     cqe.wc_flags |= IBV_WC_WITH_IMM;
     std::memcpy(&cqe.imm_data, p->imm, 4);  // network order, as the sender gave it
   }
-  if (meta) {
-    cqe.slid = meta->slid;
-    cqe.sl = meta->sl;
-  }
+  cqe.slid = slid;
+  cqe.sl = sl;
   if (!cq_post(*qp.rcq, cqe, p && p->se)) qp_to_error(qp, true);
 }
 
@@ -113,7 +120,7 @@ bool gather_recv(const Hca::Impl& h, const Qp& qp, uint64_t off, uint32_t len, I
       return false;
     const uint64_t in = off - pos;
     const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    iol.add(g.addr + in, take);
+    if (!iol.add(g.addr + in, take)) return false;
     off += take;
     len -= take;
     pos += g.length;
@@ -123,47 +130,63 @@ bool gather_recv(const Hca::Impl& h, const Qp& qp, uint64_t off, uint32_t len, I
 
 }  // namespace
 
-// Fails the responder side: NAK to the requester, the receive WQE in progress
-// (if any) completes with `status`, the QP goes to ERR.
-static void responder_fail(Hca::Impl& h, Qp& qp, uint32_t psn, uint8_t nak_code,
-                           ibv_wc_status status) {
-  h.owe_response(qp, make_syndrome(AckType::kNak, nak_code), psn, true);
-  if (qp.rwqe_valid) {
-    h.post_recv_cqe(qp, status, 0, nullptr, nullptr);
-    qp.rwqe_valid = false;
-    ++qp.rq_cons;
+void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_status status,
+                             bool have_wqe, uint64_t wr_id, uint32_t rq_index) {
+  owe_response(qp, make_syndrome(AckType::kNak, nak_code), psn, true);
+  if (have_wqe) {
+    post_recv_cqe(qp, wr_id, status, 0, nullptr, 0, 0);
+    qp.rq_cons = rq_index + 1;
     qp.rq.store_consumer(qp.rq_cons);
   }
-  h.qp_to_error(qp, false);
+  // Nothing after the failed WQE was accepted for good.
+  qp.rwqe_valid = false;
+  qp.rq_spec = qp.rq_cons;
+  qp_to_error(qp, false);
 }
 
-int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn) {
+// Fails the responder side with nothing queued for the QP: NAK to the
+// requester, the receive WQE in progress (if any) completes with `status`,
+// the QP goes to ERR.
+static void responder_fail(Hca::Impl& h, Qp& qp, uint32_t psn, uint8_t nak_code,
+                           ibv_wc_status status) {
+  h.fail_receive(qp, psn, nak_code, status, qp.rwqe_valid, qp.rwqe.w.wr_id, qp.rq_spec);
+}
+
+int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
   if (qp.rq_broken) return 0;
   const uint32_t prod = qp.rq.load_producer();
-  if (prod == qp.rq_cons) return 0;
-  if (prod - qp.rq_cons > qp.rq.entries()) {
+  // The app may have posted up to a ring's worth past what we published as
+  // consumed (rq_cons); rq_spec may already be ahead of that.
+  const uint32_t avail = prod - qp.rq_cons, taken = qp.rq_spec - qp.rq_cons;
+  if (avail == taken) return 0;
+  if (avail > qp.rq.entries() || avail < taken) {
+    if (!ordered) return kFetchUnordered;
     ++ctr_.hostile_ring_events;
     qp.rq_broken = true;
     owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
     qp_to_error(qp, true);
     return -1;
   }
-  std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_cons), sizeof(qp.rwqe.w));
-  qp.rwqe_valid = true;
+  std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_spec), sizeof(qp.rwqe.w));
   const vhca_recv_wqe& w = qp.rwqe.w;
   if (w.num_sge > qp.cap.max_recv_sge || w.num_sge > VHCA_MAX_SGE) {
+    if (!ordered) return kFetchUnordered;
+    qp.rwqe_valid = true;
     ++ctr_.hostile_ring_events;
     responder_fail(*this, qp, psn, kNakRemoteOperationalError, IBV_WC_LOC_QP_OP_ERR);
     return -1;
   }
+  qp.rwqe_valid = true;
   uint64_t total = 0;
   for (unsigned i = 0; i < w.num_sge; ++i) total += w.sge[i].length;
   qp.rwqe.length = total;
   return 1;
 }
 
-void Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta) {
+Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
+                                    bool ordered) {
   if (qp.state == IBV_QPS_RTR && !qp.comm_est_reported) {
+    if (!ordered) return Rx::kUnordered;
     qp.comm_est_reported = true;
     async_qp_event(qp, IBV_EVENT_COMM_EST);
   }
@@ -171,72 +194,78 @@ void Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta) {
   if (d > 0) {
     // A gap: one NAK, then silence until the expected PSN comes back.
     if (!qp.nak_outstanding) {
+      if (!ordered) return Rx::kUnordered;
       qp.nak_outstanding = true;
       owe_response(qp, make_syndrome(AckType::kNak, kNakPsnSeqError), qp.epsn, false);
     }
-    return;
+    return Rx::kDone;
   }
   if (d < 0) {
     // Duplicate (our ACK was lost or is late): acknowledge again, drop it.
+    if (!ordered) return Rx::kUnordered;
     ++ctr_.duplicate_requests;
     owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), qp.epsn - 1, false);
-    return;
+    return Rx::kDone;
   }
-  qp.nak_outstanding = false;
+  qp.nak_outstanding = false;  // (idempotent: safe to redo when offered again)
   const uint16_t f = p.flags;
   const bool first = f & kIsFirst, last = f & kIsLast;
   // Only SEND for now; WRITE/READ/atomics and SEND with invalidate: next issue.
   if (!(f & kIsSend) || (f & kHasIeth) || qp.in_message == first ||
       (!last && p.paylen != qp.mtu) || p.paylen > qp.mtu) {
+    if (!ordered) return Rx::kUnordered;
     responder_fail(*this, qp, p.psn, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR);
-    return;
+    return Rx::kDone;
   }
-  if (first) {
-    if (!qp.rwqe_valid) {
-      const int r = recv_fetch(qp, p.psn);
-      if (r < 0) return;
-      if (r == 0) {
-        // Receiver not ready: tell the requester to come back later.
-        qp.nak_outstanding = true;
-        owe_response(qp, make_syndrome(AckType::kRnrNak, qp.attr.min_rnr_timer), p.psn, false);
-        return;
-      }
+  if (first && !qp.rwqe_valid) {
+    const int r = recv_fetch(qp, p.psn, ordered);
+    if (r == kFetchUnordered) return Rx::kUnordered;
+    if (r < 0) return Rx::kDone;
+    if (r == 0) {
+      // Receiver not ready: tell the requester to come back later.
+      if (!ordered) return Rx::kUnordered;
+      qp.nak_outstanding = true;
+      owe_response(qp, make_syndrome(AckType::kRnrNak, qp.attr.min_rnr_timer), p.psn, false);
+      return Rx::kDone;
     }
-    qp.rcv_offset = 0;
   }
-  if (qp.rcv_offset + p.paylen > qp.rwqe.length) {
+  const uint64_t offset = first ? 0 : qp.rcv_offset;
+  if (offset + p.paylen > qp.rwqe.length) {
+    if (!ordered) return Rx::kUnordered;
     responder_fail(*this, qp, p.psn, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR);
-    return;
+    return Rx::kDone;
   }
-  if (p.paylen) {
-    IoList iol;
-    bool ok = gather_recv(*this, qp, qp.rcv_offset, p.paylen, iol);
-    if (ok) {
-      iovec local{p.payload, p.paylen};
-      if (!qp.client->mem.write(&local, 1, iol.iov, iol.n, sched_.now())) {
-        ++ctr_.dma_errors;
-        ok = false;
-      }
-    }
-    if (!ok) {
-      responder_fail(*this, qp, p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR);
-      return;
-    }
+  RxPlacement& e = rx_q_[rx_n_];
+  IoList iol(e.iov, VHCA_MAX_SGE);
+  if (p.paylen && !gather_recv(*this, qp, offset, p.paylen, iol)) {
+    if (!ordered) return Rx::kUnordered;
+    responder_fail(*this, qp, p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR);
+    return Rx::kDone;
   }
-  qp.rcv_offset += p.paylen;
+  // Accepted. The receive completion and the ACK wait for the placement.
+  e.qp = &qp;
+  e.m = m;
+  e.p = p;
+  e.wr_id = qp.rwqe.w.wr_id;
+  e.rq_index = qp.rq_spec;
+  e.byte_len = uint32_t(offset + p.paylen);
+  e.slid = meta.slid;
+  e.sl = meta.sl;
+  e.niov = uint8_t(iol.n);
+  e.state = RxPlacement::kWaiting;
+  ++rx_n_;
+  ++qp.rx_pending;
+  if (last || p.ackreq) rx_due_ = true;
+  qp.rcv_offset = offset + p.paylen;
   qp.epsn = (qp.epsn + 1) & kPsnMask;
   if (last) {
-    qp.msn = (qp.msn + 1) & 0xFFFFFF;
     qp.in_message = false;
     qp.rwqe_valid = false;
-    post_recv_cqe(qp, IBV_WC_SUCCESS, uint32_t(qp.rcv_offset), &p, &meta);
-    ++qp.rq_cons;
-    qp.rq.store_consumer(qp.rq_cons);
-    if (qp.state == IBV_QPS_ERR) return;  // the CQ overran
+    ++qp.rq_spec;
   } else {
     qp.in_message = true;
   }
-  if (p.ackreq) owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), p.psn, false);
+  return Rx::kQueued;
 }
 
 }  // namespace vf::engine

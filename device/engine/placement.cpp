@@ -1,0 +1,132 @@
+// The receive placement queue: payloads of accepted requests (responder.cpp)
+// wait here, mbuf and all, and are written into the apps in one go -- one
+// process_vm_writev per app for the whole queue -- because on a VM the system
+// call, not the copy, is the cost (4-8 us each).
+//
+// When: poll() flushes once an entry carries a receive completion or an ACK
+// request (so every message is placed, completed and acknowledged in the
+// poll after its last packet arrives); anything that could observe the
+// queue's state flushes first: a response packet (its completions), a request
+// that needs a response or completion, the retransmit timer, the requester
+// about to send or complete on a QP with queued payloads, and the slow-path
+// verbs (dereg_mr above all: no write may land after the memory is gone).
+// Middle packets of a message may thus stay queued across polls -- nothing
+// depends on them until the message's last packet, a gap or a verb.
+//
+// Then, in arrival order, what packet-at-a-time placement did: message done
+// -> receive CQE and RQ consumer; AckReq -> ACK owed. If the kernel stopped
+// short, the packet whose bytes did not all arrive fails like before (NAK
+// Remote Operational Error for its PSN, its WQE completes LOC_PROT_ERR, the
+// QP goes to ERR); the QP's later packets are dropped as they would have
+// been on arrival, and other QPs' packets behind it are written again.
+// One difference remains, in an error case: if the receive CQ overruns in
+// the middle of a burst, later packets of that burst may already be in their
+// (now flushed) receive buffers -- IBA leaves the buffer of a WQE completed
+// in error undefined.
+#include "device/engine/hca_impl.hpp"
+#include "device/engine/opcodes.hpp"
+
+namespace vf::engine {
+
+using namespace vf::wire;
+
+// Writes every waiting entry of the client of rx_q_[first] (all after
+// `first` too), as few system calls as IOV_MAX allows; marks each kPlaced,
+// kFailed (the first of its QP the kernel did not finish) or kSkipped (its
+// QP failed earlier).
+void Hca::Impl::place_client(unsigned first) {
+  Client* c = rx_q_[first].qp->client;
+  for (;;) {
+    unsigned nb = 0;
+    IoList remote(rx_remote_.data(), ProcessMem::kIovMax);
+    for (unsigned i = first; i < rx_n_; ++i) {
+      RxPlacement& e = rx_q_[i];
+      if (e.state != RxPlacement::kWaiting || e.qp->client != c) continue;
+      if (e.qp->rx_fail_gen == rx_gen_) {
+        e.state = RxPlacement::kSkipped;
+        continue;
+      }
+      if (e.p.paylen == 0) {
+        e.state = RxPlacement::kPlaced;
+        continue;
+      }
+      if (remote.n + e.niov > ProcessMem::kIovMax) break;  // the rest in the next call
+      for (unsigned k = 0; k < e.niov; ++k)
+        remote.add(reinterpret_cast<uint64_t>(e.iov[k].iov_base), e.iov[k].iov_len);
+      rx_local_[nb] = iovec{e.p.payload, e.p.paylen};
+      rx_batch_[nb++] = i;
+    }
+    if (nb == 0) return;
+    const size_t got = c->mem.writev(rx_local_.data(), nb, remote.iov, remote.n, sched_.now(),
+                                     ctr_.dma_calls);
+    size_t whole = 0;
+    bool short_write = false;
+    for (unsigned k = 0; k < nb; ++k) {
+      RxPlacement& e = rx_q_[rx_batch_[k]];
+      if (e.qp->rx_fail_gen == rx_gen_) {
+        e.state = RxPlacement::kSkipped;  // behind its QP's failure: never placed
+      } else if (!short_write && whole + e.p.paylen <= got) {
+        whole += e.p.paylen;
+        e.state = RxPlacement::kPlaced;
+      } else if (!short_write) {
+        short_write = true;
+        e.state = RxPlacement::kFailed;
+        e.qp->rx_fail_gen = rx_gen_;
+      }
+      // else: another QP's packet behind the failure stays kWaiting: written
+      // again by the next call.
+    }
+  }
+}
+
+bool Hca::Impl::flush_rx() {
+  if (rx_n_ == 0) return false;
+  ++rx_gen_;
+  for (unsigned i = 0; i < rx_n_; ++i)
+    if (rx_q_[i].state == RxPlacement::kWaiting) place_client(i);
+
+  for (unsigned i = 0; i < rx_n_; ++i) {
+    RxPlacement& e = rx_q_[i];
+    Qp& qp = *e.qp;
+    --qp.rx_pending;
+    if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
+      qp.rx_dead_gen = rx_gen_;
+      ++ctr_.rx_dropped;  // arrived after its QP failed: dropped on arrival before
+    } else if (e.state != RxPlacement::kPlaced) {
+      ++ctr_.dma_errors;
+      fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, true, e.wr_id,
+                   e.rq_index);
+      qp.rx_dead_gen = rx_gen_;
+    } else {
+      if (e.p.flags & kIsLast) {
+        qp.msn = (qp.msn + 1) & 0xFFFFFF;
+        post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
+        qp.rq_cons = e.rq_index + 1;
+        qp.rq.store_consumer(qp.rq_cons);
+        if (qp.state == IBV_QPS_ERR) {
+          // The CQ overran: what was accepted after this WQE never happened.
+          qp.rwqe_valid = false;
+          qp.rq_spec = qp.rq_cons;
+          qp.rx_dead_gen = rx_gen_;
+        }
+      }
+      if (e.p.ackreq && qp.rx_dead_gen != rx_gen_)
+        owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), e.p.psn, false);
+    }
+    rte_pktmbuf_free(e.m);
+  }
+  rx_n_ = 0;
+  rx_due_ = false;
+  return true;
+}
+
+void Hca::Impl::drop_rx() {
+  for (unsigned i = 0; i < rx_n_; ++i) {
+    --rx_q_[i].qp->rx_pending;
+    rte_pktmbuf_free(rx_q_[i].m);
+  }
+  rx_n_ = 0;
+  rx_due_ = false;
+}
+
+}  // namespace vf::engine
