@@ -78,6 +78,8 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   e.port.active_mtu = ibv_mtu(attrs.active_mtu);
   e.port.active_speed = attrs.active_speed;
   e.port.active_width = attrs.active_width;
+  e.port.gid_tbl_len = attrs.gid_tbl_len;      // the same values sysfs shows
+  e.port.port_cap_flags = attrs.port_cap_flags;
   return v;
 }
 
@@ -182,7 +184,8 @@ nlohmann::json Topology::hca_json(size_t i) const {
         {"duplicate_requests", c.duplicate_requests},
         {"dma_errors", c.dma_errors},
         {"hostile_ring_events", c.hostile_ring_events},
-        {"cqes", c.cqes}}},
+        {"cqes", c.cqes},
+        {"dma_calls", c.dma_calls}}},
   };
 }
 

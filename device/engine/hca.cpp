@@ -178,8 +178,11 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
   a.state = IBV_PORT_ACTIVE;
   a.max_mtu = IBV_MTU_4096;
   a.active_mtu = p.active_mtu;
-  a.gid_tbl_len = int(p.gids.size());
-  a.port_cap_flags = p.link_layer == IBV_LINK_LAYER_ETHERNET
+  // Entries past gids.size() are empty, as on hardware; sgid_index is
+  // checked against the populated ones.
+  a.gid_tbl_len = int(p.gid_tbl_len ? p.gid_tbl_len : p.gids.size());
+  a.port_cap_flags = p.port_cap_flags ? p.port_cap_flags
+                     : p.link_layer == IBV_LINK_LAYER_ETHERNET
                          ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
                          : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
   a.max_msg_sz = cfg_.limits.max_msg_sz;

@@ -43,6 +43,10 @@ struct PortConfig {
   ibv_mtu active_mtu = IBV_MTU_4096;
   uint8_t active_speed = 32;  // ibv_port_attr encoding: 1 SDR .. 32 EDR, 64 HDR, 128 NDR
   uint8_t active_width = 2;   // 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x
+  // What query_port reports; must equal what sysfs shows for the same port.
+  // 0 = the engine's own default (gids.size(); IB vs RoCE capability bits).
+  uint32_t gid_tbl_len = 0;
+  uint32_t port_cap_flags = 0;
 };
 
 // What query_device reports, and what the engine enforces.

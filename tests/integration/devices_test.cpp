@@ -62,5 +62,22 @@ TEST_F(Devices, DevinfoListsEveryDevice) {
     EXPECT_NE(r.out.find(std::string("hca_id:\t") + name), std::string::npos) << r.describe();
 }
 
+// What query_port says (through the provider) and what sysfs says (read by
+// libibverbs and tools directly) must be the same port.
+TEST_F(Devices, QueryPortAgreesWithSysfs) {
+  for (std::string dev : {"vib0", "vroce0"}) {
+    std::string out = devinfo(*daemon_, dev);
+    const std::string port = daemon_->runtime_dir() + "/sys/class/infiniband/" + dev + "/ports/1/";
+    unsigned long cap = std::stoul(read_file(port + "cap_mask"), nullptr, 16);
+    char want[64];
+    std::snprintf(want, sizeof(want), "port_cap_flags:\t\t0x%08lx", cap);
+    EXPECT_NE(out.find(want), std::string::npos) << dev << ": " << want << "\n" << out;
+    EXPECT_NE(out.find("gid_tbl_len:\t\t16"), std::string::npos) << out;
+    EXPECT_NE(out.find("pkey_tbl_len:\t\t1\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("fw_ver:\t\t\t\t" + read_file(daemon_->runtime_dir() + "/sys/class/infiniband/" + dev + "/fw_ver").substr(0, 5)),
+              std::string::npos) << out;
+  }
+}
+
 }  // namespace
 }  // namespace vf::test
