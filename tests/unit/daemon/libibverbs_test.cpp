@@ -42,8 +42,8 @@ DeviceSpec spec(const std::string& name, uint32_t index, uint64_t guid, config::
 class Libibverbs : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!test::can_mknod()) GTEST_SKIP() << "needs root (CAP_MKNOD) for /dev/infiniband nodes";
-    if (access("/usr/bin/ibv_devices", X_OK) != 0) GTEST_SKIP() << "ibverbs-utils is not installed";
+    ASSERT_TRUE(test::can_mknod()) << "the suite runs as root (scripts/test.sh): /dev/infiniband nodes need CAP_MKNOD";
+    ASSERT_EQ(access("/usr/bin/ibv_devices", X_OK), 0) << "ibverbs-utils missing: run scripts/setup.sh";
     opts_.runtime_dir = tmp_.path() / "run";  // dev_dir stays /dev/infiniband: libibverbs' only choice
   }
   test::RunResult ibv_devices(const RuntimeTree& tree) {
