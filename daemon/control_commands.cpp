@@ -40,6 +40,12 @@ json status(DaemonState& d) {
             {"time_dilation", cfg.daemon.time_dilation}}},
           {"fabrics", fabrics},
           {"hca_count", d.topology().vhcas().size()},
+          // How the dataplane spends its time: sleeps ~ wakeups when idle.
+          {"lcore",
+           {{"loops", d.lcore().stats().loops.load()},
+            {"sleeps", d.lcore().stats().sleeps.load()},
+            {"wakeups", d.lcore().stats().wakeups.load()},
+            {"tasks", d.lcore().stats().tasks.load()}}},
           {"clients", d.clients()}};
 }
 

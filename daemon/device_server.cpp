@@ -64,7 +64,6 @@ struct DeviceServer::Client {
   Client(asio::io_context& io, int fd, uint32_t id_) : sock(io, fd), id(id_) {}
   asio::posix::stream_descriptor sock;
   uint32_t id;
-  bool busy = false;  // one request in flight: the provider serialises anyway
   bool gone = false;
 };
 
@@ -157,10 +156,10 @@ void DeviceServer::on_message(const std::shared_ptr<Client>& c, std::vector<uint
     send_reply(c, status_reply(msg.data(), msg.size(), err));
     return read_next(c);
   }
-  c->busy = true;
+  // Not reading again until the reply is out keeps one request in flight
+  // per client, in order (the provider serialises its requests anyway).
   backend_.request(c->id, std::move(msg), [this, c](DeviceReply r) {
     asio::post(io_, [this, c, r = std::move(r)]() mutable {
-      c->busy = false;
       if (c->gone) {
         for (int fd : r.fds) close(fd);
         return;
