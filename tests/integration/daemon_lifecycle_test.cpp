@@ -156,6 +156,22 @@ bool wait_for(const std::function<bool()>& cond, std::chrono::seconds limit) {
   return cond();
 }
 
+uint64_t lcore_loops(const Fabricd& d) {
+  auto r = d.ctl({"--json", "status"});
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out)["lcore"]["loops"].get<uint64_t>() : 0;
+}
+
+// With no app and no timer armed the dataplane must block, not poll: a
+// spinning lcore would run millions of loops in this window.
+TEST(DaemonLifecycle, IdleDaemonSleepsInsteadOfSpinning) {
+  Fabricd d(default_config());
+  const uint64_t before = lcore_loops(d);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const uint64_t after = lcore_loops(d);
+  ASSERT_GT(before, 0u);
+  EXPECT_LT(after - before, 100u) << "lcore loops while idle: " << before << " -> " << after;
+}
+
 TEST(DaemonLifecycle, AppKilledMidTransferHasEverythingReleased) {
   Fabricd d(default_config());
   const Env env = d.app_env();
