@@ -24,14 +24,12 @@ void Hca::Impl::post_send_cqe(Qp& qp, const SendWqe& s, ibv_wc_status status) {
 }
 
 void Hca::Impl::complete_acked(Qp& qp, uint32_t acked) {
-  const uint32_t before = qp.sq_cons;
   while (qp.sq_cons != qp.sq_started) {
     SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
     if (s.state != SendWqe::kStarted || psn_diff(s.last_psn, acked) > 0) break;
+    retire_sq_slot(qp);
     if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
-    ++qp.sq_cons;
   }
-  if (qp.sq_cons != before) qp.sq.store_consumer(qp.sq_cons);
   // The requester may have been rewound behind what is now acknowledged.
   if (psn_diff(qp.psn, qp.snd_una) < 0 || int32_t(qp.sq_next - qp.sq_cons) < 0) seek(qp, qp.snd_una);
   complete_error_head(qp);
@@ -41,9 +39,8 @@ bool Hca::Impl::complete_error_head(Qp& qp) {
   if (qp.state == IBV_QPS_ERR || qp.sq_cons == qp.sq_fetched) return false;
   SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
   if (s.state != SendWqe::kError) return false;
+  retire_sq_slot(qp);
   post_send_cqe(qp, s, ibv_wc_status(s.status));
-  ++qp.sq_cons;
-  qp.sq.store_consumer(qp.sq_cons);
   qp_to_error(qp, false);
   return true;
 }
@@ -51,9 +48,8 @@ bool Hca::Impl::complete_error_head(Qp& qp) {
 void Hca::Impl::fail_head(Qp& qp, ibv_wc_status status) {
   if (qp.sq_cons != qp.sq_fetched) {
     SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+    retire_sq_slot(qp);
     post_send_cqe(qp, s, status);
-    ++qp.sq_cons;
-    qp.sq.store_consumer(qp.sq_cons);
     qp_to_error(qp, false);
   } else {
     qp_to_error(qp, true);

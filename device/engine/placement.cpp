@@ -100,9 +100,8 @@ bool Hca::Impl::flush_rx() {
     } else {
       if (e.p.flags & kIsLast) {
         qp.msn = (qp.msn + 1) & 0xFFFFFF;
+        retire_rq_slots(qp, e.rq_index + 1);
         post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
-        qp.rq_cons = e.rq_index + 1;
-        qp.rq.store_consumer(qp.rq_cons);
         if (qp.state == IBV_QPS_ERR) {
           // The CQ overran: what was accepted after this WQE never happened.
           qp.rwqe_valid = false;

@@ -117,4 +117,13 @@ struct Qp {
   uint32_t events_reported = 0;
 };
 
+// A work-queue slot goes back to the app before the completion that reports
+// it: an app that polls the CQE and posts again must find the room (perftest
+// and vfabric-bench keep their queues exactly full).
+inline void retire_sq_slot(Qp& qp) { qp.sq.store_consumer(++qp.sq_cons); }
+inline void retire_rq_slots(Qp& qp, uint32_t new_consumer) {
+  qp.rq_cons = new_consumer;
+  qp.rq.store_consumer(new_consumer);
+}
+
 }  // namespace vf::engine

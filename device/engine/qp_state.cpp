@@ -333,11 +333,11 @@ void Hca::Impl::qp_to_error(Qp& qp, bool fatal_event) {
 
 unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
   unsigned n = 0;
-  const uint32_t sq_before = qp.sq_cons;
   // Send queue: WQEs already copied out, then whatever else the app posted.
   while (n < budget && qp.sq_cons != qp.sq_fetched) {
-    post_send_cqe(qp, qp.swqe[qp.sq_cons & qp.sq.mask()], IBV_WC_WR_FLUSH_ERR);
-    ++qp.sq_cons;
+    SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+    retire_sq_slot(qp);
+    post_send_cqe(qp, s, IBV_WC_WR_FLUSH_ERR);
     ++n;
   }
   if (qp.sq_cons == qp.sq_fetched && !qp.sq_broken) {
@@ -350,15 +350,14 @@ unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
         SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
         std::memcpy(&s.w, qp.sq.slot(qp.sq_cons), sizeof(s.w));
         s.length = 0;
+        retire_sq_slot(qp);
         post_send_cqe(qp, s, IBV_WC_WR_FLUSH_ERR);
-        ++qp.sq_cons;
         ++n;
       }
     }
     qp.sq_fetched = qp.sq_cons;
   }
   qp.sq_next = qp.sq_started = qp.sq_fetched;
-  if (qp.sq_cons != sq_before) qp.sq.store_consumer(qp.sq_cons);
 
   if (!qp.rq_broken) {
     const uint32_t prod = qp.rq.load_producer();
@@ -366,16 +365,15 @@ unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
       qp.rq_broken = true;
       ++ctr_.hostile_ring_events;
     } else {
-      const uint32_t rq_before = qp.rq_cons;
       while (n < budget && qp.rq_cons != prod) {
         // In ERR nothing is queued for placement: rq_spec == rq_cons.
         if (!qp.rwqe_valid) std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_cons), sizeof(qp.rwqe.w));
         qp.rwqe_valid = false;
+        retire_rq_slots(qp, qp.rq_cons + 1);
+        qp.rq_spec = qp.rq_cons;
         post_recv_cqe(qp, qp.rwqe.w.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
-        qp.rq_spec = ++qp.rq_cons;
         ++n;
       }
-      if (qp.rq_cons != rq_before) qp.rq.store_consumer(qp.rq_cons);
     }
   }
   return n;

@@ -134,9 +134,8 @@ void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_stat
                              bool have_wqe, uint64_t wr_id, uint32_t rq_index) {
   owe_response(qp, make_syndrome(AckType::kNak, nak_code), psn, true);
   if (have_wqe) {
+    retire_rq_slots(qp, rq_index + 1);
     post_recv_cqe(qp, wr_id, status, 0, nullptr, 0, 0);
-    qp.rq_cons = rq_index + 1;
-    qp.rq.store_consumer(qp.rq_cons);
   }
   // Nothing after the failed WQE was accepted for good.
   qp.rwqe_valid = false;

@@ -539,5 +539,38 @@ TEST_F(Transport, TransmitBackpressureStallsWithoutLoss) {
   EXPECT_EQ(hca_a.counters().retransmitted_packets, 0u);
 }
 
+
+// Records a work queue's consumer index at the moment a CQ event fires, i.e.
+// right after the engine wrote the CQE that event announces.
+struct ConsumerAtEvent : EventSink {
+  const MappedRing* ring = nullptr;
+  std::vector<uint32_t> seen;
+  void cq_event(ClientId, uint32_t) override {
+    seen.push_back(__atomic_load_n(&ring->hdr()->consumer, __ATOMIC_ACQUIRE));
+  }
+  void async_event(ClientId, ibv_event_type, uint32_t) override {}
+};
+
+// An app that polls a completion and posts again at once (perftest keeps its
+// queues exactly full) must find the slot free: the consumer index has to be
+// published before the CQE, never after.
+TEST_F(Transport, WorkQueueSlotIsFreedBeforeItsCompletionIsVisible) {
+  setup();
+  ConsumerAtEvent at_a, at_b;
+  at_a.ring = &qp_a->sq;
+  at_b.ring = &qp_b->rq;
+  hca_a.set_event_sink(&at_a);
+  hca_b.set_event_sink(&at_b);
+  app_b->post_recv(*qp_b, recv_wqe(1, {sge(buf_b.data(), 4096, mr_b.lkey)}));
+  app_a->arm(*cq_a, VHCA_CQ_ARM_NEXT);
+  app_b->arm(*cq_b, VHCA_CQ_ARM_NEXT);
+  app_a->post_send(*qp_a, send_wqe(2, {sge(buf_a.data(), 10, mr_a.lkey)}, IBV_SEND_SIGNALED));
+  run_for(100'000);
+  EXPECT_EQ(at_a.seen, std::vector<uint32_t>{1u});  // send CQE: SQ slot already returned
+  EXPECT_EQ(at_b.seen, std::vector<uint32_t>{1u});  // recv CQE: RQ slot already returned
+  hca_a.set_event_sink(&ev_a);
+  hca_b.set_event_sink(&ev_b);
+}
+
 }  // namespace
 }  // namespace vf::engine::test
