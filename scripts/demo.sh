@@ -58,8 +58,11 @@ echo; echo "== vfabric-bench"
 "$bin/fabricctl" exec -- "$bin/vfabric-bench" --client vib0 --server vib1
 "$bin/fabricctl" exec -- "$bin/vfabric-bench" --client vroce0 --server vroce1 --gid-index 1
 
-echo; echo "== counters after the run (IBA PMA names)"; "$bin/fabricctl" hca list --json | \
-  python3 -c 'import json,sys
+echo; echo "== counters after the run (IBA PMA names)"
+"$bin/fabricctl" hca list --json | python3 -c '
+import json, sys
 for h in json.load(sys.stdin):
-    c=h["counters"]; print(f"{h[\"name\"]:8} PortXmitPkts={c[\"PortXmitPkts\"]:<8} PortRcvPkts={c[\"PortRcvPkts\"]:<8} PortXmitData={c[\"PortXmitData\"]:<10} retransmits={c[\"retransmitted_packets\"]}")'
+    c = h["counters"]
+    print("%-8s PortXmitPkts=%-8d PortRcvPkts=%-8d PortXmitData=%-10d retransmitted=%d" % (
+        h["name"], c["PortXmitPkts"], c["PortRcvPkts"], c["PortXmitData"], c["retransmitted_packets"]))'
 echo; echo "demo: done; stopping fabricd"
