@@ -25,17 +25,17 @@ struct Received {
   vf::engine::RxMeta meta;
 };
 
-struct EngineStub {
+struct RecordingReceiver {
   Scheduler* s;
   std::vector<Received> got;
   unsigned space_calls = 0;
   static void rx(void* ctx, rte_mbuf* m, const vf::engine::RxMeta& meta) {
-    auto* e = static_cast<EngineStub*>(ctx);
+    auto* e = static_cast<RecordingReceiver*>(ctx);
     const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
     e->got.push_back({e->s->now(), {p, p + rte_pktmbuf_data_len(m)}, meta});
     rte_pktmbuf_free(m);
   }
-  static void space(void* ctx) { ++static_cast<EngineStub*>(ctx)->space_calls; }
+  static void space(void* ctx) { ++static_cast<RecordingReceiver*>(ctx)->space_calls; }
 };
 
 // A transport packet as the engine builds one: BTH (RC SEND only to `dqpn`) +
@@ -96,14 +96,14 @@ struct IbLab {
     f.set_lft("ibsw0", 1, 1);
     f.set_lft("ibsw0", 2, 2);
     e0.s = e1.s = &s;
-    h0->set_receiver(&EngineStub::rx, &e0);
-    h1->set_receiver(&EngineStub::rx, &e1);
+    h0->set_receiver(&RecordingReceiver::rx, &e0);
+    h1->set_receiver(&RecordingReceiver::rx, &e1);
   }
   Scheduler s;
   Fabric f;
   HcaPort* h0;
   HcaPort* h1;
-  EngineStub e0, e1;
+  RecordingReceiver e0, e1;
 };
 
 TEST(HcaPortIb, RoundTripThroughASwitch) {
@@ -231,8 +231,8 @@ TEST(HcaPortIb, CanTransmitBoundsTheQueueAndAnnouncesSpaceLater) {
   HcaPort& h = f.add_hca_port("vib0", c);
   f.add_switch("sw", 2, 0);
   f.connect(*Endpoint::parse("vib0"), *Endpoint::parse("sw/1"), LinkParams{1 * G, 0, 4096});
-  EngineStub e{&s, {}, 0};
-  h.set_tx_space(&EngineStub::space, &e);
+  RecordingReceiver e{&s, {}, 0};
+  h.set_tx_space(&RecordingReceiver::space, &e);
   unsigned sent = 0;
   while (h.can_transmit()) {
     h.transmit(engine_packet(h, 1, 1000, 0), ah_dlid(2));
@@ -274,8 +274,8 @@ struct RoceLab {
     f.set_neighbour("vroce0", gid1, kMac1);
     f.set_neighbour("vroce1", gid0, kMac0);
     e0.s = e1.s = &s;
-    h0->set_receiver(&EngineStub::rx, &e0);
-    h1->set_receiver(&EngineStub::rx, &e1);
+    h0->set_receiver(&RecordingReceiver::rx, &e0);
+    h1->set_receiver(&RecordingReceiver::rx, &e1);
   }
   ibv_ah_attr ah_to_1(uint8_t sl = 0, uint8_t tclass = 0) const {
     ibv_ah_attr av{};
@@ -292,7 +292,7 @@ struct RoceLab {
   Gid gid0, gid1;
   HcaPort* h0;
   HcaPort* h1;
-  EngineStub e0, e1;
+  RecordingReceiver e0, e1;
 };
 
 TEST(HcaPortRoce, Ipv4RoundTripThroughASwitch) {
