@@ -99,7 +99,8 @@ constexpr OpInfo op_info(uint8_t low5) {
 
 // Whether a full BTH opcode exists for its transport (table 38): RC has every
 // operation; UC only SEND and RDMA WRITE; UD only SEND Only [with Immediate];
-// RD and XRC are not implemented here; 0x81 is the RoCEv2 CNP.
+// RD and XRC opcodes count as invalid: vfabric offers neither transport, so
+// such frames are dropped like any malformed one. 0x81 is the RoCEv2 CNP.
 constexpr bool opcode_valid(uint8_t opc) {
   const uint8_t op = opc & 0x1F;
   switch (opcode_transport(opc)) {
