@@ -19,7 +19,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 1
+#define VHCA_ABI_VERSION 2
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -132,6 +132,12 @@ enum vhca_cmd {
   VHCA_CMD_MODIFY_QP,
   VHCA_CMD_QUERY_QP,
   VHCA_CMD_DESTROY_QP,
+  VHCA_CMD_CREATE_SRQ, /* reply fds: [srq ring memfd] (recv WQEs, like an RQ) */
+  VHCA_CMD_MODIFY_SRQ,
+  VHCA_CMD_QUERY_SRQ,
+  VHCA_CMD_DESTROY_SRQ,
+  VHCA_CMD_CREATE_AH,
+  VHCA_CMD_DESTROY_AH,
   VHCA_CMD_MAX
 };
 
@@ -148,8 +154,28 @@ struct vhca_rsp_hdr {
   int32_t status; /* 0 or a positive errno, as the verb returns it */
 };
 
+/* Request fds: [async event pipe, write end]. The daemon writes one
+ * struct vhca_async_event per affiliated/unaffiliated event into it; the
+ * provider's async_fd is the read end, so ibv_get_async_event reads them
+ * unchanged. */
 struct vhca_open_context_req {
   struct vhca_req_hdr hdr;
+};
+
+/* Layout of the kernel's ib_uverbs_async_event_desc, which libibverbs'
+ * ibv_get_async_event reads from async_fd: `element` is the user_handle given
+ * when the QP/CQ/SRQ was created, or the port number for port events. */
+struct vhca_async_event {
+  uint64_t element;
+  uint32_t event_type; /* enum ibv_event_type */
+  uint32_t reserved;
+};
+VHCA_STATIC_ASSERT(sizeof(struct vhca_async_event) == 16, "async event layout");
+
+/* Layout of ib_uverbs_comp_event_desc, which ibv_get_cq_event reads from a
+ * completion channel fd: the user_handle of the CQ (its struct ibv_cq *). */
+struct vhca_comp_event {
+  uint64_t cq_handle;
 };
 struct vhca_open_context_rsp {
   struct vhca_rsp_hdr hdr;
@@ -172,15 +198,23 @@ struct vhca_query_port_rsp {
   struct ibv_port_attr attr;
 };
 
-struct vhca_handle_req { /* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP */
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, QUERY_SRQ, DESTROY_SRQ, DESTROY_AH */
+struct vhca_handle_req {
   struct vhca_req_hdr hdr;
   uint32_t handle;
   uint32_t reserved;
 };
+/* DESTROY_QP, DESTROY_SRQ: async events written for the object, so the
+ * provider can wait until the app has acknowledged them all (as uverbs does). */
 struct vhca_destroy_qp_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t events_reported;
   uint32_t reserved;
+};
+struct vhca_destroy_cq_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t comp_events_reported;
+  uint32_t async_events_reported;
 };
 
 struct vhca_alloc_pd_rsp {
@@ -204,10 +238,14 @@ struct vhca_reg_mr_rsp {
   uint32_t reserved;
 };
 
+/* Request fds: [completion channel pipe, write end] when has_channel. */
 struct vhca_create_cq_req {
   struct vhca_req_hdr hdr;
   uint32_t cqe; /* requested entries */
   uint32_t comp_vector;
+  uint64_t user_handle; /* the app's struct ibv_cq *, echoed in events */
+  uint32_t has_channel;
+  uint32_t reserved;
 };
 struct vhca_create_cq_rsp {
   struct vhca_rsp_hdr hdr;
@@ -224,6 +262,7 @@ struct vhca_create_qp_req {
   uint32_t qp_type;    /* enum ibv_qp_type */
   uint32_t sq_sig_all;
   struct ibv_qp_cap cap;
+  uint64_t user_handle; /* the app's struct ibv_qp *, echoed in async events */
 };
 struct vhca_create_qp_rsp {
   struct vhca_rsp_hdr hdr;
@@ -254,6 +293,46 @@ struct vhca_query_qp_rsp {
     uint32_t sq_sig_all;
     uint32_t qp_type;
   } init;
+};
+
+struct vhca_create_srq_req {
+  struct vhca_req_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t reserved;
+  uint64_t user_handle; /* the app's struct ibv_srq *, echoed in async events */
+  struct ibv_srq_attr attr; /* max_wr, max_sge, srq_limit */
+};
+struct vhca_create_srq_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t srq_handle;
+  uint32_t entries; /* ring size (power of two) */
+  struct ibv_srq_attr attr; /* what was granted */
+};
+
+struct vhca_modify_srq_req {
+  struct vhca_req_hdr hdr;
+  uint32_t srq_handle;
+  uint32_t attr_mask; /* enum ibv_srq_attr_mask */
+  struct ibv_srq_attr attr;
+};
+
+struct vhca_query_srq_rsp {
+  struct vhca_rsp_hdr hdr;
+  struct ibv_srq_attr attr;
+};
+
+/* Address handles live in the engine (like rxe's AH pool): a UD WQE names
+ * one by ah_handle, and the engine checks it belongs to the QP's PD. */
+struct vhca_create_ah_req {
+  struct vhca_req_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t reserved;
+  struct ibv_ah_attr attr;
+};
+struct vhca_create_ah_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t ah_handle;
+  uint32_t reserved;
 };
 
 struct vhca_empty_rsp {

@@ -84,8 +84,11 @@ class EventSink {
   virtual ~EventSink() = default;
   // A CQ armed by the app (ring hdr `arm`/`arm_sn`) got a qualifying CQE.
   virtual void cq_event(ClientId, uint32_t cq_handle) = 0;
-  // Affiliated async event; `handle` is the QP or CQ handle it concerns.
-  // IBV_EVENT_COMM_EST, IBV_EVENT_SQ_DRAINED, IBV_EVENT_QP_FATAL (QP), IBV_EVENT_CQ_ERR (CQ).
+  // Affiliated async event; `handle` is the QP, CQ or SRQ handle it concerns
+  // (the event type says which): IBV_EVENT_COMM_EST, IBV_EVENT_SQ_DRAINED,
+  // IBV_EVENT_QP_FATAL, IBV_EVENT_QP_REQ_ERR, IBV_EVENT_QP_ACCESS_ERR,
+  // IBV_EVENT_QP_LAST_WQE_REACHED (QP), IBV_EVENT_CQ_ERR (CQ),
+  // IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_SRQ_ERR (SRQ).
   virtual void async_event(ClientId, ibv_event_type, uint32_t handle) = 0;
 };
 
@@ -138,6 +141,16 @@ class Hca {
   int modify_qp(ClientId, const vhca_modify_qp_req&);
   int query_qp(ClientId, const vhca_query_qp_req&, vhca_query_qp_rsp&);
   int destroy_qp(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
+  // Shared receive queues: the ring holds vhca_recv_wqe like an RQ; QPs
+  // created with srq_handle consume from it. IBV_EVENT_SRQ_LIMIT_REACHED goes
+  // to the sink (handle = SRQ handle) once per arming (modify IBV_SRQ_LIMIT).
+  int create_srq(ClientId, const vhca_create_srq_req&, vhca_create_srq_rsp&, Fd& ring_memfd);
+  int modify_srq(ClientId, const vhca_modify_srq_req&);
+  int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
+  int destroy_srq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
+  // Address handles for UD sends; an AH is usable only by QPs of its PD.
+  int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
+  int destroy_ah(ClientId, const vhca_handle_req&);
 
   // ---- fast path.
   // Scans SQs/RQs for newly posted work, runs requesters (new WQEs,
