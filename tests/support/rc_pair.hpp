@@ -56,6 +56,8 @@ struct SideParams {
   uint32_t send_wr = 64, recv_wr = 64, sge = 4;
   int cqe = 256;
   int gid_index = -1;  // >= 0: route by GRH (RoCE needs 1, the RoCE v2 GID)
+  int mr_access = IBV_ACCESS_LOCAL_WRITE;  // add REMOTE_* for one-sided peers
+  bool sig_all = true;                     // false: only IBV_SEND_SIGNALED WRs complete
 };
 
 inline void open_side(VerbsSide& s, const std::string& dev, const SideParams& p) {
@@ -65,7 +67,7 @@ inline void open_side(VerbsSide& s, const std::string& dev, const SideParams& p)
   s.pd = ibv_alloc_pd(s.ctx);
   if (!s.pd) check(errno, "ibv_alloc_pd");
   s.buf.assign(p.buf_bytes, 0);
-  s.mr = ibv_reg_mr(s.pd, s.buf.data(), s.buf.size(), IBV_ACCESS_LOCAL_WRITE);
+  s.mr = ibv_reg_mr(s.pd, s.buf.data(), s.buf.size(), p.mr_access);
   if (!s.mr) check(errno, "ibv_reg_mr");
   s.cq = ibv_create_cq(s.ctx, p.cqe, nullptr, nullptr, 0);
   if (!s.cq) check(errno, "ibv_create_cq");
@@ -75,7 +77,7 @@ inline void open_side(VerbsSide& s, const std::string& dev, const SideParams& p)
   ia.cap.max_send_wr = p.send_wr;
   ia.cap.max_recv_wr = p.recv_wr;
   ia.cap.max_send_sge = ia.cap.max_recv_sge = p.sge;
-  ia.sq_sig_all = 1;
+  ia.sq_sig_all = p.sig_all ? 1 : 0;
   s.qp = ibv_create_qp(s.pd, &ia);
   if (!s.qp) check(errno, "ibv_create_qp");
 }
@@ -83,6 +85,8 @@ inline void open_side(VerbsSide& s, const std::string& dev, const SideParams& p)
 struct ConnectParams {
   int gid_index = -1;
   uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr_timer = 1;
+  int qp_access = IBV_ACCESS_LOCAL_WRITE;  // what the peer may do to this QP (REMOTE_*)
+  uint8_t rd_atomic = 1;  // max_rd_atomic and max_dest_rd_atomic
 };
 
 // RESET -> INIT -> RTR -> RTS towards `peer`.
@@ -90,14 +94,14 @@ inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams&
   ibv_qp_attr at{};
   at.qp_state = IBV_QPS_INIT;
   at.port_num = 1;
-  at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+  at.qp_access_flags = unsigned(c.qp_access);
   check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
         "modify_qp INIT");
   at = {};
   at.qp_state = IBV_QPS_RTR;
   at.path_mtu = s.port.active_mtu;
   at.dest_qp_num = peer.qp->qp_num;
-  at.max_dest_rd_atomic = 1;
+  at.max_dest_rd_atomic = c.rd_atomic;
   at.min_rnr_timer = c.min_rnr_timer;
   at.ah_attr.dlid = peer.port.lid;
   at.ah_attr.port_num = 1;
@@ -116,7 +120,7 @@ inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams&
   at.timeout = c.timeout;
   at.retry_cnt = c.retry_cnt;
   at.rnr_retry = c.rnr_retry;
-  at.max_rd_atomic = 1;
+  at.max_rd_atomic = c.rd_atomic;
   check(ibv_modify_qp(s.qp, &at,
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
