@@ -53,7 +53,7 @@ inline ibv_context* open_device(const std::string& name) {
 
 struct SideParams {
   size_t buf_bytes = 1 << 20;
-  uint32_t send_wr = 64, recv_wr = 64, sge = 4;
+  uint32_t send_wr = 64, recv_wr = 64, sge = 4, inline_data = 0;
   int cqe = 256;
   int gid_index = -1;  // >= 0: route by GRH (RoCE needs 1, the RoCE v2 GID)
   int mr_access = IBV_ACCESS_LOCAL_WRITE;  // add REMOTE_* for one-sided peers
@@ -77,6 +77,7 @@ inline void open_side(VerbsSide& s, const std::string& dev, const SideParams& p)
   ia.cap.max_send_wr = p.send_wr;
   ia.cap.max_recv_wr = p.recv_wr;
   ia.cap.max_send_sge = ia.cap.max_recv_sge = p.sge;
+  ia.cap.max_inline_data = p.inline_data;
   ia.sq_sig_all = p.sig_all ? 1 : 0;
   s.qp = ibv_create_qp(s.pd, &ia);
   if (!s.qp) check(errno, "ibv_create_qp");
@@ -144,6 +145,41 @@ inline int post_send(VerbsSide& s, uint64_t wr_id, std::vector<ibv_sge> sges,
   wr.opcode = op;
   wr.imm_data = imm;
   return ibv_post_send(s.qp, &wr, &bad);
+}
+
+// One RDMA WRITE/READ (remote_addr/rkey) or atomic (compare_add/swap) WR.
+struct RemoteOp {
+  ibv_wr_opcode op = IBV_WR_RDMA_WRITE;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0, swap = 0;
+  uint32_t imm = 0;
+  unsigned flags = IBV_SEND_SIGNALED;
+};
+
+inline int post_remote(VerbsSide& s, uint64_t wr_id, std::vector<ibv_sge> sges, const RemoteOp& r) {
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = wr_id;
+  wr.sg_list = sges.data();
+  wr.num_sge = int(sges.size());
+  wr.opcode = r.op;
+  wr.send_flags = r.flags;
+  wr.imm_data = r.imm;
+  if (r.op == IBV_WR_ATOMIC_CMP_AND_SWP || r.op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    wr.wr.atomic.remote_addr = r.remote_addr;
+    wr.wr.atomic.rkey = r.rkey;
+    wr.wr.atomic.compare_add = r.compare_add;
+    wr.wr.atomic.swap = r.swap;
+  } else {
+    wr.wr.rdma.remote_addr = r.remote_addr;
+    wr.wr.rdma.rkey = r.rkey;
+  }
+  return ibv_post_send(s.qp, &wr, &bad);
+}
+
+// Where the peer's buffer starts (+offset), for RemoteOp::remote_addr.
+inline uint64_t remote_addr(const VerbsSide& s, size_t offset = 0) {
+  return reinterpret_cast<uintptr_t>(s.buf.data() + offset);
 }
 
 inline ibv_sge sge(VerbsSide& s, size_t offset, uint32_t len) {
