@@ -30,10 +30,13 @@ class Pingpong : public ::testing::Test {
   // Runs server and client; the client retries while the server is not yet
   // listening (ibv_rc_pingpong gives up on the first refused connect).
   static void pingpong(const Fabric& f, std::vector<std::string> extra) {
+    run_pingpong("ibv_rc_pingpong", f, std::move(extra));
+  }
+  static void run_pingpong(const char* prog, const Fabric& f, std::vector<std::string> extra) {
     static int port = 19000;
     const std::string p = std::to_string(++port);
     auto args = [&](const char* dev) {
-      std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", p};
+      std::vector<std::string> a{prog, "-d", dev, "-i", "1", "-p", p};
       a.insert(a.end(), f.gid_args.begin(), f.gid_args.end());
       a.insert(a.end(), extra.begin(), extra.end());
       return a;
@@ -66,6 +69,28 @@ TEST_F(Pingpong, InfinibandDataCheck) { pingpong(kIb, {"-c"}); }
 TEST_F(Pingpong, RoceV2DataCheck) { pingpong(kRoce, {"-c"}); }
 TEST_F(Pingpong, InfinibandLargeDataCheck) { pingpong(kIb, {"-s", "65536", "-n", "200", "-c"}); }
 TEST_F(Pingpong, RoceV2LargeDataCheck) { pingpong(kRoce, {"-s", "65536", "-n", "200", "-c"}); }
+
+// The other transports' pingpongs, with data check (-c) and completion
+// events (-e). ibv_ud_pingpong sends whole messages in one packet, so on the
+// 1500-byte RoCE link (active MTU 1024) it needs -s 1024.
+TEST_F(Pingpong, UcInfinibandDataCheck) { run_pingpong("ibv_uc_pingpong", kIb, {"-c"}); }
+TEST_F(Pingpong, UcRoceV2DataCheck) { run_pingpong("ibv_uc_pingpong", kRoce, {"-c"}); }
+TEST_F(Pingpong, UcInfinibandEvents) { run_pingpong("ibv_uc_pingpong", kIb, {"-e", "-c"}); }
+TEST_F(Pingpong, UcRoceV2Events) { run_pingpong("ibv_uc_pingpong", kRoce, {"-e", "-c"}); }
+TEST_F(Pingpong, UdInfinibandDataCheck) { run_pingpong("ibv_ud_pingpong", kIb, {"-c"}); }
+TEST_F(Pingpong, UdRoceV2DataCheck) {
+  run_pingpong("ibv_ud_pingpong", kRoce, {"-s", "1024", "-c"});
+}
+TEST_F(Pingpong, UdInfinibandEvents) { run_pingpong("ibv_ud_pingpong", kIb, {"-e", "-c"}); }
+TEST_F(Pingpong, UdRoceV2Events) {
+  run_pingpong("ibv_ud_pingpong", kRoce, {"-s", "1024", "-e", "-c"});
+}
+TEST_F(Pingpong, SrqInfinibandDataCheck) { run_pingpong("ibv_srq_pingpong", kIb, {"-c"}); }
+TEST_F(Pingpong, SrqRoceV2DataCheck) { run_pingpong("ibv_srq_pingpong", kRoce, {"-c"}); }
+TEST_F(Pingpong, SrqInfinibandEvents) { run_pingpong("ibv_srq_pingpong", kIb, {"-e", "-c"}); }
+TEST_F(Pingpong, SrqRoceV2Events) { run_pingpong("ibv_srq_pingpong", kRoce, {"-e", "-c"}); }
+TEST_F(Pingpong, RcInfinibandEvents) { pingpong(kIb, {"-e", "-c"}); }
+TEST_F(Pingpong, RcRoceV2Events) { pingpong(kRoce, {"-e", "-c"}); }
 
 }  // namespace
 }  // namespace vf::test
