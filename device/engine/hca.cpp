@@ -316,15 +316,16 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ++ctr_.rx_packets;
   ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
   Pkt p;
-  const auto tr = vf::wire::opcode_transport(p.opcode);
   if ((m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) || !parse_packet(m, p) ||
       !vf::wire::opcode_valid(p.opcode) ||
-      (tr != vf::wire::Transport::kRC && tr != vf::wire::Transport::kUC) ||
+      (vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kRC &&
+       vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kUC) ||
       (vf::wire::bth_pkey(p.bth) & 0x7FFF) != 0x7FFF) {
     ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
+  const auto tr = vf::wire::opcode_transport(p.opcode);
   Qp* qp = qp_by_qpn(p.dqpn);
   const ibv_qp_type want = tr == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
   if (!qp || qp->type != want || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||

@@ -84,12 +84,18 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
       return Rx::kDone;
     }
   }
-  // q == the next response PSN; it belongs to the head WQE.
-  if (qp.sq_cons == qp.sq_started) {
+  // q == the next response PSN: it belongs to the head WQE, or with
+  // responses still queued to a READ/atomic right behind the ones they finish.
+  uint32_t i = qp.sq_cons;
+  for (; i != qp.sq_started; ++i) {
+    const SendWqe& w = qp.swqe[i & qp.sq.mask()];
+    if (w.ranged && psn_diff(q, w.last_psn) <= 0) break;
+  }
+  if (i == qp.sq_started) {
     ++ctr_.rx_dropped;
     return Rx::kDone;
   }
-  SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+  SendWqe& s = qp.swqe[i & qp.sq.mask()];
   const bool atomic_ack = opcode_op(p.opcode) == kAtomicAck;
   const bool want_read = s.w.opcode == IBV_WR_RDMA_READ;
   if (s.state != SendWqe::kStarted || !wr_is_rd_atomic(s.w.opcode) || atomic_ack == want_read ||
