@@ -62,6 +62,10 @@ struct RdAtomicRes {
   uint64_t orig;            // atomic: the value before the operation
 };
 inline constexpr unsigned kRdAtomicSlots = 16;  // >= DeviceLimits::max_qp_rd_atom
+// A READ may span at most this many response packets (PSNs): a quarter of
+// the PSN space, so PSN comparisons across it stay unambiguous. 1 GiB at a
+// 256-byte MTU; beyond max_msg_sz for larger MTUs.
+inline constexpr uint64_t kMaxReadPackets = 1u << 22;
 
 struct RecvWqe {
   vhca_recv_wqe w;

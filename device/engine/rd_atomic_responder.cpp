@@ -65,7 +65,8 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
     va = reth_va(p.ext);
     rkey = reth_rkey(p.ext);
     len = reth_len(p.ext);
-    if (len > cfg_.limits.max_msg_sz)
+    // (A READ's responses must fit well inside the 24-bit PSN space.)
+    if (len > cfg_.limits.max_msg_sz || (len + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
       return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR,
                     IBV_EVENT_QP_REQ_ERR);
   } else {
@@ -84,6 +85,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
     return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
   RdAtomicRes& r = qp.res[qp.res_next++ % kRdAtomicSlots];
+  if (r.valid && r.pending) --qp.res_pending;  // an old one re-sent for a duplicate: superseded
   r = RdAtomicRes{};
   r.valid = true;
   r.read = read;

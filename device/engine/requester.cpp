@@ -91,6 +91,8 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
     }
   }
   if (s.length > cfg_.limits.max_msg_sz) return fail(IBV_WC_LOC_LEN_ERR, false);
+  if (s.w.opcode == IBV_WR_RDMA_READ && (s.length + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
+    return fail(IBV_WC_LOC_LEN_ERR, false);
   return true;
 }
 

@@ -144,6 +144,49 @@ TEST_F(Uc, NoReceiveWqeDropsTheMessage) {
   EXPECT_EQ(r[0].byte_len, 50u);
 }
 
+TEST_F(Uc, BadWriteIsDroppedSilently) {
+  setup_uc();
+  fill_pattern(buf_a.data(), 3000, 6);
+  auto write = [&](uint64_t id, uint32_t rkey, uint32_t off) {
+    vhca_send_wqe w = send_wqe(id, {sge(buf_a.data(), 3000, mr_a.lkey)}, IBV_SEND_SIGNALED,
+                               IBV_WR_RDMA_WRITE);
+    w.remote_addr = reinterpret_cast<uint64_t>(buf_b.data() + off);
+    w.rkey = rkey;
+    app_a->post_send(*ua, w);
+  };
+  write(1, mr_b.rkey ^ 0x10000, 0);  // unknown rkey
+  write(2, mr_b.rkey, 40000);        // good
+  auto sc = wait_cqes(*app_a, *cq_a, 2);
+  ASSERT_EQ(sc.size(), 2u);
+  run_for(1'000'000);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(buf_b[i], 0) << i;
+  EXPECT_EQ(std::memcmp(buf_b.data() + 40000, buf_a.data(), 3000), 0);
+  EXPECT_EQ(app_b->query(*ub).attr.qp_state, IBV_QPS_RTS);
+  EXPECT_TRUE(app_b->drain(*cq_b).empty());
+  EXPECT_EQ(ev_b.count(IBV_EVENT_QP_ACCESS_ERR, ub->handle), 0u);
+  for (auto& p : net.log) EXPECT_EQ(p.from_lid, kLidA);
+}
+
+TEST_F(Uc, GapInWriteDropsOnlyThatWrite) {
+  setup_uc();
+  fill_pattern(buf_a.data(), 6000, 7);
+  net.filter = [&](const Sent& x) {
+    return x.psn == 300 + 1 ? Verdict{Verdict::kDrop} : Verdict{};
+  };
+  for (int i = 0; i < 2; ++i) {
+    vhca_send_wqe w = send_wqe(i, {sge(buf_a.data() + i * 3000, 3000, mr_a.lkey)},
+                               IBV_SEND_SIGNALED, IBV_WR_RDMA_WRITE);
+    w.remote_addr = reinterpret_cast<uint64_t>(buf_b.data() + i * 10000);
+    w.rkey = mr_b.rkey;
+    app_a->post_send(*ua, w);
+  }
+  ASSERT_EQ(wait_cqes(*app_a, *cq_a, 2).size(), 2u);
+  run_for(1'000'000);
+  // The first WRITE lost its middle packet: its last packet is not written.
+  for (int i = 2048; i < 3000; ++i) ASSERT_EQ(buf_b[i], 0) << i;
+  EXPECT_EQ(std::memcmp(buf_b.data() + 10000, buf_a.data() + 3000, 3000), 0);
+}
+
 TEST_F(Uc, ReadAndAtomicsAreRefused) {
   for (uint8_t op : {uint8_t(IBV_WR_RDMA_READ), uint8_t(IBV_WR_ATOMIC_FETCH_AND_ADD),
                      uint8_t(IBV_WR_ATOMIC_CMP_AND_SWP)}) {
