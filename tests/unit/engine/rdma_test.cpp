@@ -296,6 +296,72 @@ TEST_F(Rdma, ReadLostResponseIsReissuedForTheRest) {
   EXPECT_EQ(net.log[before].psn, params.psn_a + 5);
 }
 
+TEST_F(Rdma, ReadWhoseOnlyResponseIsLostIsAnsweredAgainAfterTimeout) {
+  setup_rdma();
+  fill_pattern(buf_b.data() + 50000, 700, 12);
+  bool dropped = false;
+  net.filter = [&](const Sent& x) {
+    if ((x.opcode & 0x1F) == vf::wire::kReadRespOnly && !dropped) {
+      dropped = true;
+      return Verdict{Verdict::kDrop};
+    }
+    return Verdict{};
+  };
+  app_a->post_send(*qp_a, rdma_wqe(1, IBV_WR_RDMA_READ, {sge(buf_a.data(), 700, mr_a.lkey)},
+                                   addr(buf_b.data() + 50000), mr_b.rkey));
+  const vhca_cqe c = one(*app_a, *cq_a);
+  EXPECT_EQ(c.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(buf_a.data(), buf_b.data() + 50000, 700), 0);
+  EXPECT_EQ(hca_a.counters().retransmit_timeouts, 1u);
+  // The responder served the duplicate from its resource (same PSN).
+  EXPECT_EQ(hca_b.counters().duplicate_requests, 1u);
+  auto rsp = ops_from(kLidB, vf::wire::kReadRespOnly);
+  ASSERT_EQ(rsp.size(), 2u);
+  EXPECT_EQ(rsp[1].psn, params.psn_a);
+}
+
+TEST_F(Rdma, AckOfALaterSendWaitsForReadResponses) {
+  setup_rdma();
+  fill_pattern(buf_b.data(), 5000, 13);
+  app_b->post_recv(*qp_b, recv_wqe(1, {sge(buf_b.data() + 500000, 4096, mr_b.lkey)}));
+  app_a->post_send(*qp_a, rdma_wqe(1, IBV_WR_RDMA_READ, {sge(buf_a.data(), 5000, mr_a.lkey)},
+                                   addr(buf_b.data()), mr_b.rkey));
+  app_a->post_send(*qp_a, send_wqe(2, {sge(buf_a.data() + 10000, 10, mr_a.lkey)}));
+  auto v = wait_cqes(*app_a, *cq_a, 2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].wr_id, 1u);
+  EXPECT_EQ(v[1].wr_id, 2u);
+  // Everything B sent is in PSN order: five READ responses, then the ACK.
+  std::vector<Sent> from_b;
+  for (auto& x : net.log)
+    if (x.from_lid == kLidB) from_b.push_back(x);
+  ASSERT_EQ(from_b.size(), 6u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(from_b[i].psn, params.psn_a + i);
+  EXPECT_TRUE(from_b[5].is_ack());
+  EXPECT_EQ(from_b[5].psn, params.psn_a + 5);
+  EXPECT_EQ(hca_a.counters().retransmit_timeouts, 0u);
+  EXPECT_EQ(hca_a.counters().rx_dropped, 0u);
+}
+
+TEST_F(Rdma, LostReadRequestIsResent) {
+  setup_rdma();
+  fill_pattern(buf_b.data(), 2000, 14);
+  bool dropped = false;
+  net.filter = [&](const Sent& x) {
+    if ((x.opcode & 0x1F) == vf::wire::kReadRequest && !dropped) {
+      dropped = true;
+      return Verdict{Verdict::kDrop};
+    }
+    return Verdict{};
+  };
+  app_a->post_send(*qp_a, rdma_wqe(1, IBV_WR_RDMA_READ, {sge(buf_a.data(), 2000, mr_a.lkey)},
+                                   addr(buf_b.data()), mr_b.rkey));
+  EXPECT_EQ(one(*app_a, *cq_a).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(buf_a.data(), buf_b.data(), 2000), 0);
+  EXPECT_EQ(hca_b.counters().duplicate_requests, 0u);
+  EXPECT_TRUE(exchange_ok(*qp_a, *qp_b));
+}
+
 TEST_F(Rdma, FetchAddAndCompareSwap) {
   setup_rdma();
   uint64_t* target = reinterpret_cast<uint64_t*>(buf_b.data() + 4096);
