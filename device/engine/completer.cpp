@@ -26,7 +26,8 @@ void Hca::Impl::post_send_cqe(Qp& qp, const SendWqe& s, ibv_wc_status status) {
 void Hca::Impl::ack_progress(Qp& qp, uint32_t new_una) {
   // A READ/atomic before new_una whose responses did not all arrive: the
   // acknowledgement stops there (its data is still missing) and the READ
-  // goes out again for the missing part (as rxe; IBA 9.7.5.1.?).
+  // goes out again for the missing part (as rxe does; IBA 9.7 lets a
+  // responder answer a re-issued READ).
   bool missing = false;
   for (uint32_t i = qp.sq_cons; i != qp.sq_started; ++i) {
     const SendWqe& s = qp.swqe[i & qp.sq.mask()];

@@ -335,7 +335,8 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     return;
   }
   const bool response = !(p.flags & vf::wire::kIsRequest);
-  if (response && (qp->type != IBV_QPT_RC || !(p.flags & (vf::wire::kIsRead | vf::wire::kIsAtomic)))) {
+  if (response &&
+      (qp->type != IBV_QPT_RC || !(p.flags & (vf::wire::kIsRead | vf::wire::kIsAtomic)))) {
     // An ACK/NAK. Its completions and state changes come after the placement
     // of the packets that arrived before it.
     flush_rx();

@@ -1,10 +1,10 @@
 // Requester side of RDMA READ and atomics: the request packet. A READ of N
-// response packets occupies N PSNs (IBA 9.7.2: the responder numbers its
+// response packets occupies N PSNs (IBA 9.7: the responder numbers its
 // responses from the request's PSN), so after it the next request's PSN is
 // N further on. Go-back-N (a timeout, a NAK, a gap in the responses) moves the
 // send position into the READ's range (seek); the request sent then asks only
 // for the part not yet received, from that PSN -- what rxe does and what IBA
-// 9.7.5.1.? (duplicate READ with a later PSN) lets the responder serve.
+// ch. 9.7 (a duplicate READ may start at a later PSN) lets the responder serve.
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
 

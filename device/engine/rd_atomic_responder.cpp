@@ -1,4 +1,5 @@
-// Responder side of RDMA READ and atomics (IBA 9.4.4, 9.4.5, 9.5, 9.7.4.1.?).
+// Responder side of RDMA READ and atomics (IBA 9.4.4, 9.4.5 and the RC
+// responder rules of 9.7).
 //
 // A new READ/atomic request is executed with the placement queue empty (so
 // every earlier WRITE/SEND of the QP is in memory first: a READ after a
@@ -11,8 +12,8 @@
 //
 // Responder resources (max_dest_rd_atomic): a request that arrives while
 // that many READ/atomics still have responses to send is one too many --
-// IBA 9.5 / C9-?: NAK Invalid Request (what mlx5 gives: REM_INV_REQ_ERR
-// when a peer's initiator depth exceeds the responder resources).
+// IBA 9.7 (responder resources): NAK Invalid Request -- what mlx5 gives
+// (REM_INV_REQ_ERR) when a peer's initiator depth exceeds them.
 //
 // Atomics: the read-modify-write is process_vm_readv + process_vm_writev of
 // the 8 bytes, done here on the lcore. It is atomic against every other
@@ -21,7 +22,7 @@
 // atomic against the app's own CPU stores to the word -- which IBA does not
 // require for ATOMIC_HCA (only ATOMIC_GLOB would). A duplicate atomic is
 // answered with the saved original value and never executed again
-// (IBA 9.7.5.1.?).
+// (IBA ch. 9.7, duplicate atomics).
 //
 // ACK ordering: an ACK/NAK for a later PSN waits until the READ/atomic
 // responses before it are out (response_blocked), so the requester sees

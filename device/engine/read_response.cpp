@@ -8,10 +8,11 @@
 // 64 KiB READ costs one DMA call per receive burst, not one per packet.
 //
 // The first response of a READ/atomic is also an implicit ACK of every SEND
-// and WRITE before it (IBA 9.7.5.1.?): that completes WQEs, so it is handled
-// with the queue placed (ordered). A response PSN past the one expected means
-// response packets were lost: the READ is re-issued from the first missing
-// PSN (go-back-N, as rxe) -- once per position; the retransmit timer covers
+// and WRITE before it (IBA 9.7, implicit acknowledgement): that completes
+// WQEs, so it is handled with the queue placed (ordered). A response PSN
+// past the one expected means response packets were lost: the READ is
+// re-issued from the first missing PSN (go-back-N, as rxe) -- once per
+// position; the retransmit timer covers
 // the rest. Duplicate and stray responses are dropped.
 #include <endian.h>
 
@@ -170,7 +171,8 @@ void Hca::Impl::rd_atomic_response_placed(Qp& qp, const RxPlacement& e) {
   }
   if (qp.state == IBV_QPS_ERR) return;
   // The requester may have been rewound behind what is now answered.
-  if (psn_diff(qp.psn, qp.snd_una) < 0 || int32_t(qp.sq_next - qp.sq_cons) < 0) seek(qp, qp.snd_una);
+  if (psn_diff(qp.psn, qp.snd_una) < 0 || int32_t(qp.sq_next - qp.sq_cons) < 0)
+    seek(qp, qp.snd_una);
   arm_retrans(qp);
   check_sq_drained(qp);
 }

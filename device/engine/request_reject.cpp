@@ -1,12 +1,12 @@
 // What the responder does with a request it refuses, per transport.
-// RC (IBA 9.7.5.2.?): a NAK for the request's PSN -- Invalid Request,
+// RC (IBA ch. 9.7, NAK codes): a NAK for the request's PSN -- Invalid Request,
 // Remote Access Error or Remote Operational Error -- the receive WQE in
 // progress completes in error, the QP goes to ERR and raises the affiliated
-// asynchronous event IBA 11.6.3.1 names for the cause: "Invalid Request
+// asynchronous event IBA ch. 11 names for the cause: "Invalid Request
 // Local Work Queue Error" (IBV_EVENT_QP_REQ_ERR) or "Local Access Violation
 // Work Queue Error" (IBV_EVENT_QP_ACCESS_ERR; mlx5 raises it on its
 // responder for a remote access error too).
-// UC (IBA 9.8.4): nothing is said to the requester; the message in progress
+// UC (IBA 9.8): nothing is said to the requester; the message in progress
 // is dropped and the receive WQE stays for the next message.
 #include "device/engine/hca_impl.hpp"
 

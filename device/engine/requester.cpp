@@ -53,7 +53,7 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
   if (s.w.send_flags & ~kKnownSendFlags) return fail(IBV_WC_LOC_QP_OP_ERR, true);
   if (wr_is_rd_atomic(s.w.opcode)) {
     // UC has no READ/atomics (IBA table 38; mlx5 refuses them at post time);
-    // an initiator depth of 0 allows none (IBA 9.5: max_rd_atomic).
+    // an initiator depth of 0 allows none (IBA 9.7: initiator depth).
     if (qp.type != IBV_QPT_RC || qp.attr.max_rd_atomic == 0 || (s.w.send_flags & IBV_SEND_INLINE))
       return fail(IBV_WC_LOC_QP_OP_ERR, false);
     if (s.w.opcode != IBV_WR_RDMA_READ) {
@@ -158,7 +158,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (inflight >= int32_t(kMaxInflightPsn)) break;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
-      // IBA 10.8.3.3: a fenced WQE starts once every earlier READ/atomic has
+      // IBA 10.8 (fence): a fenced WQE starts once every earlier READ/atomic has
       // completed; at most max_rd_atomic READ/atomics are outstanding (9.5).
       const bool rda = wr_is_rd_atomic(s.w.opcode);
       if (qp.rd_outstanding && ((s.w.send_flags & IBV_SEND_FENCE) ||
@@ -232,7 +232,8 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     const uint64_t remaining = s.length - off;
     const uint32_t len = uint32_t(remaining < s.pmtu ? remaining : s.pmtu);
     const bool last = remaining <= s.pmtu;
-    const unsigned ext = (last && op->has_imm ? kImmDtLen : 0) + (off == 0 && is_write ? kRethLen : 0);
+    const unsigned ext =
+        (last && op->has_imm ? kImmDtLen : 0) + (off == 0 && is_write ? kRethLen : 0);
     const unsigned pad = (4 - (len & 3)) & 3;
     const unsigned total = kBthLen + ext + len + pad;
     uint8_t* b = total > UINT16_MAX
@@ -309,7 +310,7 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     }
     if (uc) {
       // UC: nothing comes back; a WQE is complete once its last packet is
-      // out (IBA 9.8.3), in order, so it is the head.
+      // out (IBA 9.8), in order, so it is the head.
       qp.snd_una = qp.psn;
       if (last) {
         retire_sq_slot(qp);

@@ -196,7 +196,7 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   const uint16_t f = p.flags;
   const bool first = f & kIsFirst, last = f & kIsLast;
   if (qp.type == IBV_QPT_UC) {
-    // IBA 9.8.4: no ACK/NAK on UC. A PSN error drops the message in progress
+    // IBA 9.8: no ACK/NAK on UC. A PSN error drops the message in progress
     // and the packet; the next First/Only starts afresh at its own PSN, into
     // the same receive WQE (it was never completed).
     if (first) {
@@ -244,7 +244,7 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     if (r == kFetchUnordered) return Rx::kUnordered;
     if (r < 0) return Rx::kDone;
     if (r == 0) {
-      // UC: no RNR -- the message is dropped (IBA 9.8.4).
+      // UC: no RNR -- the message is dropped (IBA 9.8).
       if (qp.type == IBV_QPT_UC) return reject(qp, p, ordered, 0, IBV_WC_SUCCESS, 0);
       // Receiver not ready: tell the requester to come back later.
       if (!ordered) return Rx::kUnordered;

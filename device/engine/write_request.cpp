@@ -1,5 +1,5 @@
 // Responder side of RDMA WRITE [with immediate], RC and UC (IBA 9.4.3,
-// 9.7.4.1.?): the First/Only packet's RETH names the target -- R_Key of an MR
+// ch. 9.7): the First/Only packet's RETH names the target -- R_Key of an MR
 // of the QP's PD with remote write access, the QP itself enabled for remote
 // write (qp_access_flags), [VA, VA+len) inside the region -- and every packet
 // of the message is placed there at its offset through the placement queue,
@@ -44,7 +44,7 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
     rkey = reth_rkey(p.ext);
     len = reth_len(p.ext);
     // Access rights first (a WRITE the QP or the key does not allow is a
-    // Remote Access Error, IBA 9.7.5.2.?), then lengths.
+    // Remote Access Error: IBA ch. 9.7 NAK codes; mlx5 does so), then lengths.
     if (!(qp.attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
         (len && !write_target(*this, qp, rkey, va, len)))
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,

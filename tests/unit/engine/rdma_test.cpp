@@ -546,8 +546,10 @@ TEST_F(Rdma, RemoteAccessErrors) {
   setup_rdma();
   const uint32_t other_pd = app_b->alloc_pd();
   auto mr_other = app_b->mr(other_pd, buf_b.data(), 4096, kAllAccess);
-  auto mr_no_write = app_b->mr(pd_b, buf_b.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-  auto mr_no_read = app_b->mr(pd_b, buf_b.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  auto mr_no_write =
+      app_b->mr(pd_b, buf_b.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  auto mr_no_read =
+      app_b->mr(pd_b, buf_b.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   auto mr_small = app_b->mr(pd_b, buf_b.data() + 8192, 4096, kAllAccess);
   uint8_t* a = buf_a.data();
   uint8_t* b = buf_b.data();
@@ -559,7 +561,8 @@ TEST_F(Rdma, RemoteAccessErrors) {
     ibv_event_type event;
     uint32_t qp_access;
   };
-  const uint32_t all_qp = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  const uint32_t all_qp =
+      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   std::vector<Case> cases = {
       {"write: unknown rkey",
        rdma_wqe(1, IBV_WR_RDMA_WRITE, {sge(a, 10, mr_a.lkey)}, addr(b), mr_b.rkey ^ 0x10000),
