@@ -80,9 +80,12 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
                     IBV_EVENT_QP_REQ_ERR);
   }
   const uint32_t access = read ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_ATOMIC;
+  // Not enabled on the QP: Invalid Request (as for WRITE, write_request.cpp).
+  if (!(qp.attr.qp_access_flags & access))
+    return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
   // A zero-length READ names no memory: no R_Key check (IBA 9.4.4).
   const Mr* mr = len ? rd_atomic_target(*this, qp, rkey, va, len, access) : nullptr;
-  if (!(qp.attr.qp_access_flags & access) || (len && !mr))
+  if (len && !mr)
     return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
   RdAtomicRes& r = qp.res[qp.res_next++ % kRdAtomicSlots];

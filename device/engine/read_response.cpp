@@ -12,8 +12,8 @@
 // WQEs, so it is handled with the queue placed (ordered). A response PSN
 // past the one expected means response packets were lost: the READ is
 // re-issued from the first missing PSN (go-back-N, as rxe) -- once per
-// position; the retransmit timer covers
-// the rest. Duplicate and stray responses are dropped.
+// position; the retransmit timer covers the rest. Duplicate and stray
+// responses are dropped.
 #include <endian.h>
 
 #include <cstring>

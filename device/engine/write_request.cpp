@@ -43,10 +43,14 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
     va = reth_va(p.ext);
     rkey = reth_rkey(p.ext);
     len = reth_len(p.ext);
-    // Access rights first (a WRITE the QP or the key does not allow is a
-    // Remote Access Error: IBA ch. 9.7 NAK codes; mlx5 does so), then lengths.
-    if (!(qp.attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-        (len && !write_target(*this, qp, rkey, va, len)))
+    // A QP not enabled for remote write does not support the operation:
+    // Invalid Request (IBA 9.7; the Mellanox verbs manual lists "qp_access_flags
+    // in remote QP wasn't configured" under REM_INV_REQ_ERR; rxe does the
+    // same). A key, PD, MR access or bounds failure: Remote Access Error.
+    if (!(qp.attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
+      return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR,
+                    IBV_EVENT_QP_REQ_ERR);
+    if (len && !write_target(*this, qp, rkey, va, len))
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
   }

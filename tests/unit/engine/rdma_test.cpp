@@ -540,8 +540,9 @@ TEST_F(Rdma, FenceWaitsForEarlierRead) {
 }
 
 // Every remote access error: the requester's WQE completes with the NAK's
-// status, the rest flush, both QPs end in ERR, the responder raises its
-// affiliated event.
+// status (Remote Access Error for key/PD/MR access/bounds, Invalid Request
+// for an operation the QP is not enabled for or a misaligned atomic), the
+// rest flush, both QPs end in ERR, the responder raises its affiliated event.
 TEST_F(Rdma, RemoteAccessErrors) {
   setup_rdma();
   const uint32_t other_pd = app_b->alloc_pd();
@@ -582,13 +583,13 @@ TEST_F(Rdma, RemoteAccessErrors) {
        IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, all_qp},
       {"write: QP without remote write",
        rdma_wqe(6, IBV_WR_RDMA_WRITE, {sge(a, 10, mr_a.lkey)}, addr(b), mr_b_all.rkey),
-       IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, IBV_ACCESS_REMOTE_READ},
+       IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR, IBV_ACCESS_REMOTE_READ},
       {"read: MR without remote read",
        rdma_wqe(7, IBV_WR_RDMA_READ, {sge(a, 10, mr_a.lkey)}, addr(b), mr_no_read.rkey),
        IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, all_qp},
       {"read: QP without remote read",
        rdma_wqe(8, IBV_WR_RDMA_READ, {sge(a, 10, mr_a.lkey)}, addr(b), mr_b_all.rkey),
-       IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, IBV_ACCESS_REMOTE_WRITE},
+       IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR, IBV_ACCESS_REMOTE_WRITE},
       {"read: past the end",
        rdma_wqe(9, IBV_WR_RDMA_READ, {sge(a, 4097, mr_a.lkey)}, addr(b + 8192), mr_small.rkey),
        IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, all_qp},
@@ -597,7 +598,7 @@ TEST_F(Rdma, RemoteAccessErrors) {
        IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR, all_qp},
       {"atomic: QP without remote atomic",
        atomic_wqe(11, IBV_WR_ATOMIC_CMP_AND_SWP, res, mr_a.lkey, addr(b), mr_b_all.rkey, 0, 1),
-       IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR,
+       IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR,
        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ},
       {"atomic: misaligned",
        atomic_wqe(12, IBV_WR_ATOMIC_FETCH_AND_ADD, res, mr_a.lkey, addr(b + 4), mr_b_all.rkey, 1),
