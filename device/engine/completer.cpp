@@ -23,6 +23,31 @@ void Hca::Impl::post_send_cqe(Qp& qp, const SendWqe& s, ibv_wc_status status) {
   if (!cq_post(*qp.scq, cqe, false)) qp_to_error(qp, true);
 }
 
+void Hca::Impl::ack_progress(Qp& qp, uint32_t new_una) {
+  // A READ/atomic before new_una whose responses did not all arrive: the
+  // acknowledgement stops there (its data is still missing) and the READ
+  // goes out again for the missing part (as rxe does; IBA 9.7 lets a
+  // responder answer a re-issued READ).
+  bool missing = false;
+  for (uint32_t i = qp.sq_cons; i != qp.sq_started; ++i) {
+    const SendWqe& s = qp.swqe[i & qp.sq.mask()];
+    if (!s.ranged || psn_diff(s.first_psn, new_una) >= 0) break;
+    if (wr_is_rd_atomic(s.w.opcode) && s.state == SendWqe::kStarted) {
+      new_una = psn_diff(qp.snd_una, s.first_psn) > 0 ? qp.snd_una : s.first_psn;
+      missing = true;
+      break;
+    }
+  }
+  if (psn_diff(new_una, qp.snd_una) > 0) {
+    qp.snd_una = new_una;
+    qp.retry_left = qp.attr.retry_cnt;
+    qp.rnr_retry_left = qp.attr.rnr_retry;
+    complete_acked(qp, (new_una - 1) & kPsnMask);
+    arm_retrans(qp);
+  }
+  if (missing && qp.state != IBV_QPS_ERR) read_retry(qp);
+}
+
 void Hca::Impl::complete_acked(Qp& qp, uint32_t acked) {
   while (qp.sq_cons != qp.sq_started) {
     SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
@@ -76,7 +101,7 @@ void Hca::Impl::on_response(Qp& qp, const Pkt& p) {
     return;
   }
   if (opcode_op(p.opcode) != kAck || !p.aeth) {
-    ++ctr_.rx_dropped;  // READ responses / atomic ACKs: next issue
+    ++ctr_.rx_dropped;  // READ responses / atomic ACKs go to on_rd_atomic_response
     return;
   }
   const uint32_t q = p.psn;
@@ -87,13 +112,7 @@ void Hca::Impl::on_response(Qp& qp, const Pkt& p) {
   }
   const uint8_t syn = aeth_syndrome(p.aeth);
   const int32_t d = psn_diff(q, qp.snd_una);  // >= 0: acknowledges something new
-  auto progress = [&](uint32_t new_una) {
-    qp.snd_una = new_una & kPsnMask;
-    qp.retry_left = qp.attr.retry_cnt;
-    qp.rnr_retry_left = qp.attr.rnr_retry;
-    complete_acked(qp, (new_una - 1) & kPsnMask);
-    arm_retrans(qp);
-  };
+  auto progress = [&](uint32_t new_una) { ack_progress(qp, new_una & kPsnMask); };
   switch (syndrome_type(syn)) {
     case AckType::kAck:
       ++ctr_.acks_rcvd;

@@ -148,7 +148,9 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.max_res_rd_atom = int(l.max_qp_rd_atom * l.max_qp);
   a.max_qp_init_rd_atom = l.max_qp_init_rd_atom;
   a.max_ee_init_rd_atom = 0;
-  a.atomic_cap = IBV_ATOMIC_NONE;  // atomics: next issue
+  // Atomic against every atomic of this device: one lcore executes them all
+  // (rd_atomic_responder.cpp), not against the app's own CPU stores.
+  a.atomic_cap = IBV_ATOMIC_HCA;
   a.max_ee = 0;
   a.max_rdd = 0;
   a.max_mw = 0;
@@ -276,10 +278,16 @@ bool Hca::Impl::poll(unsigned budget) {
     Qp& qp = *active_[rr_++];
     unsigned q = budget < kQpQuantum ? budget : kQpQuantum;
     unsigned used = 0;
+    // READ responses / atomic ACKs owed (also by a QP that failed on a later
+    // request: they precede its NAK).
+    if (qp.res_pending && (qp.state == IBV_QPS_RTR || qp.state == IBV_QPS_RTS ||
+                           qp.state == IBV_QPS_SQD || (qp.state == IBV_QPS_ERR && qp.resp_pending)))
+      used = rd_atomic_respond(qp, q);
+    q -= used;
     switch (qp.state) {
       case IBV_QPS_RTS:
-      case IBV_QPS_SQD: used = requester_run(qp, q); break;
-      case IBV_QPS_ERR: used = flush(qp, q); break;
+      case IBV_QPS_SQD: used += requester_run(qp, q); break;
+      case IBV_QPS_ERR: used += flush(qp, q); break;
       default: break;
     }
     if (used) {
@@ -309,31 +317,41 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
   Pkt p;
   if ((m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) || !parse_packet(m, p) ||
-      vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kRC ||
+      !vf::wire::opcode_valid(p.opcode) ||
+      (vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kRC &&
+       vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kUC) ||
       (vf::wire::bth_pkey(p.bth) & 0x7FFF) != 0x7FFF) {
     ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
+  const auto tr = vf::wire::opcode_transport(p.opcode);
   Qp* qp = qp_by_qpn(p.dqpn);
-  if (!qp || qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+  const ibv_qp_type want = tr == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
+  if (!qp || qp->type != want || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
       qp->state == IBV_QPS_ERR || !source_matches(cfg_, *qp, meta)) {
     ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
-  if (!(p.flags & vf::wire::kIsRequest)) {
-    // Its completions and state changes come after the placement of the
-    // requests that arrived before it.
+  const bool response = !(p.flags & vf::wire::kIsRequest);
+  if (response &&
+      (qp->type != IBV_QPT_RC || !(p.flags & (vf::wire::kIsRead | vf::wire::kIsAtomic)))) {
+    // An ACK/NAK. Its completions and state changes come after the placement
+    // of the packets that arrived before it.
     flush_rx();
-    on_response(*qp, p);
+    if (qp->type == IBV_QPT_RC)
+      on_response(*qp, p);
+    else
+      ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
-  // A request: accepted into the placement queue when it is in order and its
-  // target checks out. Anything it answers or completes needs the queue
-  // placed first; if that placement fails its QP, the packet is dropped as it
-  // would have been on arrival at a QP in error.
+  // A request, READ response or atomic ACK: accepted into the placement
+  // queue when it is in order and its target checks out. Anything it answers
+  // or completes needs the queue placed first; if that placement fails its
+  // QP, the packet is dropped as it would have been on arrival at a QP in
+  // error.
   auto place_queue = [&] {
     flush_rx();
     if (qp->state != IBV_QPS_ERR) return true;
@@ -341,11 +359,15 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     rte_pktmbuf_free(m);
     return false;
   };
+  auto offer = [&](bool ordered) {
+    return response ? on_rd_atomic_response(*qp, p, m, ordered)
+                    : on_request(*qp, p, meta, m, ordered);
+  };
   if (rx_n_ == kRxBatch && !place_queue()) return;
-  Rx r = on_request(*qp, p, meta, m, rx_n_ == 0);
+  Rx r = offer(rx_n_ == 0);
   if (r == Rx::kUnordered) {
     if (!place_queue()) return;
-    r = on_request(*qp, p, meta, m, true);
+    r = offer(true);
   }
   if (r != Rx::kQueued) rte_pktmbuf_free(m);
 }

@@ -59,8 +59,8 @@ struct DeviceLimits {
   uint32_t max_pd = 4096;
   uint64_t max_mr_size = 1ull << 40;
   uint32_t max_msg_sz = 1u << 31;
-  uint8_t max_qp_rd_atom = 16;       // responder resources (READ/atomic: next issue)
-  uint8_t max_qp_init_rd_atom = 16;  // initiator depth
+  uint8_t max_qp_rd_atom = 16;       // responder resources (max_dest_rd_atomic ceiling)
+  uint8_t max_qp_init_rd_atom = 16;  // initiator depth (max_rd_atomic ceiling)
 };
 
 struct HcaConfig {

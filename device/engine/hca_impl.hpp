@@ -30,8 +30,10 @@ inline constexpr unsigned kRxBatch = 64;  // received packets queued for one DMA
 // A full queue's remote pieces fit one system call.
 static_assert(kRxBatch * VHCA_MAX_SGE <= ProcessMem::kIovMax);
 
-// A request packet accepted in PSN order whose payload is not in the app yet.
-// Its receive completion and ACK wait with it (placement.cpp).
+// A packet accepted in PSN order whose payload is not in the app yet: a
+// request (SEND / RDMA WRITE: its receive completion and ACK wait with it) or,
+// on the requester side, a READ response or atomic ACK (its send completion
+// waits with it; e.p.flags has kIsResponse). See placement.cpp.
 struct RxPlacement {
   enum State : uint8_t { kWaiting, kPlaced, kFailed, kSkipped };
   Qp* qp;
@@ -43,6 +45,7 @@ struct RxPlacement {
   uint16_t slid;
   uint8_t sl;
   uint8_t niov;
+  bool has_wqe;  // a receive WQE is behind it (SEND; last packet of WRITE with immediate)
   State state;
   iovec iov[VHCA_MAX_SGE];  // where the payload goes in the app
 };
@@ -133,6 +136,11 @@ class Hca::Impl {
 
   // ---- completer.cpp
   void on_response(Qp&, const Pkt&);
+  // Everything before `new_una` is acknowledged (ACK, NAK or a response's
+  // implicit ACK) -- except READ/atomic WQEs, which only their responses
+  // complete: the acknowledgement stops at one and re-issues it (its
+  // responses were lost).
+  void ack_progress(Qp&, uint32_t new_una);
   void complete_acked(Qp&, uint32_t last_acked_psn);
   // Completes the WQE at the head of the SQ with an error and fails the QP.
   void fail_head(Qp&, ibv_wc_status);
@@ -144,8 +152,33 @@ class Hca::Impl {
   static void rnr_timer_fired(vf::Timer&, Nanos);
   void check_sq_drained(Qp&);
 
-  // ---- responder.cpp
+  // ---- read_response.cpp (requester side of READ / atomics)
   enum class Rx { kQueued, kDone, kUnordered };
+  // A READ response or atomic ACK; same contract as on_request.
+  Rx on_rd_atomic_response(Qp&, const Pkt&, rte_mbuf*, bool ordered);
+  // Its placement finished (from flush_rx): advance, complete the WQE.
+  void rd_atomic_response_placed(Qp&, const RxPlacement&);
+  // Responses missing before snd_una's packet: go back to it once.
+  void read_retry(Qp&);
+  // ---- rd_atomic_request.cpp
+  unsigned send_rd_atomic_request(Qp&, SendWqe&, Nanos now);
+
+  // ---- write_request.cpp
+  Rx on_write_request(Qp&, const Pkt&, const RxMeta&, rte_mbuf*, bool ordered);
+  // ---- rd_atomic_responder.cpp
+  Rx on_rd_atomic_request(Qp&, const Pkt&, bool ordered);
+  void on_rd_atomic_duplicate(Qp&, const Pkt&);
+  // Sends pending READ responses / atomic ACKs; returns packets sent.
+  unsigned rd_atomic_respond(Qp&, unsigned budget);
+  // Whether an ACK/NAK for `psn` must wait for earlier READ/atomic responses.
+  bool response_blocked(const Qp&, uint32_t psn) const;
+  // ---- request_reject.cpp
+  // A request the responder refuses. RC: NAK `nak_code`, the receive WQE in
+  // progress completes with `status`, the QP goes to ERR and raises `event`
+  // (0: none). UC: the message is silently dropped (IBA 9.8.4).
+  Rx reject(Qp&, const Pkt&, bool ordered, uint8_t nak_code, ibv_wc_status status, int event);
+
+  // ---- responder.cpp
   // kQueued: `m` is kept in the placement queue. kDone: handled, free `m`.
   // kUnordered (only when !ordered): nothing observable was done -- the packet
   // needs a response or completion, so the queue must be placed first and

@@ -12,8 +12,11 @@
 
 namespace vf::engine {
 
-// Per ibv_wr_opcode: the RC opcodes of its packets. `supported` is what this
-// engine executes today; WRITE/READ/atomics have their rows so they slot in.
+// Per ibv_wr_opcode: the RC/UC opcodes of its packets (low 5 bits are the
+// same for both). UC has only the SEND and WRITE rows (the requester refuses
+// the rest for UC). SEND with invalidate, LOCAL_INV, BIND_MW: no memory
+// windows exist (max_mw 0), so they have no row and fail LOC_QP_OP_ERR, what
+// IBA 10.8.2 gives an HCA without the capability.
 struct WrOpInfo {
   bool supported;
   uint8_t first, middle, last, only;  // low 5 bits (wire::Op)
@@ -25,20 +28,20 @@ struct WrOpInfo {
 inline const WrOpInfo* wr_op_info(uint8_t op) {
   using namespace vf::wire;
   static constexpr WrOpInfo kTable[] = {
-      /* IBV_WR_RDMA_WRITE */ {false, kWriteFirst, kWriteMiddle, kWriteLast, kWriteOnly,
+      /* IBV_WR_RDMA_WRITE */ {true, kWriteFirst, kWriteMiddle, kWriteLast, kWriteOnly,
                                IBV_WC_RDMA_WRITE, false, true},
       /* IBV_WR_RDMA_WRITE_WITH_IMM */
-      {false, kWriteFirst, kWriteMiddle, kWriteLastImm, kWriteOnlyImm, IBV_WC_RDMA_WRITE, true,
+      {true, kWriteFirst, kWriteMiddle, kWriteLastImm, kWriteOnlyImm, IBV_WC_RDMA_WRITE, true,
        true},
       /* IBV_WR_SEND */ {true, kSendFirst, kSendMiddle, kSendLast, kSendOnly, IBV_WC_SEND, false,
                          true},
       /* IBV_WR_SEND_WITH_IMM */
       {true, kSendFirst, kSendMiddle, kSendLastImm, kSendOnlyImm, IBV_WC_SEND, true, true},
-      /* IBV_WR_RDMA_READ */ {false, kReadRequest, kReadRequest, kReadRequest, kReadRequest,
+      /* IBV_WR_RDMA_READ */ {true, kReadRequest, kReadRequest, kReadRequest, kReadRequest,
                               IBV_WC_RDMA_READ, false, false},
-      /* IBV_WR_ATOMIC_CMP_AND_SWP */ {false, kCompareSwap, kCompareSwap, kCompareSwap,
+      /* IBV_WR_ATOMIC_CMP_AND_SWP */ {true, kCompareSwap, kCompareSwap, kCompareSwap,
                                        kCompareSwap, IBV_WC_COMP_SWAP, false, false},
-      /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {false, kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd,
+      /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {true, kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd,
                                          IBV_WC_FETCH_ADD, false, false},
   };
   static_assert(IBV_WR_RDMA_WRITE == 0 && IBV_WR_SEND == 2 && IBV_WR_ATOMIC_FETCH_AND_ADD == 6);

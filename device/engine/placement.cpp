@@ -89,17 +89,34 @@ bool Hca::Impl::flush_rx() {
     RxPlacement& e = rx_q_[i];
     Qp& qp = *e.qp;
     --qp.rx_pending;
+    if (e.p.flags & kIsResponse) {
+      // READ response / atomic ACK (read_response.cpp): the requester's side.
+      --qp.rd_queued;
+      if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
+        qp.rx_dead_gen = rx_gen_;
+        ++ctr_.rx_dropped;
+      } else if (e.state != RxPlacement::kPlaced) {
+        ++ctr_.dma_errors;
+        fail_head(qp, IBV_WC_LOC_PROT_ERR);
+        qp.rx_dead_gen = rx_gen_;
+      } else {
+        rd_atomic_response_placed(qp, e);
+      }
+      rte_pktmbuf_free(e.m);
+      continue;
+    }
     if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
       qp.rx_dead_gen = rx_gen_;
       ++ctr_.rx_dropped;  // arrived after its QP failed: dropped on arrival before
     } else if (e.state != RxPlacement::kPlaced) {
       ++ctr_.dma_errors;
-      fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, true, e.wr_id,
-                   e.rq_index);
+      fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, e.has_wqe,
+                   e.wr_id, e.rq_index);
       qp.rx_dead_gen = rx_gen_;
     } else {
-      if (e.p.flags & kIsLast) {
-        qp.msn = (qp.msn + 1) & 0xFFFFFF;
+      if (e.p.flags & kIsLast) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+      // A message that consumed a receive WQE (SEND, WRITE with immediate).
+      if ((e.p.flags & kIsLast) && e.has_wqe) {
         retire_rq_slots(qp, e.rq_index + 1);
         post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
         if (qp.state == IBV_QPS_ERR) {

@@ -19,8 +19,8 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   if (!pd || !scq || !rcq) return EINVAL;
   if (req.srq_handle != 0) return EINVAL;  // max_srq == 0 for now
   switch (req.qp_type) {
-    case IBV_QPT_RC: break;
-    case IBV_QPT_UC:
+    case IBV_QPT_RC:
+    case IBV_QPT_UC: break;
     case IBV_QPT_UD: return EOPNOTSUPP;  // next issue
     default: return EINVAL;
   }
@@ -53,7 +53,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->pd = pd;
   qp->scq = scq;
   qp->rcq = rcq;
-  qp->type = IBV_QPT_RC;
+  qp->type = ibv_qp_type(req.qp_type);
   qp->sq_sig_all = req.sq_sig_all != 0;
   qp->cap.max_send_wr = sq_entries;
   qp->cap.max_recv_wr = rq_entries;

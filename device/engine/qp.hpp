@@ -38,6 +38,35 @@ struct SendWqe {
   bool signaled;
 };
 
+// READ and atomics: the requester waits for response data, never an ACK.
+inline bool wr_is_rd_atomic(uint8_t opcode) {
+  return opcode == IBV_WR_RDMA_READ || opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+         opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+// One responder resource (IBA 9.5 "responder resources", ibv max_dest_rd_atomic):
+// a READ or atomic that was executed, kept so its responses can be sent as
+// the port allows and a duplicate request can be answered again (READ:
+// re-read from the duplicate's PSN; atomic: the saved original value, never
+// executed twice). See rd_atomic_responder.cpp.
+struct RdAtomicRes {
+  bool valid;
+  bool read;     // else atomic
+  bool pending;  // response packets still to send
+  uint32_t first_psn, last_psn;  // the PSNs the request consumed
+  uint32_t start_psn;  // where the current (re-)execution began: its First/Only
+  uint32_t next_psn;   // next response PSN to send
+  uint64_t va;
+  uint32_t rkey;
+  uint64_t length, offset;  // READ: bytes of [va, va+length) sent so far
+  uint64_t orig;            // atomic: the value before the operation
+};
+inline constexpr unsigned kRdAtomicSlots = 16;  // >= DeviceLimits::max_qp_rd_atom
+// A READ may span at most this many response packets (PSNs): a quarter of
+// the PSN space, so PSN comparisons across it stay unambiguous. 1 GiB at a
+// 256-byte MTU; beyond max_msg_sz for larger MTUs.
+inline constexpr uint64_t kMaxReadPackets = 1u << 22;
+
 struct RecvWqe {
   vhca_recv_wqe w;
   uint64_t length;  // sum of SGE lengths
@@ -85,6 +114,11 @@ struct Qp {
   bool retransmitting = false;  // between a rewind and reaching psn_hi again
   QpTimer retrans_timer;
   QpTimer rnr_timer;
+  // READ/atomic initiator side (read_response.cpp).
+  uint32_t rd_outstanding = 0;  // READ/atomic WQEs started and not completed (max_rd_atomic)
+  uint32_t rd_queued = 0;       // READ responses / atomic ACKs accepted, not yet placed
+  uint32_t rd_retry_psn = 0;    // snd_una when a READ was last re-issued for a gap
+  bool rd_retry_armed = false;
 
   // ---- responder
   // Accepting a packet (PSN, opcode, RQ WQE, keys: epsn, rcv_offset, rq_spec)
@@ -100,6 +134,18 @@ struct Qp {
   uint64_t rcv_offset = 0;
   RecvWqe rwqe{};
   bool comm_est_reported = false;
+  // RDMA WRITE in progress (write_request.cpp): the RETH of its First packet.
+  bool in_write = false;
+  uint64_t wr_va = 0;
+  uint32_t wr_rkey = 0;
+  uint64_t wr_len = 0;
+  // UC: the message in progress was broken (gap, error, no WQE): drop until
+  // the next First/Only (IBA 9.8.4).
+  bool drop_msg = false;
+  // Responder resources for READ/atomic (rd_atomic_responder.cpp).
+  RdAtomicRes res[kRdAtomicSlots]{};
+  unsigned res_next = 0;     // slot the next new request takes (oldest reused)
+  unsigned res_pending = 0;  // slots with responses still to send
   unsigned rx_pending = 0;   // accepted packets in the placement queue
   uint64_t rx_fail_gen = 0;  // == the flush that found its memory unreachable
   uint64_t rx_dead_gen = 0;  // == the flush in which the QP went to ERR
@@ -116,6 +162,17 @@ struct Qp {
 
   uint32_t events_reported = 0;
 };
+
+// READ/atomic and RDMA WRITE state of both sides back to nothing (RESET).
+inline void reset_rd_atomic_state(Qp& qp) {
+  qp.rd_outstanding = qp.rd_queued = 0;
+  qp.rd_retry_armed = false;
+  qp.in_write = qp.drop_msg = false;
+  qp.wr_va = qp.wr_len = 0;
+  qp.wr_rkey = 0;
+  for (RdAtomicRes& r : qp.res) r = RdAtomicRes{};
+  qp.res_next = qp.res_pending = 0;
+}
 
 // A work-queue slot goes back to the app before the completion that reports
 // it: an app that polls the CQE and posts again must find the room (perftest

@@ -319,6 +319,7 @@ void Hca::Impl::qp_reset_state(Qp& qp) {
   qp.comm_est_reported = false;
   qp.resp_pending = qp.resp_fatal = false;
   qp.acks_owed = 0;
+  reset_rd_atomic_state(qp);
 }
 
 void Hca::Impl::qp_to_error(Qp& qp, bool fatal_event) {

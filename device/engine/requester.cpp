@@ -48,8 +48,31 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
     return true;
   };
   const WrOpInfo* op = wr_op_info(s.w.opcode);
-  if (!op || !op->supported) return fail(IBV_WC_LOC_QP_OP_ERR, !op);
+  // Known verbs opcodes without a row (memory windows, TSO) are refused, not hostile.
+  if (!op || !op->supported) return fail(IBV_WC_LOC_QP_OP_ERR, s.w.opcode > IBV_WR_TSO);
   if (s.w.send_flags & ~kKnownSendFlags) return fail(IBV_WC_LOC_QP_OP_ERR, true);
+  if (wr_is_rd_atomic(s.w.opcode)) {
+    // UC has no READ/atomics (IBA table 38; mlx5 refuses them at post time);
+    // an initiator depth of 0 allows none (IBA 9.7: initiator depth).
+    if (qp.type != IBV_QPT_RC || qp.attr.max_rd_atomic == 0 || (s.w.send_flags & IBV_SEND_INLINE))
+      return fail(IBV_WC_LOC_QP_OP_ERR, false);
+    if (s.w.opcode != IBV_WR_RDMA_READ) {
+      // The original value lands in the first SGE: 8 bytes (mlx5 writes 8 at
+      // sg_list[0].addr); a shorter buffer cannot hold it.
+      if (s.w.num_sge == 0 || s.w.num_sge > VHCA_MAX_SGE || s.w.sge[0].length < 8)
+        return fail(IBV_WC_LOC_LEN_ERR, false);
+      const Mr* mr = mr_by_lkey(s.w.sge[0].lkey);
+      if (!mr || mr->client != qp.client || mr->pd != qp.pd ||
+          !(mr->access & IBV_ACCESS_LOCAL_WRITE) || !mr->contains(s.w.sge[0].addr, 8))
+        return fail(IBV_WC_LOC_PROT_ERR, false);
+      s.w.num_sge = 1;
+      s.w.sge[0].length = 8;
+      s.length = 8;
+      return true;
+    }
+  }
+  // A READ's SGEs are written: they need local write access.
+  const uint32_t need = s.w.opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
   if (s.w.send_flags & IBV_SEND_INLINE) {
     if (s.w.inline_len > qp.cap.max_inline_data || s.w.inline_len > VHCA_MAX_INLINE)
       return fail(IBV_WC_LOC_QP_OP_ERR, true);
@@ -61,12 +84,15 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
       const vhca_sge& g = s.w.sge[i];
       if (g.length == 0) continue;
       const Mr* mr = mr_by_lkey(g.lkey);
-      if (!mr || mr->client != qp.client || mr->pd != qp.pd || !mr->contains(g.addr, g.length))
+      if (!mr || mr->client != qp.client || mr->pd != qp.pd || (mr->access & need) != need ||
+          !mr->contains(g.addr, g.length))
         return fail(IBV_WC_LOC_PROT_ERR, false);
       s.length += g.length;
     }
   }
   if (s.length > cfg_.limits.max_msg_sz) return fail(IBV_WC_LOC_LEN_ERR, false);
+  if (s.w.opcode == IBV_WR_RDMA_READ && (s.length + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
+    return fail(IBV_WC_LOC_LEN_ERR, false);
   return true;
 }
 
@@ -132,6 +158,13 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (inflight >= int32_t(kMaxInflightPsn)) break;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
+      // IBA 10.8 (fence): a fenced WQE starts once every earlier READ/atomic has
+      // completed; at most max_rd_atomic READ/atomics are outstanding (9.5).
+      const bool rda = wr_is_rd_atomic(s.w.opcode);
+      if (qp.rd_outstanding && ((s.w.send_flags & IBV_SEND_FENCE) ||
+                                (rda && qp.rd_outstanding >= qp.attr.max_rd_atomic)))
+        break;
+      if (rda) ++qp.rd_outstanding;
       s.pmtu = qp.mtu;
       const uint64_t npkts = s.length ? (s.length + s.pmtu - 1) / s.pmtu : 1;
       s.first_psn = qp.psn;
@@ -144,6 +177,16 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (!io_.can_transmit()) {
       ++ctr_.tx_stalls;
       break;
+    }
+    if (wr_is_rd_atomic(s.w.opcode)) {
+      // One request packet; a READ of N packets occupies N PSNs.
+      const uint64_t left = s.length - qp.next_offset;
+      const uint32_t span = uint32_t(left ? (left + s.pmtu - 1) / s.pmtu : 1);
+      if (uint32_t(inflight > 0 ? inflight : 0) + span > kMaxInflightPsn && inflight > 0) break;
+      const unsigned sent = send_rd_atomic_request(qp, s, now);
+      done += sent;
+      if (!sent) break;
+      continue;
     }
     // As many packets of this WQE as the budget, the window and the burst
     // allow; the port is asked again before each one goes out.
@@ -173,6 +216,8 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
 unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
   const WrOpInfo* op = wr_op_info(s.w.opcode);
   const bool inl = s.w.send_flags & IBV_SEND_INLINE;
+  const bool is_write = s.w.opcode == IBV_WR_RDMA_WRITE || s.w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  const bool uc = qp.type == IBV_QPT_UC;
   rte_mbuf** m = tx_m_.data();
   unsigned n = 0;
   while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
@@ -187,7 +232,8 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     const uint64_t remaining = s.length - off;
     const uint32_t len = uint32_t(remaining < s.pmtu ? remaining : s.pmtu);
     const bool last = remaining <= s.pmtu;
-    const unsigned ext = last && op->has_imm ? kImmDtLen : 0;
+    const unsigned ext =
+        (last && op->has_imm ? kImmDtLen : 0) + (off == 0 && is_write ? kRethLen : 0);
     const unsigned pad = (4 - (len & 3)) & 3;
     const unsigned total = kBthLen + ext + len + pad;
     uint8_t* b = total > UINT16_MAX
@@ -237,15 +283,20 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     const bool first = qp.next_offset == 0;
     const bool last = s.length - qp.next_offset <= s.pmtu;
     const uint8_t low = first && last ? op->only : first ? op->first : last ? op->last : op->middle;
-    const unsigned ext = last && op->has_imm ? kImmDtLen : 0;
+    const unsigned reth = first && is_write ? kRethLen : 0;
+    const unsigned ext = (last && op->has_imm ? kImmDtLen : 0) + reth;
     const unsigned pad = (4 - (len & 3)) & 3;
     if (pad) std::memset(static_cast<uint8_t*>(tx_local_[sent].iov_base) + len, 0, pad);
     bool ackreq = last || ++qp.pkts_since_ackreq >= kAckReqEvery ||
                   psn_diff(qp.psn + 1, qp.snd_una) >= int32_t(kMaxInflightPsn);
     if (ackreq) qp.pkts_since_ackreq = 0;
+    if (uc) ackreq = false;  // UC has no acknowledgements
     const bool se = last && (s.w.send_flags & IBV_SEND_SOLICITED);
-    put_bth(b, opcode(Transport::kRC, Op(low)), se, pad, qp.attr.dest_qp_num, ackreq, qp.psn);
-    if (ext) std::memcpy(b + kBthLen, &s.w.imm_data, kImmDtLen);  // already network order
+    put_bth(b, opcode(uc ? Transport::kUC : Transport::kRC, Op(low)), se, pad, qp.attr.dest_qp_num,
+            ackreq, qp.psn);
+    if (reth) reth_set(b + kBthLen, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
+    if (last && op->has_imm)
+      std::memcpy(b + kBthLen + reth, &s.w.imm_data, kImmDtLen);  // already network order
     if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
     ++ctr_.tx_packets;
     ctr_.tx_bytes += kBthLen + ext + len + pad;
@@ -256,6 +307,16 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     if (last) {
       ++qp.sq_next;
       qp.next_offset = 0;
+    }
+    if (uc) {
+      // UC: nothing comes back; a WQE is complete once its last packet is
+      // out (IBA 9.8), in order, so it is the head.
+      qp.snd_una = qp.psn;
+      if (last) {
+        retire_sq_slot(qp);
+        if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+      }
+      continue;
     }
     if (qp.timeout_ns && !qp.retrans_timer.armed()) sched_.arm_after(qp.retrans_timer, qp.timeout_ns);
   }

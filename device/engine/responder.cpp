@@ -30,6 +30,7 @@ namespace vf::engine {
 using namespace vf::wire;
 
 void Hca::Impl::owe_response(Qp& qp, uint8_t syndrome, uint32_t psn, bool fatal) {
+  if (qp.type != IBV_QPT_RC) return;  // UC: no acknowledgements at all
   if (qp.resp_fatal) return;  // the connection is dead after a fatal NAK
   const bool is_ack = syndrome_type(syndrome) == AckType::kAck;
   if (qp.resp_pending && is_ack && syndrome_type(qp.resp_syndrome) != AckType::kAck &&
@@ -49,6 +50,8 @@ void Hca::Impl::owe_response(Qp& qp, uint8_t syndrome, uint32_t psn, bool fatal)
 
 bool Hca::Impl::send_response(Qp& qp) {
   if (!qp.resp_pending) return false;
+  // After the READ responses / atomic ACKs of earlier PSNs, never before.
+  if (qp.res_pending && response_blocked(qp, qp.resp_psn)) return false;
   if (!io_.can_transmit()) {
     ++ctr_.tx_stalls;
     return false;
@@ -88,7 +91,8 @@ void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint
   std::memset(&cqe, 0, sizeof(cqe));
   cqe.wr_id = wr_id;
   cqe.status = status;
-  cqe.opcode = IBV_WC_RECV;
+  // RDMA WRITE with immediate consumes a receive WQE: RECV_RDMA_WITH_IMM.
+  cqe.opcode = p && (p->flags & kIsWrite) ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
   cqe.byte_len = byte_len;
   cqe.qp_num = qp.qpn;
   cqe.src_qp = qp.attr.dest_qp_num;
@@ -189,6 +193,23 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     qp.comm_est_reported = true;
     async_qp_event(qp, IBV_EVENT_COMM_EST);
   }
+  const uint16_t f = p.flags;
+  const bool first = f & kIsFirst, last = f & kIsLast;
+  if (qp.type == IBV_QPT_UC) {
+    // IBA 9.8: no ACK/NAK on UC. A PSN error drops the message in progress
+    // and the packet; the next First/Only starts afresh at its own PSN, into
+    // the same receive WQE (it was never completed).
+    if (first) {
+      qp.in_message = qp.in_write = false;
+      qp.drop_msg = false;
+      qp.epsn = p.psn;
+    } else if (qp.drop_msg || p.psn != qp.epsn) {
+      qp.drop_msg = true;
+      qp.in_message = qp.in_write = false;
+      ++ctr_.rx_dropped;
+      return Rx::kDone;
+    }
+  }
   const int32_t d = psn_diff(p.psn, qp.epsn);
   if (d > 0) {
     // A gap: one NAK, then silence until the expected PSN comes back.
@@ -203,24 +224,28 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     // Duplicate (our ACK was lost or is late): acknowledge again, drop it.
     if (!ordered) return Rx::kUnordered;
     ++ctr_.duplicate_requests;
+    // A duplicate READ/atomic is answered from its responder resource.
+    if (f & (kIsRead | kIsAtomic)) {
+      on_rd_atomic_duplicate(qp, p);
+      return Rx::kDone;
+    }
     owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), qp.epsn - 1, false);
     return Rx::kDone;
   }
   qp.nak_outstanding = false;  // (idempotent: safe to redo when offered again)
-  const uint16_t f = p.flags;
-  const bool first = f & kIsFirst, last = f & kIsLast;
-  // Only SEND for now; WRITE/READ/atomics and SEND with invalidate: next issue.
-  if (!(f & kIsSend) || (f & kHasIeth) || qp.in_message == first ||
-      (!last && p.paylen != qp.mtu) || p.paylen > qp.mtu) {
-    if (!ordered) return Rx::kUnordered;
-    responder_fail(*this, qp, p.psn, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR);
-    return Rx::kDone;
-  }
+  if (f & (kIsRead | kIsAtomic)) return on_rd_atomic_request(qp, p, ordered);
+  if (f & kIsWrite) return on_write_request(qp, p, meta, m, ordered);
+  // SEND. With invalidate: no memory windows exist, so invalid here.
+  if ((f & kHasIeth) || qp.in_message == first || (!first && qp.in_write) ||
+      (!last && p.paylen != qp.mtu) || p.paylen > qp.mtu)
+    return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, 0);
   if (first && !qp.rwqe_valid) {
     const int r = recv_fetch(qp, p.psn, ordered);
     if (r == kFetchUnordered) return Rx::kUnordered;
     if (r < 0) return Rx::kDone;
     if (r == 0) {
+      // UC: no RNR -- the message is dropped (IBA 9.8).
+      if (qp.type == IBV_QPT_UC) return reject(qp, p, ordered, 0, IBV_WC_SUCCESS, 0);
       // Receiver not ready: tell the requester to come back later.
       if (!ordered) return Rx::kUnordered;
       qp.nak_outstanding = true;
@@ -229,18 +254,12 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     }
   }
   const uint64_t offset = first ? 0 : qp.rcv_offset;
-  if (offset + p.paylen > qp.rwqe.length) {
-    if (!ordered) return Rx::kUnordered;
-    responder_fail(*this, qp, p.psn, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR);
-    return Rx::kDone;
-  }
+  if (offset + p.paylen > qp.rwqe.length)
+    return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR, 0);
   RxPlacement& e = rx_q_[rx_n_];
   IoList iol(e.iov, VHCA_MAX_SGE);
-  if (p.paylen && !gather_recv(*this, qp, offset, p.paylen, iol)) {
-    if (!ordered) return Rx::kUnordered;
-    responder_fail(*this, qp, p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR);
-    return Rx::kDone;
-  }
+  if (p.paylen && !gather_recv(*this, qp, offset, p.paylen, iol))
+    return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, 0);
   // Accepted. The receive completion and the ACK wait for the placement.
   e.qp = &qp;
   e.m = m;
@@ -251,12 +270,14 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   e.slid = meta.slid;
   e.sl = meta.sl;
   e.niov = uint8_t(iol.n);
+  e.has_wqe = true;
   e.state = RxPlacement::kWaiting;
   ++rx_n_;
   ++qp.rx_pending;
   if (last || p.ackreq) rx_due_ = true;
   qp.rcv_offset = offset + p.paylen;
   qp.epsn = (qp.epsn + 1) & kPsnMask;
+  qp.in_write = false;
   if (last) {
     qp.in_message = false;
     qp.rwqe_valid = false;

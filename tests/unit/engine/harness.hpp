@@ -221,6 +221,7 @@ struct AppQp {
 struct QpCaps {
   uint32_t send_wr = 64, recv_wr = 64, send_sge = 4, recv_sge = 4, inline_data = 256;
   bool sig_all = false;
+  ibv_qp_type type = IBV_QPT_RC;
 };
 
 class App {
@@ -270,7 +271,7 @@ class App {
     req.pd_handle = pd;
     req.send_cq_handle = scq.handle;
     req.recv_cq_handle = rcq.handle;
-    req.qp_type = IBV_QPT_RC;
+    req.qp_type = caps.type;
     req.sq_sig_all = caps.sig_all;
     req.cap.max_send_wr = caps.send_wr;
     req.cap.max_recv_wr = caps.recv_wr;
@@ -384,14 +385,16 @@ struct ConnParams {
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;
   uint8_t min_rnr_timer = 12;  // 0.64 ms
+  uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
+  uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;  // qp_access_flags
 };
 
-inline ibv_qp_attr init_attr() {
+inline ibv_qp_attr init_attr(uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
   a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  a.qp_access_flags = access;
   return a;
 }
 inline constexpr uint32_t kInitMask =
@@ -403,7 +406,7 @@ inline ibv_qp_attr rtr_attr(uint32_t dest_qpn, uint16_t dlid, uint32_t rq_psn, c
   a.path_mtu = p.mtu;
   a.dest_qp_num = dest_qpn;
   a.rq_psn = rq_psn;
-  a.max_dest_rd_atomic = 1;
+  a.max_dest_rd_atomic = p.max_dest_rd_atomic;
   a.min_rnr_timer = p.min_rnr_timer;
   a.ah_attr.dlid = dlid;
   a.ah_attr.port_num = 1;
@@ -420,7 +423,7 @@ inline ibv_qp_attr rts_attr(uint32_t sq_psn, const ConnParams& p) {
   a.timeout = p.timeout;
   a.retry_cnt = p.retry_cnt;
   a.rnr_retry = p.rnr_retry;
-  a.max_rd_atomic = 1;
+  a.max_rd_atomic = p.max_rd_atomic;
   return a;
 }
 inline constexpr uint32_t kRtsMask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
@@ -429,8 +432,8 @@ inline constexpr uint32_t kRtsMask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEO
 
 inline void connect(App& a, AppQp& qa, uint16_t lid_a, App& b, AppQp& qb, uint16_t lid_b,
                     const ConnParams& p = {}) {
-  ASSERT_EQ(a.modify(qa, init_attr(), kInitMask), 0);
-  ASSERT_EQ(b.modify(qb, init_attr(), kInitMask), 0);
+  ASSERT_EQ(a.modify(qa, init_attr(p.access), kInitMask), 0);
+  ASSERT_EQ(b.modify(qb, init_attr(p.access), kInitMask), 0);
   ASSERT_EQ(a.modify(qa, rtr_attr(qb.qpn, lid_b, p.psn_b, p), kRtrMask), 0);
   ASSERT_EQ(b.modify(qb, rtr_attr(qa.qpn, lid_a, p.psn_a, p), kRtrMask), 0);
   ASSERT_EQ(a.modify(qa, rts_attr(p.psn_a, p), kRtsMask), 0);

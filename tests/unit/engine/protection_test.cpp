@@ -233,7 +233,8 @@ TEST_F(Protection, GarbageSendWqeFields) {
          w.inline_len = 5000;
        }},
       {"unknown send flag", [](vhca_send_wqe& w) { w.send_flags |= 1u << 20; }},
-      {"atomic (unsupported yet)", [](vhca_send_wqe& w) { w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; }},
+      {"SEND with invalidate (no memory windows)",
+       [](vhca_send_wqe& w) { w.opcode = IBV_WR_SEND_WITH_INV; }},
   };
   uint64_t id = 1;
   for (auto& c : cases) {
