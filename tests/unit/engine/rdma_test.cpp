@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "device/engine/packet.hpp"
 #include "tests/unit/engine/harness.hpp"
 
 namespace vf::engine::test {
@@ -641,6 +642,55 @@ TEST_F(Rdma, LocalChecksOnReadAndAtomic) {
                                  addr(buf_b.data()), mr_b_all.rkey));
   EXPECT_EQ(one(*app_a, *cq_a).status, IBV_WC_LOC_LEN_ERR);
   EXPECT_TRUE(net.log.empty());
+}
+
+// A hand-made request packet from A's LID straight into B (what a broken or
+// hostile peer could send).
+void inject(Hca& to, uint16_t from_lid, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+            unsigned ext_len, uint32_t paylen) {
+  rte_mbuf* m = rte_pktmbuf_alloc(vf::test::test_mbuf_pool());
+  ASSERT_NE(m, nullptr);
+  const unsigned pad = (4 - (paylen & 3)) & 3;
+  auto* b = reinterpret_cast<uint8_t*>(
+      rte_pktmbuf_append(m, uint16_t(vf::wire::kBthLen + ext_len + paylen + pad)));
+  ASSERT_NE(b, nullptr);
+  std::memset(b, 0, vf::wire::kBthLen + ext_len + paylen + pad);
+  put_bth(b, opcode, false, pad, dqpn, true, psn);
+  RxMeta meta;
+  meta.slid = from_lid;
+  to.receive(m, meta);
+}
+
+TEST_F(Rdma, WriteMiddleWithoutFirstIsInvalidRequest) {
+  setup_rdma();
+  using namespace vf::wire;
+  inject(hca_b, kLidA, opcode(Transport::kRC, kWriteMiddle), qp_b->qpn, params.psn_a, 0, 1024);
+  run_for(100'000);
+  auto naks = sent_by(kLidB, true);
+  ASSERT_EQ(naks.size(), 1u);
+  EXPECT_EQ(naks[0].syndrome, make_syndrome(AckType::kNak, kNakInvalidRequest));
+  EXPECT_EQ(naks[0].psn, params.psn_a);
+  EXPECT_EQ(app_b->query(*qp_b).attr.qp_state, IBV_QPS_ERR);
+  EXPECT_EQ(ev_b.count(IBV_EVENT_QP_REQ_ERR, qp_b->handle), 1u);
+}
+
+TEST_F(Rdma, WriteShorterThanItsRethIsInvalidRequest) {
+  setup_rdma();
+  using namespace vf::wire;
+  // WRITE Only whose payload (100) is not the RETH's DMA length (200).
+  rte_mbuf* m = rte_pktmbuf_alloc(vf::test::test_mbuf_pool());
+  auto* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kBthLen + kRethLen + 100));
+  std::memset(b, 0, kBthLen + kRethLen + 100);
+  put_bth(b, opcode(Transport::kRC, kWriteOnly), false, 0, qp_b->qpn, true, params.psn_a);
+  reth_set(b + kBthLen, addr(buf_b.data()), mr_b.rkey, 200);
+  RxMeta meta;
+  meta.slid = kLidA;
+  hca_b.receive(m, meta);
+  run_for(100'000);
+  auto naks = sent_by(kLidB, true);
+  ASSERT_EQ(naks.size(), 1u);
+  EXPECT_EQ(naks[0].syndrome, make_syndrome(AckType::kNak, kNakInvalidRequest));
+  EXPECT_EQ(app_b->query(*qp_b).attr.qp_state, IBV_QPS_ERR);
 }
 
 // Everything at once over a lossy wire: WRITEs, READs, atomics and SENDs
