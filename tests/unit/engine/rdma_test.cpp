@@ -363,6 +363,35 @@ TEST_F(Rdma, LostReadRequestIsResent) {
   EXPECT_TRUE(exchange_ok(*qp_a, *qp_b));
 }
 
+// The responder's port fills in the middle of a burst of READ responses:
+// nothing is lost or sent twice, and the rest goes once the port drains.
+TEST_F(Rdma, ReadResponsesResumeAfterThePortFills) {
+  setup_rdma();
+  constexpr uint32_t kLen = 16 * 1024;
+  fill_pattern(buf_b.data(), kLen, 30);
+  int sent = 0;
+  net.filter = [&](const Sent& s) {
+    if (s.from_lid == kLidB && ++sent == 5) port_b.blocked = true;
+    return Verdict{};
+  };
+  app_a->post_send(*qp_a, rdma_wqe(1, IBV_WR_RDMA_READ, {sge(buf_a.data(), kLen, mr_a.lkey)},
+                                   addr(buf_b.data()), mr_b.rkey));
+  run_for(10'000);
+  EXPECT_EQ(sent, 5);
+  EXPECT_GT(hca_b.counters().tx_stalls, 0u);
+  port_b.blocked = false;
+  hca_b.on_transmit_space();
+  const vhca_cqe c = one(*app_a, *cq_a);
+  EXPECT_EQ(c.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(buf_a.data(), buf_b.data(), kLen), 0);
+  auto rsp = sent_by(kLidB, false);
+  ASSERT_EQ(rsp.size(), 16u);
+  for (uint32_t i = 0; i < 16; ++i) EXPECT_EQ(rsp[i].psn, params.psn_a + i);
+  EXPECT_EQ(rsp[0].opcode, vf::wire::kReadRespFirst);
+  EXPECT_EQ(rsp[15].opcode, vf::wire::kReadRespLast);
+  EXPECT_EQ(ops_from(kLidA, vf::wire::kReadRequest).size(), 1u);
+}
+
 TEST_F(Rdma, FetchAddAndCompareSwap) {
   setup_rdma();
   uint64_t* target = reinterpret_cast<uint64_t*>(buf_b.data() + 4096);
