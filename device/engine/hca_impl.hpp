@@ -2,7 +2,11 @@
 // concern like rxe: hca.cpp (clients, device/port queries, PDs, poll and
 // receive dispatch), mr.cpp, cq.cpp, qp.cpp (create/query/destroy),
 // qp_state.cpp (modify_qp, error and flush), requester.cpp, completer.cpp,
-// responder.cpp, placement.cpp (the receive placement queue).
+// responder.cpp, placement.cpp (the receive placement queue); RDMA:
+// write_request.cpp (responder WRITE), rd_atomic_request.cpp (READ/atomic
+// request packets), rd_atomic_responder.cpp (responder resources, READ
+// responses, atomic execution), read_response.cpp (requester side of READ
+// responses / atomic ACKs), request_reject.cpp (refused requests, RC vs UC).
 #pragma once
 
 #include <array>
