@@ -61,6 +61,10 @@ struct DeviceLimits {
   uint32_t max_msg_sz = 1u << 31;
   uint8_t max_qp_rd_atom = 16;       // responder resources (READ/atomic: next issue)
   uint8_t max_qp_init_rd_atom = 16;  // initiator depth
+  uint32_t max_srq = 1024;
+  uint32_t max_srq_wr = 32768;  // like mlx5; the ring is a power of two >= max_wr
+  uint32_t max_srq_sge = VHCA_MAX_SGE;
+  uint32_t max_ah = 65535;
 };
 
 struct HcaConfig {
@@ -109,6 +113,10 @@ struct Counters {
   uint64_t hostile_ring_events = 0;  // bad index / WQE from an app
   uint64_t cq_overruns = 0;
   uint64_t cqes = 0;
+  // UD receive drops (also counted in rx_dropped): Q_Key mismatch (reported
+  // as the port's qkey_viol_cntr) and no receive WQE posted (UD has no RNR).
+  uint64_t qkey_violations = 0;
+  uint64_t ud_no_wqe_drops = 0;
 };
 
 class Hca {
@@ -175,7 +183,7 @@ class Hca {
 
   // ---- for fabricctl and tests.
   struct ObjectCounts {
-    unsigned clients, pds, mrs, cqs, qps;
+    unsigned clients, pds, mrs, cqs, qps, srqs, ahs;
   };
   ObjectCounts counts() const;
   const Counters& counters() const;

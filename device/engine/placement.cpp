@@ -89,9 +89,16 @@ bool Hca::Impl::flush_rx() {
     RxPlacement& e = rx_q_[i];
     Qp& qp = *e.qp;
     --qp.rx_pending;
-    if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
+    if (e.ud) {
+      ud_complete(e, qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR);
+    } else if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
       qp.rx_dead_gen = rx_gen_;
       ++ctr_.rx_dropped;  // arrived after its QP failed: dropped on arrival before
+      // An SRQ WQE this message took is the QP's: it completes, flushed.
+      if (qp.srq && (e.p.flags & kIsLast) && int32_t(e.rq_index - qp.rq_cons) >= 0) {
+        retire_rq_slots(qp, e.rq_index + 1);
+        post_recv_cqe(qp, e.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
+      }
     } else if (e.state != RxPlacement::kPlaced) {
       ++ctr_.dma_errors;
       fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, true, e.wr_id,
@@ -113,6 +120,7 @@ bool Hca::Impl::flush_rx() {
         owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), e.p.psn, false);
     }
     rte_pktmbuf_free(e.m);
+    e.ud = false;  // the slot's next user may be RC, which leaves it alone
   }
   rx_n_ = 0;
   rx_due_ = false;
@@ -123,6 +131,7 @@ void Hca::Impl::drop_rx() {
   for (unsigned i = 0; i < rx_n_; ++i) {
     --rx_q_[i].qp->rx_pending;
     rte_pktmbuf_free(rx_q_[i].m);
+    rx_q_[i].ud = false;
   }
   rx_n_ = 0;
   rx_due_ = false;
