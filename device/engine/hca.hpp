@@ -156,6 +156,9 @@ class Hca {
   int modify_srq(ClientId, const vhca_modify_srq_req&);
   int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
   int destroy_srq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
+  // The same, also reporting the async events raised for the SRQ (the
+  // DESTROY_SRQ reply's events_reported, as for DESTROY_QP).
+  int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
   // Address handles for UD sends; an AH is usable only by QPs of its PD.
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);

@@ -80,7 +80,7 @@ class Hca::Impl {
   int create_srq(ClientId, const vhca_create_srq_req&, vhca_create_srq_rsp&, Fd&);
   int modify_srq(ClientId, const vhca_modify_srq_req&);
   int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
-  int destroy_srq(ClientId, const vhca_handle_req&);
+  int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
   void destroy_srq_obj(Srq&);
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);

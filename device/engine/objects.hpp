@@ -49,6 +49,7 @@ struct Srq {
   bool armed = false;
   bool error = false;  // hostile producer index: never read again
   uint32_t users = 0;  // QPs
+  uint32_t events_reported = 0;  // SRQ_LIMIT_REACHED / SRQ_ERR raised
 };
 
 struct Mr {

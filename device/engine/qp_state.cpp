@@ -281,6 +281,11 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     qp.rwqe_valid = false;
     qp.comm_est_reported = false;
   }
+  if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS) {
+    // IBA 10.3.1: every WQE posted to a SQ in error completes flushed,
+    // including those the poll loop has not reached yet.
+    flush_sq(qp, UINT32_MAX);
+  }
   if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
     qp.psn = qp.snd_una = qp.psn_hi = s.sq_psn;
     qp.retry_left = s.retry_cnt;

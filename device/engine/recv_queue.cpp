@@ -62,6 +62,7 @@ void Hca::Impl::recv_take(Qp& qp) {
   if (s.armed && s.ring.load_producer() - s.cons < s.limit) {
     s.armed = false;
     s.limit = 0;
+    ++s.events_reported;
     async_event(s.client, IBV_EVENT_SRQ_LIMIT_REACHED, s.handle);
   }
 }
@@ -79,6 +80,7 @@ void Hca::Impl::recv_hostile(Qp& qp) {
 void Hca::Impl::srq_fail(Srq& s) {
   if (s.error) return;
   s.error = true;
+  ++s.events_reported;
   async_event(s.client, IBV_EVENT_SRQ_ERR, s.handle);
   // Every QP on it loses its receive queue: each flushes the WQEs it holds
   // and reports its last WQE (flush()).

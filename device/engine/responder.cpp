@@ -135,8 +135,14 @@ static void responder_fail(Hca::Impl& h, Qp& qp, uint32_t psn, uint8_t nak_code,
 
 int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
   switch (recv_peek(qp, qp.rwqe.w)) {
-    case RecvPeek::kEmpty:
-    case RecvPeek::kBroken: return 0;
+    case RecvPeek::kEmpty: return 0;
+    case RecvPeek::kBroken:
+      if (!qp.srq) return 0;  // (the QP already failed with its RQ)
+      // An SRQ that failed earlier (a QP created on it since): no receives.
+      if (!ordered) return kFetchUnordered;
+      owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
+      qp_to_error(qp, false);
+      return -1;
     case RecvPeek::kHostile:
       if (!ordered) return kFetchUnordered;
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);

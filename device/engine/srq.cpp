@@ -79,12 +79,14 @@ int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq
   return 0;
 }
 
-int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req) {
+int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   Client* c = client(id);
   if (!c) return EINVAL;
   Srq* s = srq_of(c, req.handle);
   if (!s) return EINVAL;
   if (s->users) return EBUSY;
+  rsp.events_reported = s->events_reported;
+  rsp.reserved = 0;
   destroy_srq_obj(*s);
   return 0;
 }
@@ -102,6 +104,12 @@ int Hca::modify_srq(ClientId id, const vhca_modify_srq_req& req) { return impl_-
 int Hca::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
   return impl_->query_srq(id, req, rsp);
 }
-int Hca::destroy_srq(ClientId id, const vhca_handle_req& req) { return impl_->destroy_srq(id, req); }
+int Hca::destroy_srq(ClientId id, const vhca_handle_req& req) {
+  vhca_destroy_qp_rsp rsp{};
+  return impl_->destroy_srq(id, req, rsp);
+}
+int Hca::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
+  return impl_->destroy_srq(id, req, rsp);
+}
 
 }  // namespace vf::engine

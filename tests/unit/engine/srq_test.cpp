@@ -163,6 +163,15 @@ TEST_F(Srq, LimitEventFiresOnceAndRearmsOnlyByModify) {
   }
   ASSERT_EQ(send_from(*qa, 11, 64, 11), IBV_WC_SUCCESS);
   EXPECT_EQ(limit_events(), 2u);  // not re-armed
+  // DESTROY_SRQ reports the events raised for it, as DESTROY_QP does.
+  vhca_destroy_qp_rsp dq{};
+  vhca_handle_req h{};
+  h.handle = qb->handle;
+  ASSERT_EQ(hca_b.destroy_qp(app_b->id(), h, dq), 0);
+  h.handle = s.handle;
+  vhca_destroy_qp_rsp ds{};
+  ASSERT_EQ(hca_b.destroy_srq(app_b->id(), h, ds), 0);
+  EXPECT_EQ(ds.events_reported, 2u);
 }
 
 TEST_F(Srq, QpInErrorReportsLastWqeAndLeavesTheSrqToOthers) {
@@ -243,7 +252,13 @@ TEST_F(Srq, HostileProducerFailsTheSrqAndItsQps) {
   ASSERT_FALSE(got.empty());
   EXPECT_EQ(got.back().wr_id, 5u);
   EXPECT_EQ(got.back().status, IBV_WC_SUCCESS);
-  // A QP created on the broken SRQ later never reads it.
+  // A QP created on the broken SRQ later never reads it: its first request
+  // fails it (a NAK, not endless RNR NAKs).
+  auto [a4, b4] = srq_pair(s);
+  const uint64_t rnr = hca_b.counters().rnr_naks_sent;
+  EXPECT_EQ(send_from(*a4, 3, 100, 3), IBV_WC_REM_OP_ERR);
+  EXPECT_EQ(hca_b.counters().rnr_naks_sent, rnr);
+  EXPECT_EQ(app_b->query(*b4).attr.qp_state, IBV_QPS_ERR);
   EXPECT_EQ(destroy_srq(*app_b, s.handle), EBUSY);
 }
 

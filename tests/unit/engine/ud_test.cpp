@@ -210,10 +210,19 @@ TEST_F(Ud, MessageOverMtuIsLocalLengthErrorAndSqe) {
   EXPECT_EQ(sa[1].status, IBV_WC_WR_FLUSH_ERR);
   EXPECT_EQ(app_a->query(*qp_a).attr.qp_state, IBV_QPS_SQE);
   EXPECT_TRUE(net->log.empty());
-  // SQE -> RTS: sending works again; exactly the MTU fits.
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_RTS;
-  ASSERT_EQ(app_a->modify(*qp_a, a, IBV_QP_STATE), 0);
+  // Posted while in SQE and not yet seen by the poll loop: still flushed,
+  // even when the app moves the QP back to RTS first.
+  send_ud(11, 100, ah);
+  ibv_qp_attr back{};
+  back.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(app_a->modify(*qp_a, back, IBV_QP_STATE), 0);
+  run_for(100'000);
+  sa = app_a->drain(*cq_a);
+  ASSERT_EQ(sa.size(), 1u);
+  EXPECT_EQ(sa[0].wr_id, 11u);
+  EXPECT_EQ(sa[0].status, IBV_WC_WR_FLUSH_ERR);
+  EXPECT_TRUE(net->log.empty());
+  // Back in RTS: sending works again; exactly the MTU fits.
   send_ud(10, 1024, ah);
   run_for(100'000);
   sa = app_a->drain(*cq_a);
