@@ -111,7 +111,9 @@ bool Hca::Impl::flush_rx() {
         post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
         if (qp.state == IBV_QPS_ERR) {
           // The CQ overran: what was accepted after this WQE never happened.
-          qp.rwqe_valid = false;
+          // (An SRQ WQE already taken for a later message stays held:
+          // flush() completes it.)
+          if (!qp.srq) qp.rwqe_valid = false;
           qp.rq_spec = qp.rq_cons;
           qp.rx_dead_gen = rx_gen_;
         }
