@@ -167,7 +167,7 @@ nlohmann::json Topology::hca_json(size_t i) const {
       {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
       {"objects",
        {{"clients", counts.clients}, {"pds", counts.pds}, {"mrs", counts.mrs}, {"cqs", counts.cqs},
-        {"qps", counts.qps}}},
+        {"qps", counts.qps}, {"srqs", counts.srqs}, {"ahs", counts.ahs}}},
       {"counters",
        {{"PortXmitData", snap.port.port_xmit_data},
         {"PortRcvData", snap.port.port_rcv_data},

@@ -87,6 +87,7 @@ RxError ib_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
       std::memcpy(meta->sgid, grh_sgid(g), kGidLen);
       std::memcpy(meta->dgid, grh_dgid(g), kGidLen);
       meta->traffic_class = grh_tclass(g);
+      std::memcpy(meta->grh, g, kGrhLen);  // what a UD receive buffer gets
     }
   }
   rte_pktmbuf_adj(m, uint16_t(hlen));

@@ -157,10 +157,13 @@ RxError roce_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
       std::memcpy(meta->sgid + 12, ip + 12, 4);
       std::memcpy(meta->dgid + 12, ip + 16, 4);
       meta->traffic_class = ipv4_tos(ip);
+      // A UD receive's GRH area: zeros, then the 20-byte IPv4 header (mlx5).
+      std::memcpy(meta->grh + 20, ip, kIpv4HdrLen);
     } else {
       std::memcpy(meta->sgid, ipv6_src(ip), kIpv6AddrLen);
       std::memcpy(meta->dgid, ipv6_dst(ip), kIpv6AddrLen);
       meta->traffic_class = ipv6_tclass(ip);
+      std::memcpy(meta->grh, ip, kIpv6HdrLen);
     }
   }
   rte_pktmbuf_adj(m, uint16_t(l2.off + ihl + kUdpHdrLen));

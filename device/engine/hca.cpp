@@ -39,6 +39,8 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
   if (l.max_cqe > (1u << 22) - 1) l.max_cqe = (1u << 22) - 1;
   if (l.max_qp_rd_atom > 16) l.max_qp_rd_atom = 16;
   if (l.max_qp_init_rd_atom > 16) l.max_qp_init_rd_atom = 16;
+  if (l.max_srq_wr > (1u << 15)) l.max_srq_wr = 1u << 15;
+  if (l.max_srq_sge > VHCA_MAX_SGE) l.max_srq_sge = VHCA_MAX_SGE;
   if (cfg_.port.gids.empty()) {
     ibv_gid g{};
     g.global.subnet_prefix = htobe64(0xfe80000000000000ull);
@@ -55,6 +57,8 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
   mrs_.set_capacity(l.max_mr);
   cqs_.set_capacity(l.max_cq);
   qps_.set_capacity(l.max_qp);
+  srqs_.set_capacity(l.max_srq);
+  ahs_.set_capacity(l.max_ah);
   qp_gen_.assign(size_t(l.max_qp) + 1, 0);
   active_.reserve(l.max_qp);
   resp_list_.reserve(l.max_qp);
@@ -100,6 +104,16 @@ void Hca::Impl::close_client(ClientId id) {
     if (q.client == c) handles.push_back(q.handle);
   });
   for (uint32_t h : handles) destroy_qp_obj(*qps_.get(h));
+  handles.clear();
+  ahs_.for_each([&](Ah& a) {
+    if (a.client == c) handles.push_back(a.handle);
+  });
+  for (uint32_t h : handles) destroy_ah_obj(*ahs_.get(h));
+  handles.clear();
+  srqs_.for_each([&](Srq& s) {
+    if (s.client == c) handles.push_back(s.handle);
+  });
+  for (uint32_t h : handles) destroy_srq_obj(*srqs_.get(h));
   handles.clear();
   cqs_.for_each([&](Cq& q) {
     if (q.client == c) handles.push_back(q.handle);
@@ -159,12 +173,12 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.max_mcast_grp = 0;
   a.max_mcast_qp_attach = 0;
   a.max_total_mcast_qp_attach = 0;
-  a.max_ah = 0;
+  a.max_ah = int(l.max_ah);
   a.max_fmr = 0;
   a.max_map_per_fmr = 0;
-  a.max_srq = 0;  // SRQ: next issue
-  a.max_srq_wr = 0;
-  a.max_srq_sge = 0;
+  a.max_srq = int(l.max_srq);
+  a.max_srq_wr = int(l.max_srq_wr);
+  a.max_srq_sge = int(l.max_srq_sge);
   a.max_pkeys = 1;
   a.local_ca_ack_delay = 15;
   a.phys_port_cnt = 1;
@@ -189,7 +203,7 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
                          : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
   a.max_msg_sz = cfg_.limits.max_msg_sz;
   a.bad_pkey_cntr = 0;
-  a.qkey_viol_cntr = 0;
+  a.qkey_viol_cntr = uint32_t(ctr_.qkey_violations > 0xFFFF ? 0xFFFF : ctr_.qkey_violations);
   a.pkey_tbl_len = 1;
   a.lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.lid;
   a.sm_lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.sm_lid;
@@ -236,7 +250,8 @@ int Hca::Impl::dealloc_pd(ClientId id, const vhca_handle_req& req) {
 }
 
 Hca::ObjectCounts Hca::Impl::counts() const {
-  return {unsigned(clients_.size()), pds_.live(), mrs_.live(), cqs_.live(), qps_.live()};
+  return {unsigned(clients_.size()), pds_.live(), mrs_.live(), cqs_.live(), qps_.live(),
+          srqs_.live(), ahs_.live()};
 }
 
 void Hca::Impl::async_event(Client* c, ibv_event_type type, uint32_t handle) {
@@ -286,7 +301,10 @@ bool Hca::Impl::poll(unsigned budget) {
     q -= used;
     switch (qp.state) {
       case IBV_QPS_RTS:
-      case IBV_QPS_SQD: used += requester_run(qp, q); break;
+      case IBV_QPS_SQD:
+        used += qp.type == IBV_QPT_UD ? ud_requester_run(qp, q) : requester_run(qp, q);
+        break;
+      case IBV_QPS_SQE: used += flush_sq(qp, q); break;  // UD: the receive side runs on
       case IBV_QPS_ERR: used += flush(qp, q); break;
       default: break;
     }
@@ -316,11 +334,20 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ++ctr_.rx_packets;
   ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
   Pkt p;
-  if ((m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) || !parse_packet(m, p) ||
-      !vf::wire::opcode_valid(p.opcode) ||
-      (vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kRC &&
-       vf::wire::opcode_transport(p.opcode) != vf::wire::Transport::kUC) ||
-      (vf::wire::bth_pkey(p.bth) & 0x7FFF) != 0x7FFF) {
+  const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p) &&
+                  vf::wire::opcode_valid(p.opcode) &&
+                  (vf::wire::bth_pkey(p.bth) & 0x7FFF) == 0x7FFF;
+  const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
+  if (tt == vf::wire::Transport::kUD) {
+    Qp* qp = qp_by_qpn(p.dqpn);
+    // A UD QP receives from RTR on, including SQE (only its SQ failed).
+    if (qp && qp->type == IBV_QPT_UD && qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
+        qp->state != IBV_QPS_ERR) {
+      ud_receive(*qp, p, meta, m);
+      return;
+    }
+  }
+  if (tt != vf::wire::Transport::kRC && tt != vf::wire::Transport::kUC) {
     ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;

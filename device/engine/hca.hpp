@@ -61,6 +61,10 @@ struct DeviceLimits {
   uint32_t max_msg_sz = 1u << 31;
   uint8_t max_qp_rd_atom = 16;       // responder resources (max_dest_rd_atomic ceiling)
   uint8_t max_qp_init_rd_atom = 16;  // initiator depth (max_rd_atomic ceiling)
+  uint32_t max_srq = 1024;
+  uint32_t max_srq_wr = 32768;  // like mlx5; the ring is a power of two >= max_wr
+  uint32_t max_srq_sge = VHCA_MAX_SGE;
+  uint32_t max_ah = 65535;
 };
 
 struct HcaConfig {
@@ -109,6 +113,10 @@ struct Counters {
   uint64_t hostile_ring_events = 0;  // bad index / WQE from an app
   uint64_t cq_overruns = 0;
   uint64_t cqes = 0;
+  // UD receive drops (also counted in rx_dropped): Q_Key mismatch (reported
+  // as the port's qkey_viol_cntr) and no receive WQE posted (UD has no RNR).
+  uint64_t qkey_violations = 0;
+  uint64_t ud_no_wqe_drops = 0;
 };
 
 class Hca {
@@ -148,6 +156,9 @@ class Hca {
   int modify_srq(ClientId, const vhca_modify_srq_req&);
   int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
   int destroy_srq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
+  // The same, also reporting the async events raised for the SRQ (the
+  // DESTROY_SRQ reply's events_reported, as for DESTROY_QP).
+  int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
   // Address handles for UD sends; an AH is usable only by QPs of its PD.
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);
@@ -175,7 +186,7 @@ class Hca {
 
   // ---- for fabricctl and tests.
   struct ObjectCounts {
-    unsigned clients, pds, mrs, cqs, qps;
+    unsigned clients, pds, mrs, cqs, qps, srqs, ahs;
   };
   ObjectCounts counts() const;
   const Counters& counters() const;

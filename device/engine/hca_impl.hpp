@@ -6,7 +6,9 @@
 // write_request.cpp (responder WRITE), rd_atomic_request.cpp (READ/atomic
 // request packets), rd_atomic_responder.cpp (responder resources, READ
 // responses, atomic execution), read_response.cpp (requester side of READ
-// responses / atomic ACKs), request_reject.cpp (refused requests, RC vs UC).
+// responses / atomic ACKs), request_reject.cpp (refused requests, RC vs UC);
+// receive queues: srq.cpp, recv_queue.cpp (RQ or SRQ as a responder's WQE
+// source); UD: ah.cpp, ud_send.cpp, ud_receive.cpp.
 #pragma once
 
 #include <array>
@@ -51,6 +53,13 @@ struct RxPlacement {
   uint8_t niov;
   bool has_wqe;  // a receive WQE is behind it (SEND; last packet of WRITE with immediate)
   State state;
+  // UD (ud_receive.cpp): p.payload/p.paylen then cover the 40-byte GRH area
+  // and the payload; the headers they overwrote were copied here first.
+  bool ud = false;
+  bool ud_grh;  // IBV_WC_GRH
+  bool ud_imm;
+  uint32_t ud_imm_data;  // network order
+  uint32_t ud_src_qp;
   iovec iov[VHCA_MAX_SGE];  // where the payload goes in the app
 };
 
@@ -74,6 +83,15 @@ class Hca::Impl {
   int modify_qp(ClientId, const vhca_modify_qp_req&);
   int query_qp(ClientId, const vhca_query_qp_req&, vhca_query_qp_rsp&);
   int destroy_qp(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
+  // srq.cpp, ah.cpp
+  int create_srq(ClientId, const vhca_create_srq_req&, vhca_create_srq_rsp&, Fd&);
+  int modify_srq(ClientId, const vhca_modify_srq_req&);
+  int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
+  int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
+  void destroy_srq_obj(Srq&);
+  int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
+  int destroy_ah(ClientId, const vhca_handle_req&);
+  void destroy_ah_obj(Ah&);
 
   // ---- fast path (hca.cpp)
   bool poll(unsigned budget);
@@ -101,6 +119,14 @@ class Hca::Impl {
     Qp* q = qps_.get(h);
     return q && q->client == c ? q : nullptr;
   }
+  Srq* srq_of(Client* c, uint32_t h) const {
+    Srq* s = srqs_.get(h);
+    return s && s->client == c ? s : nullptr;
+  }
+  Ah* ah_of(Client* c, uint32_t h) const {
+    Ah* a = ahs_.get(h);
+    return a && a->client == c ? a : nullptr;
+  }
   Qp* qp_by_qpn(uint32_t qpn) const {
     Qp* q = qps_.get(qpn & 0xFFFF);
     return q && q->qpn == qpn ? q : nullptr;
@@ -125,6 +151,8 @@ class Hca::Impl {
   // IBV_EVENT_QP_FATAL (errors that no completion reports).
   void qp_to_error(Qp&, bool fatal_event);
   unsigned flush(Qp&, unsigned budget);
+  unsigned flush_sq(Qp&, unsigned budget);  // the SQ part (also SQE: UD)
+  unsigned flush_rq(Qp&, unsigned budget);  // the RQ part (not for SRQ QPs)
   void async_event(Client*, ibv_event_type, uint32_t handle);
   void async_qp_event(Qp&, ibv_event_type);
 
@@ -201,6 +229,23 @@ class Hca::Impl {
   void fail_receive(Qp&, uint32_t psn, uint8_t nak_code, ibv_wc_status, bool have_wqe,
                     uint64_t wr_id, uint32_t rq_index);
 
+  // ---- recv_queue.cpp
+  // Takes the WQE recv_peek() returned: an SRQ's consumer moves (and its
+  // limit event may fire); an RQ's position moves when the message ends.
+  void recv_take(Qp&);
+  // A hostile producer index: an RQ breaks and its QP fails (QP_FATAL); an
+  // SRQ fails (SRQ_ERR) with every QP on it.
+  void recv_hostile(Qp&);
+  void srq_fail(Srq&);
+
+  // ---- ud_send.cpp / ud_receive.cpp
+  unsigned ud_requester_run(Qp&, unsigned budget);
+  void ud_receive(Qp&, const Pkt&, const RxMeta&, rte_mbuf*);
+  // A placed UD entry (or one that failed / was dropped): its completion.
+  void ud_complete(RxPlacement&, bool dead);
+  void post_ud_recv_cqe(Qp&, uint64_t wr_id, ibv_wc_status, uint32_t byte_len,
+                        const RxPlacement*, uint16_t slid, uint8_t sl);
+
   // ---- placement.cpp
   // Places every queued payload (one DMA write per client), then runs what
   // waited for it, in arrival order. True if anything was queued.
@@ -221,6 +266,8 @@ class Hca::Impl {
   SlotTable<Mr> mrs_;
   SlotTable<Cq> cqs_;
   SlotTable<Qp> qps_;
+  SlotTable<Srq> srqs_;
+  SlotTable<Ah> ahs_;
   std::vector<uint32_t> mr_last_tags_;  // per MR slot: rkey tag << 16 | lkey tag
   std::vector<uint8_t> qp_gen_;  // per QP slot: QPN generation (1..254)
   std::vector<Qp*> active_;      // every QP, for the poll scan

@@ -17,13 +17,39 @@ namespace vf::engine {
 struct Client {
   ClientId id = 0;
   ProcessMem mem;
-  unsigned pds = 0, mrs = 0, cqs = 0, qps = 0;
+  unsigned pds = 0, mrs = 0, cqs = 0, qps = 0, srqs = 0, ahs = 0;
 };
 
 struct Pd {
   Client* client = nullptr;
   uint32_t handle = 0;
-  uint32_t users = 0;  // MRs and QPs
+  uint32_t users = 0;  // MRs, QPs, SRQs and AHs
+};
+
+// An address handle: the validated ibv_ah_attr a UD send WQE names by handle.
+struct Ah {
+  Client* client = nullptr;
+  Pd* pd = nullptr;
+  uint32_t handle = 0;
+  ibv_ah_attr attr{};
+};
+
+// A shared receive queue (recv_queue.hpp says how QPs take WQEs from it).
+struct Srq {
+  Client* client = nullptr;
+  Pd* pd = nullptr;
+  uint32_t handle = 0;
+  SharedRing ring;
+  // WQEs copied out (published as the ring's consumer): a WQE belongs to the
+  // QP that took it from then on, so the slot goes back to the app at once.
+  uint32_t cons = 0;
+  uint32_t max_wr = 0;   // granted (== ring entries)
+  uint32_t max_sge = 0;  // granted
+  uint32_t limit = 0;    // srq_limit; the event fires when armed and fewer remain
+  bool armed = false;
+  bool error = false;  // hostile producer index: never read again
+  uint32_t users = 0;  // QPs
+  uint32_t events_reported = 0;  // SRQ_LIMIT_REACHED / SRQ_ERR raised
 };
 
 struct Mr {

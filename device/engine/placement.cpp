@@ -105,9 +105,17 @@ bool Hca::Impl::flush_rx() {
       rte_pktmbuf_free(e.m);
       continue;
     }
-    if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
+    if (e.ud) {
+      ud_complete(e, qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR);
+    } else if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
       qp.rx_dead_gen = rx_gen_;
       ++ctr_.rx_dropped;  // arrived after its QP failed: dropped on arrival before
+      // An SRQ WQE this message took is the QP's: it completes, flushed.
+      if (qp.srq && e.has_wqe && (e.p.flags & kIsLast) &&
+          int32_t(e.rq_index - qp.rq_cons) >= 0) {
+        retire_rq_slots(qp, e.rq_index + 1);
+        post_recv_cqe(qp, e.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
+      }
     } else if (e.state != RxPlacement::kPlaced) {
       ++ctr_.dma_errors;
       fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, e.has_wqe,
@@ -121,7 +129,9 @@ bool Hca::Impl::flush_rx() {
         post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
         if (qp.state == IBV_QPS_ERR) {
           // The CQ overran: what was accepted after this WQE never happened.
-          qp.rwqe_valid = false;
+          // (An SRQ WQE already taken for a later message stays held:
+          // flush() completes it.)
+          if (!qp.srq) qp.rwqe_valid = false;
           qp.rq_spec = qp.rq_cons;
           qp.rx_dead_gen = rx_gen_;
         }
@@ -130,6 +140,7 @@ bool Hca::Impl::flush_rx() {
         owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), e.p.psn, false);
     }
     rte_pktmbuf_free(e.m);
+    e.ud = false;  // the slot's next user may be RC, which leaves it alone
   }
   rx_n_ = 0;
   rx_due_ = false;
@@ -140,6 +151,7 @@ void Hca::Impl::drop_rx() {
   for (unsigned i = 0; i < rx_n_; ++i) {
     --rx_q_[i].qp->rx_pending;
     rte_pktmbuf_free(rx_q_[i].m);
+    rx_q_[i].ud = false;
   }
   rx_n_ = 0;
   rx_due_ = false;

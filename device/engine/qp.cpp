@@ -17,15 +17,21 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   Cq* scq = cq_of(c, req.send_cq_handle);
   Cq* rcq = cq_of(c, req.recv_cq_handle);
   if (!pd || !scq || !rcq) return EINVAL;
-  if (req.srq_handle != 0) return EINVAL;  // max_srq == 0 for now
+  // Any QP type may use an SRQ (the check is type-agnostic); it may be of
+  // another PD (its own PD governs its WQEs' memory).
+  Srq* srq = nullptr;
+  if (req.srq_handle != 0 && !(srq = srq_of(c, req.srq_handle))) return EINVAL;
+  ibv_qp_type type;
   switch (req.qp_type) {
-    case IBV_QPT_RC:
-    case IBV_QPT_UC: break;
-    case IBV_QPT_UD: return EOPNOTSUPP;  // next issue
+    case IBV_QPT_RC: type = IBV_QPT_RC; break;
+    case IBV_QPT_UC: type = IBV_QPT_UC; break;
+    case IBV_QPT_UD: type = IBV_QPT_UD; break;
     default: return EINVAL;
   }
-  const ibv_qp_cap& cap = req.cap;
+  ibv_qp_cap cap = req.cap;
   const DeviceLimits& l = cfg_.limits;
+  // With an SRQ the receive caps are ignored (as the kernel does).
+  if (srq) cap.max_recv_wr = cap.max_recv_sge = 0;
   if (cap.max_send_wr > l.max_qp_wr || cap.max_recv_wr > l.max_qp_wr ||
       cap.max_send_sge > VHCA_MAX_SGE || cap.max_recv_sge > VHCA_MAX_SGE ||
       cap.max_inline_data > VHCA_MAX_INLINE)
@@ -33,6 +39,8 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   if (qps_.full()) return ENOMEM;
 
   const uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
+  // An SRQ QP still gets an RQ ring -- one entry, never read -- because the
+  // reply always carries two fds; its granted max_recv_wr/sge are 0.
   const uint32_t rq_entries = round_up_pow2(cap.max_recv_wr ? cap.max_recv_wr : 1);
   auto qp = std::make_unique<Qp>();
   int sfd = -1, rfd = -1;
@@ -53,12 +61,13 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->pd = pd;
   qp->scq = scq;
   qp->rcq = rcq;
-  qp->type = ibv_qp_type(req.qp_type);
+  qp->type = type;
+  qp->srq = srq;
   qp->sq_sig_all = req.sq_sig_all != 0;
   qp->cap.max_send_wr = sq_entries;
-  qp->cap.max_recv_wr = rq_entries;
+  qp->cap.max_recv_wr = srq ? 0 : rq_entries;
   qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
-  qp->cap.max_recv_sge = cap.max_recv_sge ? cap.max_recv_sge : 1;
+  qp->cap.max_recv_sge = srq ? 0 : cap.max_recv_sge ? cap.max_recv_sge : 1;
   qp->cap.max_inline_data = cap.max_inline_data;
   Qp* raw = qp.get();
   const uint32_t h = qps_.insert(std::move(qp));
@@ -78,6 +87,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   ++pd->users;
   ++scq->users;
   ++rcq->users;
+  if (srq) ++srq->users;
   ++c->qps;
 
   sq_fd.fd = sfd;
@@ -109,6 +119,7 @@ void Hca::Impl::destroy_qp_obj(Qp& qp) {
   --qp.pd->users;
   --qp.scq->users;
   --qp.rcq->users;
+  if (qp.srq) --qp.srq->users;
   --qp.client->qps;
   qps_.erase(qp.handle);
 }

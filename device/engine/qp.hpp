@@ -92,7 +92,11 @@ struct Qp {
   Nanos timeout_ns = 0;  // local ACK timeout, 0 = infinite
   size_t active_index = SIZE_MAX;  // position in Impl::active_
 
+  // With an SRQ the RQ ring is a 1-entry ring the engine never reads (the
+  // daemon always passes two fds); receive WQEs come from `srq`.
   SharedRing sq, rq;
+  Srq* srq = nullptr;
+  bool last_wqe_reported = false;  // IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QPs)
   std::unique_ptr<SendWqe[]> swqe;  // shadow, indexed like the SQ ring
 
   // ---- requester (all SQ indices are free-running like the ring's)
@@ -178,9 +182,11 @@ inline void reset_rd_atomic_state(Qp& qp) {
 // it: an app that polls the CQE and posts again must find the room (perftest
 // and vfabric-bench keep their queues exactly full).
 inline void retire_sq_slot(Qp& qp) { qp.sq.store_consumer(++qp.sq_cons); }
+// On an SRQ QP rq_cons/rq_spec only count the WQEs the QP took: the SRQ's
+// slots went back when they were taken (recv_queue.hpp).
 inline void retire_rq_slots(Qp& qp, uint32_t new_consumer) {
   qp.rq_cons = new_consumer;
-  qp.rq.store_consumer(new_consumer);
+  if (!qp.srq) qp.rq.store_consumer(new_consumer);
 }
 
 }  // namespace vf::engine

@@ -281,6 +281,11 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     qp.rwqe_valid = false;
     qp.comm_est_reported = false;
   }
+  if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS) {
+    // IBA 10.3.1: every WQE posted to a SQ in error completes flushed,
+    // including those the poll loop has not reached yet.
+    flush_sq(qp, UINT32_MAX);
+  }
   if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
     qp.psn = qp.snd_una = qp.psn_hi = s.sq_psn;
     qp.retry_left = s.retry_cnt;
@@ -317,6 +322,7 @@ void Hca::Impl::qp_reset_state(Qp& qp) {
   qp.nak_outstanding = qp.in_message = qp.rwqe_valid = false;
   qp.rcv_offset = 0;
   qp.comm_est_reported = false;
+  qp.last_wqe_reported = false;
   qp.resp_pending = qp.resp_fatal = false;
   qp.acks_owed = 0;
   reset_rd_atomic_state(qp);
@@ -333,6 +339,29 @@ void Hca::Impl::qp_to_error(Qp& qp, bool fatal_event) {
 }
 
 unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
+  unsigned n = flush_sq(qp, budget);
+  if (qp.srq) {
+    // The SRQ stays with the other QPs: only what this QP took completes,
+    // then IBA 11.6.3 / 10.3.1: the last WQE has been reached (once).
+    if (qp.rx_pending) flush_rx();
+    if (n < budget && qp.rwqe_valid) {
+      qp.rwqe_valid = false;
+      retire_rq_slots(qp, qp.rq_spec + 1);
+      qp.rq_spec = qp.rq_cons;
+      post_recv_cqe(qp, qp.rwqe.w.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
+      ++n;
+    }
+    if (n < budget && !qp.rwqe_valid && !qp.last_wqe_reported) {
+      qp.last_wqe_reported = true;
+      async_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+      ++n;
+    }
+    return n;
+  }
+  return n + flush_rq(qp, budget - n);
+}
+
+unsigned Hca::Impl::flush_sq(Qp& qp, unsigned budget) {
   unsigned n = 0;
   // Send queue: WQEs already copied out, then whatever else the app posted.
   while (n < budget && qp.sq_cons != qp.sq_fetched) {
@@ -359,7 +388,11 @@ unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
     qp.sq_fetched = qp.sq_cons;
   }
   qp.sq_next = qp.sq_started = qp.sq_fetched;
+  return n;
+}
 
+unsigned Hca::Impl::flush_rq(Qp& qp, unsigned budget) {
+  unsigned n = 0;
   if (!qp.rq_broken) {
     const uint32_t prod = qp.rq.load_producer();
     if (prod - qp.rq_cons > qp.rq.entries()) {

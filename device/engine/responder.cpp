@@ -24,6 +24,7 @@
 
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/recv_queue.hpp"
 
 namespace vf::engine {
 
@@ -107,29 +108,9 @@ void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint
 
 namespace {
 
-// The RQ WQE's pieces for [off, off+len), each checked: key of this client and
-// PD, local write access, inside the region.
+// The RQ WQE's pieces for [off, off+len) (recv_queue.cpp checks each).
 bool gather_recv(const Hca::Impl& h, const Qp& qp, uint64_t off, uint32_t len, IoList& iol) {
-  uint64_t pos = 0;
-  const vhca_recv_wqe& w = qp.rwqe.w;
-  for (unsigned i = 0; i < w.num_sge && len; ++i) {
-    const vhca_sge& g = w.sge[i];
-    if (off >= pos + g.length) {
-      pos += g.length;
-      continue;
-    }
-    const Mr* mr = h.mr_by_lkey(g.lkey);
-    if (!mr || mr->client != qp.client || mr->pd != qp.pd ||
-        !(mr->access & IBV_ACCESS_LOCAL_WRITE) || !mr->contains(g.addr, g.length))
-      return false;
-    const uint64_t in = off - pos;
-    const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    if (!iol.add(g.addr + in, take)) return false;
-    off += take;
-    len -= take;
-    pos += g.length;
-  }
-  return len == 0;
+  return recv_gather(h, qp, qp.rwqe.w, off, len, iol);
 }
 
 }  // namespace
@@ -141,8 +122,9 @@ void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_stat
     retire_rq_slots(qp, rq_index + 1);
     post_recv_cqe(qp, wr_id, status, 0, nullptr, 0, 0);
   }
-  // Nothing after the failed WQE was accepted for good.
-  qp.rwqe_valid = false;
+  // Nothing after the failed WQE was accepted for good. (An SRQ WQE taken
+  // after it cannot go back: it stays held and flush() completes it.)
+  if (!(qp.srq && have_wqe && qp.rq_spec != rq_index)) qp.rwqe_valid = false;
   qp.rq_spec = qp.rq_cons;
   qp_to_error(qp, false);
 }
@@ -156,29 +138,33 @@ static void responder_fail(Hca::Impl& h, Qp& qp, uint32_t psn, uint8_t nak_code,
 }
 
 int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
-  if (qp.rq_broken) return 0;
-  const uint32_t prod = qp.rq.load_producer();
-  // The app may have posted up to a ring's worth past what we published as
-  // consumed (rq_cons); rq_spec may already be ahead of that.
-  const uint32_t avail = prod - qp.rq_cons, taken = qp.rq_spec - qp.rq_cons;
-  if (avail == taken) return 0;
-  if (avail > qp.rq.entries() || avail < taken) {
-    if (!ordered) return kFetchUnordered;
-    ++ctr_.hostile_ring_events;
-    qp.rq_broken = true;
-    owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
-    qp_to_error(qp, true);
-    return -1;
+  switch (recv_peek(qp, qp.rwqe.w)) {
+    case RecvPeek::kEmpty: return 0;
+    case RecvPeek::kBroken:
+      if (!qp.srq) return 0;  // (the QP already failed with its RQ)
+      // An SRQ that failed earlier (a QP created on it since): no receives.
+      if (!ordered) return kFetchUnordered;
+      owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
+      qp_to_error(qp, false);
+      return -1;
+    case RecvPeek::kHostile:
+      if (!ordered) return kFetchUnordered;
+      owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
+      recv_hostile(qp);
+      qp_to_error(qp, false);  // (an SRQ's failure already did)
+      return -1;
+    case RecvPeek::kOk: break;
   }
-  std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_spec), sizeof(qp.rwqe.w));
   const vhca_recv_wqe& w = qp.rwqe.w;
-  if (w.num_sge > qp.cap.max_recv_sge || w.num_sge > VHCA_MAX_SGE) {
+  if (w.num_sge > recv_max_sge(qp) || w.num_sge > VHCA_MAX_SGE) {
     if (!ordered) return kFetchUnordered;
+    recv_take(qp);  // an SRQ WQE is this QP's now: it completes in error here
     qp.rwqe_valid = true;
     ++ctr_.hostile_ring_events;
     responder_fail(*this, qp, psn, kNakRemoteOperationalError, IBV_WC_LOC_QP_OP_ERR);
     return -1;
   }
+  recv_take(qp);
   qp.rwqe_valid = true;
   uint64_t total = 0;
   for (unsigned i = 0; i < w.num_sge; ++i) total += w.sge[i].length;

@@ -1,20 +1,115 @@
-// Shared receive queues and address handles. Placeholder bodies until the
-// engine implements them (issue 3): every verb fails as a device without SRQ
-// or AH support would.
+// Shared receive queues: create / modify / query / destroy. The ring holds
+// vhca_recv_wqe like an RQ (sealed memfd, power-of-two entries); QPs created
+// with its handle take WQEs from it in order (recv_queue.cpp).
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "device/engine/hca_impl.hpp"
 
 namespace vf::engine {
 
-int Hca::create_srq(ClientId, const vhca_create_srq_req&, vhca_create_srq_rsp&, Fd& fd) {
-  fd.fd = -1;
-  return EOPNOTSUPP;
+int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp,
+                          Fd& ring_fd) {
+  ring_fd.fd = -1;
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Pd* pd = pd_of(c, req.pd_handle);
+  if (!pd) return EINVAL;
+  const ibv_srq_attr a = req.attr;
+  const DeviceLimits& l = cfg_.limits;
+  // srq_limit is ignored at creation (ibv_create_srq(3)): the SRQ starts
+  // disarmed. 0 WRs / SGEs are rounded up to 1, as rxe does.
+  if (a.max_wr > l.max_srq_wr || a.max_sge > l.max_srq_sge || a.max_sge > VHCA_MAX_SGE)
+    return EINVAL;
+  if (srqs_.full()) return ENOMEM;
+  const uint32_t entries = round_up_pow2(a.max_wr ? a.max_wr : 1);
+  auto s = std::make_unique<Srq>();
+  int fd = -1;
+  if (int err = s->ring.create("vhca-srq", entries, sizeof(vhca_recv_wqe), fd)) return err;
+  s->client = c;
+  s->pd = pd;
+  s->max_wr = entries;
+  s->max_sge = a.max_sge ? a.max_sge : 1;
+  Srq* raw = s.get();
+  const uint32_t h = srqs_.insert(std::move(s));
+  if (!h) {
+    close(fd);
+    return ENOMEM;
+  }
+  raw->handle = h;
+  ++pd->users;
+  ++c->srqs;
+  ring_fd.fd = fd;
+  rsp.srq_handle = h;
+  rsp.entries = entries;
+  rsp.attr.max_wr = raw->max_wr;
+  rsp.attr.max_sge = raw->max_sge;
+  rsp.attr.srq_limit = 0;
+  return 0;
 }
-int Hca::modify_srq(ClientId, const vhca_modify_srq_req&) { return EOPNOTSUPP; }
-int Hca::query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&) { return EOPNOTSUPP; }
-int Hca::destroy_srq(ClientId, const vhca_handle_req&) { return EOPNOTSUPP; }
-int Hca::create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&) { return EOPNOTSUPP; }
-int Hca::destroy_ah(ClientId, const vhca_handle_req&) { return EOPNOTSUPP; }
+
+int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Srq* s = srq_of(c, req.srq_handle);
+  if (!s) return EINVAL;
+  const uint32_t mask = req.attr_mask;
+  // Resizing is not supported (mlx5 refuses IBV_SRQ_MAX_WR with EINVAL too).
+  if (mask & ~uint32_t(IBV_SRQ_LIMIT)) return EINVAL;
+  if (mask & IBV_SRQ_LIMIT) {
+    const uint32_t limit = req.attr.srq_limit;
+    if (limit > s->max_wr) return EINVAL;
+    flush_rx();  // the count the limit is compared with is the one after placement
+    s->limit = limit;
+    s->armed = limit != 0;  // 0 disarms
+  }
+  return 0;
+}
+
+int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Srq* s = srq_of(c, req.handle);
+  if (!s) return EINVAL;
+  flush_rx();
+  rsp.attr.max_wr = s->max_wr;
+  rsp.attr.max_sge = s->max_sge;
+  rsp.attr.srq_limit = s->armed ? s->limit : 0;  // 0 once the event disarmed it (rxe)
+  return 0;
+}
+
+int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Srq* s = srq_of(c, req.handle);
+  if (!s) return EINVAL;
+  if (s->users) return EBUSY;
+  rsp.events_reported = s->events_reported;
+  rsp.reserved = 0;
+  destroy_srq_obj(*s);
+  return 0;
+}
+
+void Hca::Impl::destroy_srq_obj(Srq& s) {
+  --s.pd->users;
+  --s.client->srqs;
+  srqs_.erase(s.handle);
+}
+
+int Hca::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp, Fd& fd) {
+  return impl_->create_srq(id, req, rsp, fd);
+}
+int Hca::modify_srq(ClientId id, const vhca_modify_srq_req& req) { return impl_->modify_srq(id, req); }
+int Hca::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
+  return impl_->query_srq(id, req, rsp);
+}
+int Hca::destroy_srq(ClientId id, const vhca_handle_req& req) {
+  vhca_destroy_qp_rsp rsp{};
+  return impl_->destroy_srq(id, req, rsp);
+}
+int Hca::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
+  return impl_->destroy_srq(id, req, rsp);
+}
 
 }  // namespace vf::engine

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -76,6 +77,12 @@ class TestNet {
   }
   void attach(uint16_t lid, Hca* hca) { by_lid_[lid] = hca; }
   void detach(uint16_t lid) { by_lid_.erase(lid); }
+  // RoCE: packets whose AV has no LID go by destination GID.
+  void attach_gid(const ibv_gid& g, Hca* hca) { by_gid_[key(g.raw)] = hca; }
+  // What the port would put in RxMeta::grh: an IB GRH (IPv6 layout, next
+  // header 0x1B) by default, or for RoCEv2 over IPv4 zeros then the IPv4
+  // header (set this when the GIDs are IPv4-mapped).
+  bool roce_ipv4 = false;
 
   // Decides the fate of every packet; default delivers everything.
   std::function<Verdict(const Sent&)> filter;
@@ -100,12 +107,51 @@ class TestNet {
     meta.has_grh = av.is_global;
     std::memcpy(meta.sgid, sgid.raw, 16);
     std::memcpy(meta.dgid, av.grh.dgid.raw, 16);
+    if (av.is_global) fill_grh(meta, av, rte_pktmbuf_pkt_len(m));
     const Nanos at = sched_.now() + delay_ + v.extra_delay;
     if (v.kind == Verdict::kDuplicate) {
       rte_mbuf* c = rte_pktmbuf_copy(m, vf::test::test_mbuf_pool(), 0, UINT32_MAX);
       if (c) enqueue({at, c, meta, av.dlid});
     }
     enqueue({at, m, meta, av.dlid});
+  }
+
+  void fill_grh(RxMeta& meta, const ibv_ah_attr& av, uint32_t transport_len) const {
+    uint8_t* g = meta.grh;
+    std::memset(g, 0, 40);
+    meta.traffic_class = av.grh.traffic_class;
+    if (roce_ipv4) {
+      uint8_t* ip = g + 20;
+      const uint16_t total = uint16_t(20 + 8 + transport_len + 4);  // + UDP + ICRC
+      ip[0] = 0x45;
+      ip[1] = av.grh.traffic_class;
+      ip[2] = uint8_t(total >> 8);
+      ip[3] = uint8_t(total);
+      ip[6] = 0x40;  // DF
+      ip[8] = av.grh.hop_limit;
+      ip[9] = 17;  // UDP
+      std::memcpy(ip + 12, meta.sgid + 12, 4);
+      std::memcpy(ip + 16, meta.dgid + 12, 4);
+      uint32_t sum = 0;
+      for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i]) << 8 | ip[i + 1];
+      while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+      const uint16_t c = uint16_t(~sum);
+      ip[10] = uint8_t(c >> 8);
+      ip[11] = uint8_t(c);
+      return;
+    }
+    const uint32_t vtf = 6u << 28 | uint32_t(av.grh.traffic_class) << 20 | (av.grh.flow_label & 0xFFFFF);
+    g[0] = uint8_t(vtf >> 24);
+    g[1] = uint8_t(vtf >> 16);
+    g[2] = uint8_t(vtf >> 8);
+    g[3] = uint8_t(vtf);
+    const uint16_t paylen = uint16_t(transport_len + 4);  // + ICRC
+    g[4] = uint8_t(paylen >> 8);
+    g[5] = uint8_t(paylen);
+    g[6] = 0x1B;  // next header: IBA
+    g[7] = av.grh.hop_limit;
+    std::memcpy(g + 8, meta.sgid, 16);
+    std::memcpy(g + 24, meta.dgid, 16);
   }
 
  private:
@@ -115,6 +161,12 @@ class TestNet {
     RxMeta meta;
     uint16_t dlid;
   };
+  using GidKey = std::array<uint8_t, 16>;
+  static GidKey key(const uint8_t* raw) {
+    GidKey k;
+    std::memcpy(k.data(), raw, 16);
+    return k;
+  }
   struct DeliveryTimer : vf::Timer {
     DeliveryTimer() : vf::Timer(&fired) {}
     TestNet* net = nullptr;
@@ -131,13 +183,16 @@ class TestNet {
     while (!q_.empty() && q_.front().at <= now) {
       Pending p = q_.front();
       q_.pop_front();
-      auto it = by_lid_.find(p.dlid);
-      if (it == by_lid_.end()) {
+      Hca* to = nullptr;
+      if (auto it = by_lid_.find(p.dlid); it != by_lid_.end()) to = it->second;
+      if (!to && p.dlid == 0 && p.meta.has_grh)
+        if (auto it = by_gid_.find(key(p.meta.dgid)); it != by_gid_.end()) to = it->second;
+      if (!to) {
         rte_pktmbuf_free(p.m);
         continue;
       }
       ++delivered;
-      it->second->receive(p.m, p.meta);
+      to->receive(p.m, p.meta);
     }
     if (!q_.empty()) sched_.arm(timer_, q_.front().at);
   }
@@ -146,6 +201,7 @@ class TestNet {
   Nanos delay_;
   std::deque<Pending> q_;
   std::map<uint16_t, Hca*> by_lid_;
+  std::map<GidKey, Hca*> by_gid_;
   DeliveryTimer timer_;
 };
 

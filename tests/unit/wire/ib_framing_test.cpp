@@ -128,7 +128,14 @@ TEST(IbFraming, RoundTrips) {
       EXPECT_EQ(lrh_pktlen(rte_pktmbuf_mtod(m, uint8_t*)) * 4u, rte_pktmbuf_data_len(m) - 2u);
       RxMeta meta;
       meta.slid = 0xDEAD;
+      uint8_t sent_grh[40] = {};  // the GRH as it went out: what a UD receive gets
+      if (grh) std::memcpy(sent_grh, rte_pktmbuf_mtod(m, uint8_t*) + 8, 40);
       ASSERT_EQ(ib_decapsulate(m, &meta), RxError::kOk);
+      EXPECT_EQ(std::memcmp(meta.grh, sent_grh, 40), 0);
+      if (grh) {
+        EXPECT_EQ(meta.grh[0] >> 4, 6);
+        EXPECT_EQ(meta.grh[6], 0x1B);
+      }
       EXPECT_EQ(test::mbuf_bytes(m), t);
       EXPECT_EQ(meta.slid, r.slid);
       EXPECT_EQ(meta.dlid, r.dlid);

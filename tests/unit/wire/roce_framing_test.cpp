@@ -156,8 +156,15 @@ TEST(RoceFraming, RoundTrips) {
         ASSERT_TRUE(roce_encapsulate(m, r));
         const uint8_t* ip = rte_pktmbuf_mtod(m, uint8_t*) + (vlan ? 18 : 14);
         EXPECT_TRUE(v6 || ipv4_checksum_ok(ip));
+        // A UD receive's GRH area: the IPv6 header, or 20 zeros and the IPv4 one.
+        uint8_t want_grh[40] = {};
+        if (v6)
+          std::memcpy(want_grh, ip, 40);
+        else
+          std::memcpy(want_grh + 20, ip, 20);
         RxMeta meta;
         ASSERT_EQ(roce_decapsulate(m, &meta), RxError::kOk);
+        EXPECT_EQ(std::memcmp(meta.grh, want_grh, 40), 0);
         EXPECT_EQ(test::mbuf_bytes(m), t);
         EXPECT_TRUE(meta.has_grh);
         EXPECT_EQ(std::memcmp(meta.sgid, r.sgid, 16), 0);

@@ -1,0 +1,68 @@
+// Address handles: a validated copy of ibv_ah_attr that UD send WQEs name by
+// handle (the engine keeps them, like rxe's AH pool; mlx5 keeps the AV in
+// the WQE instead, so this is where a hostile handle is caught: ud_send.cpp).
+#include <cerrno>
+
+#include "device/engine/hca_impl.hpp"
+
+namespace vf::engine {
+
+int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Pd* pd = pd_of(c, req.pd_handle);
+  if (!pd) return EINVAL;
+  ibv_ah_attr a = req.attr;
+  if (a.port_num != 1 || a.sl > 15) return EINVAL;
+  if (a.is_global > 1) return EINVAL;
+  if (cfg_.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+    // RoCE routes by GID only: a GRH is required (mlx5: EINVAL), the LID unused.
+    if (!a.is_global) return EINVAL;
+    a.dlid = 0;
+  } else if (!a.is_global && a.dlid == 0) {
+    return EINVAL;
+  } else if (a.dlid >= 0xC000) {
+    return EINVAL;  // multicast / permissive LIDs: no multicast support (max_mcast_grp 0)
+  }
+  // The source GID must be a populated entry (an empty one has no gid_attr
+  // in the kernel either). hop_limit is taken as given, as the kernel does.
+  if (a.is_global && a.grh.sgid_index >= cfg_.port.gids.size()) return EINVAL;
+  if (ahs_.full()) return ENOMEM;
+  auto ah = std::make_unique<Ah>();
+  ah->client = c;
+  ah->pd = pd;
+  ah->attr = a;
+  Ah* raw = ah.get();
+  const uint32_t h = ahs_.insert(std::move(ah));
+  if (!h) return ENOMEM;
+  raw->handle = h;
+  ++pd->users;
+  ++c->ahs;
+  rsp.ah_handle = h;
+  rsp.reserved = 0;
+  return 0;
+}
+
+int Hca::Impl::destroy_ah(ClientId id, const vhca_handle_req& req) {
+  Client* c = client(id);
+  if (!c) return EINVAL;
+  Ah* ah = ah_of(c, req.handle);
+  if (!ah) return EINVAL;
+  // A UD WQE already sent copied what it needed; a later one naming this
+  // handle fails at fetch. Nothing else refers to an AH.
+  destroy_ah_obj(*ah);
+  return 0;
+}
+
+void Hca::Impl::destroy_ah_obj(Ah& ah) {
+  --ah.pd->users;
+  --ah.client->ahs;
+  ahs_.erase(ah.handle);
+}
+
+int Hca::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {
+  return impl_->create_ah(id, req, rsp);
+}
+int Hca::destroy_ah(ClientId id, const vhca_handle_req& req) { return impl_->destroy_ah(id, req); }
+
+}  // namespace vf::engine

@@ -1,0 +1,117 @@
+// UD requester: each SQ WQE is one datagram -- BTH (SEND Only / SEND Only
+// with Immediate, P_Key default, no AckReq) + DETH (Q_Key, source QPN)
+// [+ ImmDt] + payload -- sent with the AV of the address handle it names.
+// No ACK comes back: the WQE completes once the packet is handed to the port.
+//
+// Checks at fetch, each failing the WQE (which completes in error and moves
+// the QP to SQE, IBA 10.3.1 / 11.6.2: UD send errors leave the receive side
+// running; the app returns it to RTS with modify_qp):
+//   opcode other than SEND / SEND_WITH_IMM    -> IBV_WC_LOC_QP_OP_ERR
+//   AH handle unknown or of another client    -> IBV_WC_LOC_QP_OP_ERR (as rxe)
+//   AH of another PD of the same client       -> IBV_WC_LOC_PROT_ERR (IBA's PD check)
+//   message longer than the port's MTU        -> IBV_WC_LOC_LEN_ERR (one packet per message)
+// The Q_Key: the WR's, unless its high-order bit is set -- then the QP's own
+// (IBA 10.2.5, "controlled Q_Keys").
+#include <cstring>
+
+#include "device/engine/hca_impl.hpp"
+#include "device/engine/opcodes.hpp"
+
+namespace vf::engine {
+
+using namespace vf::wire;
+
+namespace {
+
+void fail_wqe(SendWqe& s, ibv_wc_status st) {
+  s.state = SendWqe::kError;
+  s.status = uint8_t(st);
+}
+
+}  // namespace
+
+unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
+  unsigned done = 0;
+  const Nanos now = sched_.now();
+  while (done < budget && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_SQD)) {
+    if (qp.sq_next == qp.sq_fetched && !fetch_send_wqe(qp)) break;
+    SendWqe& s = qp.swqe[qp.sq_next & qp.sq.mask()];
+    const Ah* ah = nullptr;
+    if (s.state == SendWqe::kPending) {
+      if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
+      ah = ahs_.get(s.w.ah_handle);
+      if (s.w.opcode != IBV_WR_SEND && s.w.opcode != IBV_WR_SEND_WITH_IMM)
+        fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
+      else if (!ah || ah->client != qp.client)
+        fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
+      else if (ah->pd != qp.pd)
+        fail_wqe(s, IBV_WC_LOC_PROT_ERR);
+      else if (s.length > port_mtu_)
+        fail_wqe(s, IBV_WC_LOC_LEN_ERR);
+    }
+    if (s.state == SendWqe::kError) {
+      ++qp.sq_next;
+      qp.sq_started = qp.sq_next;
+      retire_sq_slot(qp);
+      post_send_cqe(qp, s, ibv_wc_status(s.status));
+      if (qp.state != IBV_QPS_ERR) qp.state = IBV_QPS_SQE;  // the rest is flushed by poll()
+      return done + 1;
+    }
+    if (!io_.can_transmit()) {
+      ++ctr_.tx_stalls;
+      break;
+    }
+    rte_mbuf* m = io_.alloc();
+    if (!m) {
+      ++ctr_.tx_stalls;
+      break;
+    }
+    const bool imm = s.w.opcode == IBV_WR_SEND_WITH_IMM;
+    const uint32_t len = uint32_t(s.length);
+    const unsigned pad = (4 - (len & 3)) & 3;
+    const unsigned hdr = kBthLen + kDethLen + (imm ? kImmDtLen : 0);
+    uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(hdr + len + pad)));
+    if (!b) {
+      rte_pktmbuf_free(m);
+      fail_wqe(s, IBV_WC_GENERAL_ERR);  // the port's mbufs cannot hold an MTU
+      continue;
+    }
+    uint8_t* payload = b + hdr;
+    if (s.w.send_flags & IBV_SEND_INLINE) {
+      std::memcpy(payload, s.w.inline_data, len);
+    } else if (len) {
+      iovec remote[VHCA_MAX_SGE];
+      IoList iol(remote, VHCA_MAX_SGE);
+      iovec local{payload, len};
+      if (!gather_send(qp, s, 0, len, iol) ||
+          qp.client->mem.readv(&local, 1, iol.iov, iol.n, now, ctr_.dma_calls) < len) {
+        if (iol.bytes == len) ++ctr_.dma_errors;
+        rte_pktmbuf_free(m);
+        fail_wqe(s, IBV_WC_LOC_PROT_ERR);
+        continue;
+      }
+    }
+    if (pad) std::memset(payload + len, 0, pad);
+    const bool se = s.w.send_flags & IBV_SEND_SOLICITED;
+    put_bth(b, opcode(Transport::kUD, imm ? kSendOnlyImm : kSendOnly), se, pad,
+            s.w.remote_qpn & kQpnMask, false, qp.psn);
+    const uint32_t qkey = (s.w.remote_qkey & 0x80000000u) ? qp.attr.qkey : s.w.remote_qkey;
+    deth_set(b + kBthLen, qkey, qp.qpn);
+    if (imm) std::memcpy(b + kBthLen + kDethLen, &s.w.imm_data, kImmDtLen);  // network order
+    ++ctr_.tx_packets;
+    ctr_.tx_bytes += hdr + len + pad;
+    io_.transmit(m, ah->attr);
+    qp.psn = (qp.psn + 1) & kPsnMask;
+    qp.snd_una = qp.psn_hi = qp.psn;  // nothing is ever outstanding
+    s.state = SendWqe::kStarted;
+    ++qp.sq_next;
+    qp.sq_started = qp.sq_next;
+    retire_sq_slot(qp);
+    if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+    ++done;
+  }
+  if (qp.state == IBV_QPS_SQD) check_sq_drained(qp);
+  return done;
+}
+
+}  // namespace vf::engine
