@@ -22,6 +22,7 @@ class Lcore;
 class Topology;
 class DeviceServer;
 class EngineBackend;
+class AppEventSink;
 namespace control { class ControlServer; }
 namespace runtime { class RuntimeTree; }
 
@@ -41,6 +42,7 @@ class DaemonState {
  private:
   void watchdog_tick();
   void shutdown();
+  void announce_device_fatal();
 
   const config::Config& cfg_;
   Eal& eal_;
@@ -48,6 +50,8 @@ class DaemonState {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watchdog_;
   std::unique_ptr<Lcore> lcore_;
+  // One per vHCA; outlives the topology, whose engines point at them.
+  std::vector<std::unique_ptr<AppEventSink>> events_;
   std::unique_ptr<Topology> topology_;
   std::unique_ptr<runtime::RuntimeTree> tree_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;

@@ -12,16 +12,18 @@ namespace vf {
 
 class EngineBackend : public DeviceBackend {
  public:
-  EngineBackend(Lcore& lcore, engine::Hca& hca) : lcore_(lcore), hca_(hca) {}
+  EngineBackend(Lcore& lcore, engine::Hca& hca, AppEventSink& events)
+      : lcore_(lcore), hca_(hca), events_(events) {}
 
   void opened(uint32_t client, pid_t pid, uid_t uid) override;
-  void request(uint32_t client, std::vector<uint8_t> msg,
+  void request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> fds,
                std::function<void(DeviceReply)> done) override;
   void closed(uint32_t client) override;
 
  private:
   Lcore& lcore_;
   engine::Hca& hca_;
+  AppEventSink& events_;  // lcore only
   std::unordered_map<uint32_t, pid_t> peers_;  // control thread only
 };
 

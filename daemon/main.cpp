@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Events go into apps' pipes; an app that closed its read end must cost
+  // us an EPIPE on that write, not the process.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     vf::Eal eal(cfg.daemon.eal_args);
     vf::DaemonState state(cfg, eal);

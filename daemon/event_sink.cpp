@@ -1,0 +1,172 @@
+#include "daemon/event_sink.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "device/abi/vhca_abi.h"
+
+namespace vf {
+
+AppEventSink::~AppEventSink() {
+  for (auto* m : {&cqs_, &qps_, &srqs_})
+    for (auto& [k, o] : *m)
+      if (o.channel_fd >= 0) close(o.channel_fd);
+  for (auto& [c, fd] : clients_)
+    if (fd >= 0) close(fd);
+}
+
+bool AppEventSink::usable_pipe(int fd) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  const int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) return false;
+  // The flag is on the open file description the app shares with us; its
+  // copy is a write end it never writes, so this changes nothing for it.
+  return fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+void AppEventSink::open_client(engine::ClientId c, int async_fd) {
+  auto [it, fresh] = clients_.emplace(c, async_fd);
+  if (!fresh) {
+    if (it->second >= 0) close(it->second);
+    it->second = async_fd;
+  }
+}
+
+void AppEventSink::forget_client_objects(Map& m, engine::ClientId c) {
+  for (auto it = m.begin(); it != m.end();) {
+    if (uint32_t(it->first >> 32) == c) {
+      if (it->second.channel_fd >= 0) close(it->second.channel_fd);
+      it = m.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void AppEventSink::close_client(engine::ClientId c) {
+  forget_client_objects(cqs_, c);
+  forget_client_objects(qps_, c);
+  forget_client_objects(srqs_, c);
+  if (auto it = clients_.find(c); it != clients_.end()) {
+    if (it->second >= 0) close(it->second);
+    clients_.erase(it);
+  }
+}
+
+void AppEventSink::add_cq(engine::ClientId c, uint32_t handle, uint64_t user_handle, int channel_fd) {
+  Obj& o = cqs_[key(c, handle)];
+  if (o.channel_fd >= 0) close(o.channel_fd);  // a stale entry: handles are reused
+  o = Obj{user_handle, channel_fd, 0, 0};
+}
+
+void AppEventSink::add_qp(engine::ClientId c, uint32_t handle, uint64_t user_handle) {
+  qps_[key(c, handle)] = Obj{user_handle, -1, 0, 0};
+}
+
+void AppEventSink::add_srq(engine::ClientId c, uint32_t handle, uint64_t user_handle) {
+  srqs_[key(c, handle)] = Obj{user_handle, -1, 0, 0};
+}
+
+AppEventSink::CqReported AppEventSink::forget_cq(engine::ClientId c, uint32_t handle) {
+  auto it = cqs_.find(key(c, handle));
+  if (it == cqs_.end()) return {};
+  CqReported r{it->second.comp_reported, it->second.async_reported};
+  if (it->second.channel_fd >= 0) close(it->second.channel_fd);
+  cqs_.erase(it);
+  return r;
+}
+
+uint32_t AppEventSink::forget_qp(engine::ClientId c, uint32_t handle) {
+  auto it = qps_.find(key(c, handle));
+  if (it == qps_.end()) return 0;
+  const uint32_t n = it->second.async_reported;
+  qps_.erase(it);
+  return n;
+}
+
+uint32_t AppEventSink::forget_srq(engine::ClientId c, uint32_t handle) {
+  auto it = srqs_.find(key(c, handle));
+  if (it == srqs_.end()) return 0;
+  const uint32_t n = it->second.async_reported;
+  srqs_.erase(it);
+  return n;
+}
+
+// One record per write: pipes write up to PIPE_BUF bytes atomically, so a
+// record is either all there or (EAGAIN, full pipe) not at all.
+bool AppEventSink::write_event(int fd, const void* rec, size_t len) {
+  if (fd < 0) return false;
+  ssize_t n;
+  do n = write(fd, rec, len);
+  while (n < 0 && errno == EINTR);
+  if (n == ssize_t(len)) return true;
+  ++stats_.dropped;  // EAGAIN (full) or EPIPE (the app closed the read end)
+  return false;
+}
+
+void AppEventSink::cq_event(engine::ClientId c, uint32_t cq_handle) {
+  auto it = cqs_.find(key(c, cq_handle));
+  if (it == cqs_.end() || it->second.channel_fd < 0) {
+    ++stats_.dropped;  // armed without a channel: ibv_req_notify_cq allows it
+    return;
+  }
+  const vhca_comp_event ev{it->second.user_handle};
+  if (write_event(it->second.channel_fd, &ev, sizeof(ev))) {
+    ++it->second.comp_reported;
+    ++stats_.comp_events;
+  }
+}
+
+void AppEventSink::async_to_object(Map& m, engine::ClientId c, ibv_event_type type, uint32_t handle) {
+  auto obj = m.find(key(c, handle));
+  auto client = clients_.find(c);
+  if (obj == m.end() || client == clients_.end()) {
+    ++stats_.dropped;
+    return;
+  }
+  const vhca_async_event ev{obj->second.user_handle, uint32_t(type), 0};
+  if (write_event(client->second, &ev, sizeof(ev))) {
+    ++obj->second.async_reported;
+    ++stats_.async_events;
+  }
+}
+
+void AppEventSink::async_event(engine::ClientId c, ibv_event_type type, uint32_t handle) {
+  switch (type) {
+    case IBV_EVENT_CQ_ERR: return async_to_object(cqs_, c, type, handle);
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return async_to_object(srqs_, c, type, handle);
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return async_to_object(qps_, c, type, handle);
+    default: {
+      // Unaffiliated: `handle` is the port (libibverbs reads element as port_num).
+      auto client = clients_.find(c);
+      const vhca_async_event ev{handle, uint32_t(type), 0};
+      if (client != clients_.end() && write_event(client->second, &ev, sizeof(ev)))
+        ++stats_.async_events;
+      return;
+    }
+  }
+}
+
+void AppEventSink::port_event(ibv_event_type type, uint8_t port) {
+  const vhca_async_event ev{port, uint32_t(type), 0};
+  for (auto& [c, fd] : clients_)
+    if (write_event(fd, &ev, sizeof(ev))) ++stats_.async_events;
+}
+
+// Like mlx5 on a catastrophic error, the event names port 1 (the element of
+// an unaffiliated event is a port number in the uverbs record).
+void AppEventSink::device_fatal() { port_event(IBV_EVENT_DEVICE_FATAL, 1); }
+
+}  // namespace vf
