@@ -13,13 +13,15 @@ namespace vf {
 namespace {
 using control::json;
 
-// The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so.
-std::string provider_stem() {
+// The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so,
+// and so does the preload shim, <prefix>/lib/libvhca-preload.so.
+std::filesystem::path lib_dir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  auto lib = exe.parent_path().parent_path() / "lib";
-  return (lib / "libvhca").string();
+  return exe.parent_path().parent_path() / "lib";
 }
+std::string provider_stem() { return (lib_dir() / "libvhca").string(); }
+std::string preload_path() { return (lib_dir() / "libvhca-preload.so").string(); }
 
 json status(DaemonState& d) {
   const auto& cfg = d.config();
@@ -51,8 +53,11 @@ json status(DaemonState& d) {
 
 json env(DaemonState& d) {
   const std::string run = d.config().daemon.runtime_dir;
+  // LD_PRELOAD: completion channels and the sysfs device scan need the shim
+  // (device/preload); fabricctl puts it before whatever the user preloads.
   return {{"SYSFS_PATH", run + "/sys"},
           {"RDMAV_DRIVERS", provider_stem()},
+          {"LD_PRELOAD", preload_path()},
           {"VFABRIC_RUNTIME_DIR", run}};
 }
 
