@@ -174,6 +174,12 @@ int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only) {
   __atomic_store_n(&ring->hdr->arm, solicited_only ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT,
                    __ATOMIC_RELAXED);
   store_release(&ring->hdr->arm_sn, ++cq->arm_sn);
+  /* Store-load ordering against the engine: it publishes a CQE and then reads
+   * arm_sn; we publish arm_sn and the app then polls the producer. Without a
+   * full fence on both sides each can miss the other's store and the app
+   * sleeps on a completion that raised no event (the engine's fence is
+   * in cq_post). */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
   pthread_spin_unlock(&ring->lock);
   /* No doorbell: the engine looks at the arm only when it adds a CQE (IBA
    * 11.4.2.4: the event is for the next completion), so a sleeping engine
