@@ -35,7 +35,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     const std::string sock = (run_dir / "hca" / (v.name + ".sock")).string();
     events_.push_back(std::make_unique<AppEventSink>());
     topology_->engine(i).set_event_sink(events_.back().get());  // the lcore is not running yet
-    backends_.push_back(std::make_unique<EngineBackend>(*lcore_, topology_->engine(i), *events_.back()));
+    backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
     devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
     for (auto& s : specs)
       if (s.ibdev == v.name) s.device_attrs["vfabric_socket"] = sock;

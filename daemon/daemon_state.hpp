@@ -38,6 +38,8 @@ class DaemonState {
   Topology& topology() { return *topology_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   size_t clients() const;
+  runtime::RuntimeTree& runtime_tree() { return *tree_; }
+  AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
 
  private:
   void watchdog_tick();

@@ -32,11 +32,11 @@ class EventTools : public ::testing::Test {
     Process server(server_args, daemon_->app_env());
     RunResult client;
     for (int attempt = 0; attempt < 50; ++attempt) {
-      client = run(client_args, daemon_->app_env(), std::chrono::seconds(60));
+      client = run(client_args, daemon_->app_env(), std::chrono::seconds(20));
       if (client.exit_code == 0 || client.err.find("Couldn't connect") == std::string::npos) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    RunResult srv = server.wait(std::chrono::seconds(60));
+    RunResult srv = server.wait(std::chrono::seconds(20));
     ASSERT_EQ(client.exit_code, 0) << "client: " << client.describe() << "\nserver: " << srv.describe();
     ASSERT_EQ(srv.exit_code, 0) << "server: " << srv.describe();
     EXPECT_NE(srv.out.find(server_says), std::string::npos) << srv.describe();
