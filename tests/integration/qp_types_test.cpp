@@ -1,7 +1,9 @@
-// UD sends through address handles and RC receives from a shared receive
-// queue, through the real provider and fabricd. They skip while the engine
-// answers EOPNOTSUPP (before UD/SRQ support is merged).
+// The QP types beyond RC SEND, through the real provider and fabricd: UD
+// sends through address handles, RC receives from a shared receive queue,
+// UC RDMA WRITE with immediate. They skip while the engine answers
+// EOPNOTSUPP (before its UD/SRQ/UC support is merged).
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <poll.h>
 
 #include <cstdlib>
@@ -66,7 +68,7 @@ struct Host {
     check(ibv_query_port(ctx, 1, &port), "ibv_query_port");
     if (gid_index >= 0) check(ibv_query_gid(ctx, 1, gid_index, &gid) ? errno : 0, "ibv_query_gid");
     pd = ibv_alloc_pd(ctx);
-    mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
     if (!pd || !mr || !cq) check(errno, "setup");
   }
@@ -113,7 +115,7 @@ void ud_to_rts(ibv_qp* qp) {
   check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
 }
 
-class UdSrq : public ::testing::TestWithParam<FabricParam> {
+class QpTypes : public ::testing::TestWithParam<FabricParam> {
  protected:
   void SetUp() override {
     a_.open(GetParam().a, GetParam().gid_index);
@@ -134,7 +136,7 @@ class UdSrq : public ::testing::TestWithParam<FabricParam> {
   Host a_, b_;
 };
 
-TEST_P(UdSrq, UdSendThroughAnAhReachesThePeerWithItsSource) {
+TEST_P(QpTypes, UdSendThroughAnAhReachesThePeerWithItsSource) {
   a_.qp = make_qp(a_, IBV_QPT_UD);
   if (!a_.qp && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no UD yet";
   ASSERT_NE(a_.qp, nullptr) << strerror(errno);
@@ -176,7 +178,7 @@ TEST_P(UdSrq, UdSendThroughAnAhReachesThePeerWithItsSource) {
   }
 }
 
-TEST_P(UdSrq, RcReceivesFromAnSrqAndItsLimitRaisesAnEvent) {
+TEST_P(QpTypes, RcReceivesFromAnSrqAndItsLimitRaisesAnEvent) {
   ibv_srq_init_attr sa{};
   sa.attr.max_wr = 16;
   sa.attr.max_sge = 1;
@@ -238,7 +240,67 @@ TEST_P(UdSrq, RcReceivesFromAnSrqAndItsLimitRaisesAnEvent) {
   ibv_ack_async_event(&ev);  // ibv_destroy_srq waits for it
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, UdSrq,
+void uc_connect(ibv_qp* qp, const Host& peer, ibv_qp* peer_qp, int gid_index) {
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_INIT;
+  at.port_num = 1;
+  at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+  check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+  at = {};
+  at.qp_state = IBV_QPS_RTR;
+  at.path_mtu = peer.port.active_mtu;
+  at.dest_qp_num = peer_qp->qp_num;
+  at.ah_attr.dlid = peer.port.lid;
+  at.ah_attr.port_num = 1;
+  if (gid_index >= 0) {
+    at.ah_attr.is_global = 1;
+    at.ah_attr.grh.dgid = peer.gid;
+    at.ah_attr.grh.sgid_index = uint8_t(gid_index);
+    at.ah_attr.grh.hop_limit = 64;
+  }
+  check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN),
+        "RTR");
+  at = {};
+  at.qp_state = IBV_QPS_RTS;
+  check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
+}
+
+TEST_P(QpTypes, UcWriteWithImmediateLandsAndReadIsRefused) {
+  a_.qp = make_qp(a_, IBV_QPT_UC);
+  if (!a_.qp && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no UC yet";
+  ASSERT_NE(a_.qp, nullptr) << strerror(errno);
+  b_.qp = make_qp(b_, IBV_QPT_UC);
+  ASSERT_NE(b_.qp, nullptr) << strerror(errno);
+  uc_connect(a_.qp, b_, b_.qp, GetParam().gid_index);
+  uc_connect(b_.qp, a_, a_.qp, GetParam().gid_index);
+  for (size_t i = 0; i < 5000; ++i) a_.buf[i] = char(i * 5 + 2);
+  ibv_recv_wr rwr{}, *rbad = nullptr;  // WRITE with immediate consumes a receive
+  rwr.wr_id = 3;
+  ASSERT_EQ(ibv_post_recv(b_.qp, &rwr, &rbad), 0);
+  ibv_sge s = a_.sge(0, 5000);
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = 4;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.imm_data = htonl(0xfeed);
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(b_.buf.data() + 1000);
+  wr.wr.rdma.rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_post_send(a_.qp, &wr, &bad), 0);
+  EXPECT_EQ(poll_one(a_.cq).status, IBV_WC_SUCCESS);
+  ibv_wc rw = poll_one(b_.cq);
+  ASSERT_EQ(rw.status, IBV_WC_SUCCESS) << ibv_wc_status_str(rw.status);
+  EXPECT_EQ(rw.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(rw.wr_id, 3u);
+  EXPECT_EQ(ntohl(rw.imm_data), 0xfeedu);
+  EXPECT_EQ(std::memcmp(b_.buf.data() + 1000, a_.buf.data(), 5000), 0);
+  // UC has no RDMA READ (IBA 9.2): the post itself fails.
+  wr.opcode = IBV_WR_RDMA_READ;
+  EXPECT_EQ(ibv_post_send(a_.qp, &wr, &bad), EINVAL);
+  EXPECT_EQ(bad, &wr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, QpTypes,
                          ::testing::Values(FabricParam{"InfiniBand", "vib0", "vib1", -1},
                                            FabricParam{"RoCEv2", "vroce0", "vroce1", 1}),
                          [](const auto& p) { return std::string(p.param.name); });
