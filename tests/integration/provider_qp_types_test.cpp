@@ -115,7 +115,7 @@ void ud_to_rts(ibv_qp* qp) {
   check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
 }
 
-class QpTypes : public ::testing::TestWithParam<FabricParam> {
+class ProviderQpTypes : public ::testing::TestWithParam<FabricParam> {
  protected:
   void SetUp() override {
     a_.open(GetParam().a, GetParam().gid_index);
@@ -136,7 +136,7 @@ class QpTypes : public ::testing::TestWithParam<FabricParam> {
   Host a_, b_;
 };
 
-TEST_P(QpTypes, UdSendThroughAnAhReachesThePeerWithItsSource) {
+TEST_P(ProviderQpTypes, UdSendThroughAnAhReachesThePeerWithItsSource) {
   a_.qp = make_qp(a_, IBV_QPT_UD);
   if (!a_.qp && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no UD yet";
   ASSERT_NE(a_.qp, nullptr) << strerror(errno);
@@ -178,7 +178,7 @@ TEST_P(QpTypes, UdSendThroughAnAhReachesThePeerWithItsSource) {
   }
 }
 
-TEST_P(QpTypes, RcReceivesFromAnSrqAndItsLimitRaisesAnEvent) {
+TEST_P(ProviderQpTypes, RcReceivesFromAnSrqAndItsLimitRaisesAnEvent) {
   ibv_srq_init_attr sa{};
   sa.attr.max_wr = 16;
   sa.attr.max_sge = 1;
@@ -265,7 +265,7 @@ void uc_connect(ibv_qp* qp, const Host& peer, ibv_qp* peer_qp, int gid_index) {
   check(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
 }
 
-TEST_P(QpTypes, UcWriteWithImmediateLandsAndReadIsRefused) {
+TEST_P(ProviderQpTypes, UcWriteWithImmediateLandsAndReadIsRefused) {
   a_.qp = make_qp(a_, IBV_QPT_UC);
   if (!a_.qp && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no UC yet";
   ASSERT_NE(a_.qp, nullptr) << strerror(errno);
@@ -300,7 +300,7 @@ TEST_P(QpTypes, UcWriteWithImmediateLandsAndReadIsRefused) {
   EXPECT_EQ(bad, &wr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, QpTypes,
+INSTANTIATE_TEST_SUITE_P(Fabrics, ProviderQpTypes,
                          ::testing::Values(FabricParam{"InfiniBand", "vib0", "vib1", -1},
                                            FabricParam{"RoCEv2", "vroce0", "vroce1", 1}),
                          [](const auto& p) { return std::string(p.param.name); });
