@@ -37,7 +37,7 @@ DeviceReply reply(const vhca_req_hdr& h, int status, Rsp& rsp, std::vector<int> 
 
 int dup_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
-// The request fds, owned here: take() hands one on, the rest are closed.
+// The request fds, owned here: take_pipe() hands one on, the rest are closed.
 class RequestFds {
  public:
   explicit RequestFds(std::vector<int> fds) : fds_(std::move(fds)) {}
@@ -47,7 +47,6 @@ class RequestFds {
   }
   RequestFds(const RequestFds&) = delete;
   RequestFds& operator=(const RequestFds&) = delete;
-  size_t size() const { return fds_.size(); }
   // The single event pipe a request may carry, or -1 if there is not exactly
   // one or it is not a pipe's write end.
   int take_pipe() {
