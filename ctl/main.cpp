@@ -103,6 +103,21 @@ int main(int argc, char** argv) {
       "  MTU         active path MTU in bytes (RoCE: what fits the Ethernet MTU)\n"
       "  QPS         queue pairs open on the vHCA");
 
+  auto* port = app.add_subcommand("port", "vHCA ports.");
+  port->require_subcommand(1);
+  std::string port_hca, port_attr, port_value;
+  auto* port_set = port->add_subcommand("set", "Take a vHCA's port down or up: fabricctl port set HCA state down|up");
+  port_set->add_option("hca", port_hca, "the vHCA (see fabricctl hca list)")->required();
+  port_set->add_option("attribute", port_attr, "state")->required()->check(CLI::IsMember({"state"}));
+  port_set->add_option("value", port_value, "down or up")->required()->check(CLI::IsMember({"down", "up"}));
+  port_set->footer(
+      "Like `ip link set DEV down|up` on a real port: while down the port passes no packets (RC\n"
+      "QPs time out as on hardware), ibv_query_port and sysfs ports/1/state say DOWN, and every\n"
+      "program with the vHCA open gets IBV_EVENT_PORT_ERR; back up, IBV_EVENT_PORT_ACTIVE.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl port set vib0 state down\n"
+      "  fabricctl port set vib0 state up");
+
   auto* env = app.add_subcommand("env", "Print the environment that makes the vHCAs visible, as shell exports.");
   env->footer(
       "Use it as:  eval \"$(fabricctl env)\"\n"
@@ -134,6 +149,7 @@ int main(int argc, char** argv) {
   if (*status) return vf::ctl::cmd_status(g);
   if (*hca_list) return vf::ctl::cmd_hca_list(g);
   if (*env) return vf::ctl::cmd_env(g);
+  if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

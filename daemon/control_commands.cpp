@@ -6,6 +6,8 @@
 
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
+#include "daemon/event_sink.hpp"
+#include "daemon/runtime_tree.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/topology.hpp"
 
@@ -13,13 +15,15 @@ namespace vf {
 namespace {
 using control::json;
 
-// The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so.
-std::string provider_stem() {
+// The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so,
+// and so does the preload shim, <prefix>/lib/libvhca-preload.so.
+std::filesystem::path lib_dir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  auto lib = exe.parent_path().parent_path() / "lib";
-  return (lib / "libvhca").string();
+  return exe.parent_path().parent_path() / "lib";
 }
+std::string provider_stem() { return (lib_dir() / "libvhca").string(); }
+std::string preload_path() { return (lib_dir() / "libvhca-preload.so").string(); }
 
 json status(DaemonState& d) {
   const auto& cfg = d.config();
@@ -51,9 +55,46 @@ json status(DaemonState& d) {
 
 json env(DaemonState& d) {
   const std::string run = d.config().daemon.runtime_dir;
+  // LD_PRELOAD: completion channels and the sysfs device scan need the shim
+  // (device/preload); fabricctl puts it before whatever the user preloads.
   return {{"SYSFS_PATH", run + "/sys"},
           {"RDMAV_DRIVERS", provider_stem()},
+          {"LD_PRELOAD", preload_path()},
           {"VFABRIC_RUNTIME_DIR", run}};
+}
+
+// `fabricctl port set <hca> state down|up`, like `ip link set <dev> down`:
+// sysfs ports/1/state and query_port follow, the port passes no packets while
+// down, and every context of the vHCA gets IBV_EVENT_PORT_ERR / PORT_ACTIVE.
+void port_set(DaemonState& d, const json& args, control::Reply reply) {
+  const auto str = [&](const char* k) {
+    return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
+  };
+  const std::string name = str("hca"), state = str("state");
+  if (state != "down" && state != "up")
+    return reply.error("port state must be 'down' or 'up'", "e.g. fabricctl port set vib0 state down");
+  const auto& vhcas = d.topology().vhcas();
+  size_t i = 0;
+  while (i < vhcas.size() && vhcas[i].name != name) ++i;
+  if (i == vhcas.size())
+    return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
+  const bool up = state == "up";
+  try {
+    // sysfs first: an app woken by PORT_ACTIVE must already read ACTIVE there.
+    d.runtime_tree().set_port_state(name, up ? runtime::PortState::Active : runtime::PortState::Down,
+                                    up ? runtime::PhysState::LinkUp : runtime::PhysState::Disabled);
+  } catch (const std::exception& e) {
+    return reply.error(std::string("cannot update sysfs: ") + e.what());
+  }
+  Topology* topo = &d.topology();
+  AppEventSink* sink = &d.events(i);
+  bool queued = d.lcore().post([topo, sink, i, up, name, reply] {
+    const bool was = topo->port_up(i);
+    topo->set_port_up(i, up);
+    if (was != up) sink->port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+    reply.ok({{"hca", name}, {"port_state", up ? "ACTIVE" : "DOWN"}, {"changed", was != up}});
+  });
+  if (!queued) reply.error("the dataplane is busy", "retry in a moment");
 }
 
 }  // namespace
@@ -75,6 +116,10 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },
       "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters");
+  server.add_async_command(
+      "hca.port.set",
+      [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },
+      "{hca, state: down|up}: take a vHCA's port down or up (PORT_ERR / PORT_ACTIVE to its apps)");
 }
 
 }  // namespace vf

@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <future>
 
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/device_server.hpp"
 #include "daemon/engine_backend.hpp"
+#include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
@@ -31,7 +33,9 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
     const auto& v = topology_->vhcas()[i];
     const std::string sock = (run_dir / "hca" / (v.name + ".sock")).string();
-    backends_.push_back(std::make_unique<EngineBackend>(*lcore_, topology_->engine(i)));
+    events_.push_back(std::make_unique<AppEventSink>());
+    topology_->engine(i).set_event_sink(events_.back().get());  // the lcore is not running yet
+    backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
     devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
     for (auto& s : specs)
       if (s.ibdev == v.name) s.device_attrs["vfabric_socket"] = sock;
@@ -88,10 +92,29 @@ void DaemonState::watchdog_tick() {
   });
 }
 
+// Every open context learns the device is gone (IBV_EVENT_DEVICE_FATAL)
+// while its socket is still open, as a driver reports a catastrophic error
+// before its device disappears. Bounded: a wedged lcore must not hang
+// shutdown.
+void DaemonState::announce_device_fatal() {
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  std::vector<AppEventSink*> sinks;
+  for (auto& e : events_) sinks.push_back(e.get());
+  if (!lcore_->post([sinks, done] {
+        for (auto* s : sinks) s->device_fatal();
+        done->set_value();
+      }))
+    return;
+  if (fut.wait_for(std::chrono::seconds(2)) != std::future_status::ready)
+    spdlog::warn("shutdown: the dataplane did not deliver DEVICE_FATAL in time");
+}
+
 void DaemonState::shutdown() {
   if (stopping_) return;
   stopping_ = true;
   SdNotify::stopping();
+  announce_device_fatal();
   control_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
   lcore_->stop();    // which runs what is queued, then returns

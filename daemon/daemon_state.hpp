@@ -22,6 +22,7 @@ class Lcore;
 class Topology;
 class DeviceServer;
 class EngineBackend;
+class AppEventSink;
 namespace control { class ControlServer; }
 namespace runtime { class RuntimeTree; }
 
@@ -37,10 +38,13 @@ class DaemonState {
   Topology& topology() { return *topology_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   size_t clients() const;
+  runtime::RuntimeTree& runtime_tree() { return *tree_; }
+  AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
 
  private:
   void watchdog_tick();
   void shutdown();
+  void announce_device_fatal();
 
   const config::Config& cfg_;
   Eal& eal_;
@@ -48,6 +52,8 @@ class DaemonState {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watchdog_;
   std::unique_ptr<Lcore> lcore_;
+  // One per vHCA; outlives the topology, whose engines point at them.
+  std::vector<std::unique_ptr<AppEventSink>> events_;
   std::unique_ptr<Topology> topology_;
   std::unique_ptr<runtime::RuntimeTree> tree_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;

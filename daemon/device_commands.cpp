@@ -37,20 +37,53 @@ DeviceReply reply(const vhca_req_hdr& h, int status, Rsp& rsp, std::vector<int> 
 
 int dup_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
+// The request fds, owned here: take_pipe() hands one on, the rest are closed.
+class RequestFds {
+ public:
+  explicit RequestFds(std::vector<int> fds) : fds_(std::move(fds)) {}
+  ~RequestFds() {
+    for (int fd : fds_)
+      if (fd >= 0) close(fd);
+  }
+  RequestFds(const RequestFds&) = delete;
+  RequestFds& operator=(const RequestFds&) = delete;
+  // The single event pipe a request may carry, or -1 if there is not exactly
+  // one or it is not a pipe's write end.
+  int take_pipe() {
+    if (fds_.size() != 1 || !AppEventSink::usable_pipe(fds_[0])) return -1;
+    int fd = fds_[0];
+    fds_[0] = -1;
+    return fd;
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
 }  // namespace
 
-DeviceReply execute_device_command(engine::Hca& hca, engine::ClientId client, pid_t pid,
-                                   const std::vector<uint8_t>& msg, const ContextFds& fds) {
+DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engine::ClientId client,
+                                   pid_t pid, const std::vector<uint8_t>& msg,
+                                   std::vector<int> req_fds_in, const ContextFds& fds, bool port_up) {
   const auto h = copy_request<vhca_req_hdr>(msg);
+  RequestFds req_fds(std::move(req_fds_in));
+  // Only OPEN_CONTEXT and CREATE_CQ take an fd; anything else sent is closed.
   switch (h.cmd) {
     case VHCA_CMD_OPEN_CONTEXT: {
       vhca_open_context_rsp rsp{};
+      // ABI v2: the async-event pipe is part of the request.
+      const int async_fd = req_fds.take_pipe();
+      if (async_fd < 0) return reply(h, EINVAL, rsp);
       int st = hca.open_client(client, pid, rsp);
       std::vector<int> out;
       if (!st) {
         out = {dup_fd(fds.doorbell), dup_fd(fds.status_ro)};
         if (out[0] < 0 || out[1] < 0) st = EMFILE;
       }
+      if (!st)
+        events.open_client(client, async_fd);
+      else
+        close(async_fd);
       return reply(h, st, rsp, out);
     }
     case VHCA_CMD_QUERY_DEVICE: {
@@ -59,7 +92,14 @@ DeviceReply execute_device_command(engine::Hca& hca, engine::ClientId client, pi
     }
     case VHCA_CMD_QUERY_PORT: {
       vhca_query_port_rsp rsp{};
-      return reply(h, hca.query_port(client, copy_request<vhca_query_port_req>(msg), rsp), rsp);
+      int st = hca.query_port(client, copy_request<vhca_query_port_req>(msg), rsp);
+      // Administratively down, as `ip link set down` leaves a real port: the
+      // same values sysfs ports/1/state and phys_state then show.
+      if (!st && !port_up) {
+        rsp.attr.state = IBV_PORT_DOWN;
+        rsp.attr.phys_state = 3;  // Disabled
+      }
+      return reply(h, st, rsp);
     }
     case VHCA_CMD_ALLOC_PD: {
       vhca_alloc_pd_rsp rsp{};
@@ -79,18 +119,35 @@ DeviceReply execute_device_command(engine::Hca& hca, engine::ClientId client, pi
     }
     case VHCA_CMD_CREATE_CQ: {
       vhca_create_cq_rsp rsp{};
+      const auto req = copy_request<vhca_create_cq_req>(msg);
+      int channel = -1;
+      if (req.has_channel > 1) return reply(h, EINVAL, rsp);
+      if (req.has_channel && (channel = req_fds.take_pipe()) < 0) return reply(h, EINVAL, rsp);
       engine::Fd ring;
-      int st = hca.create_cq(client, copy_request<vhca_create_cq_req>(msg), rsp, ring);
+      int st = hca.create_cq(client, req, rsp, ring);
+      if (!st)
+        events.add_cq(client, rsp.cq_handle, req.user_handle, channel);
+      else if (channel >= 0)
+        close(channel);
       return reply(h, st, rsp, {ring.fd});
     }
     case VHCA_CMD_DESTROY_CQ: {
-      vhca_empty_rsp rsp{};
-      return reply(h, hca.destroy_cq(client, copy_request<vhca_handle_req>(msg)), rsp);
+      vhca_destroy_cq_rsp rsp{};
+      const auto req = copy_request<vhca_handle_req>(msg);
+      int st = hca.destroy_cq(client, req);
+      if (!st) {
+        const auto n = events.forget_cq(client, req.handle);
+        rsp.comp_events_reported = n.comp;
+        rsp.async_events_reported = n.async;
+      }
+      return reply(h, st, rsp);
     }
     case VHCA_CMD_CREATE_QP: {
       vhca_create_qp_rsp rsp{};
+      const auto req = copy_request<vhca_create_qp_req>(msg);
       engine::Fd sq, rq;
-      int st = hca.create_qp(client, copy_request<vhca_create_qp_req>(msg), rsp, sq, rq);
+      int st = hca.create_qp(client, req, rsp, sq, rq);
+      if (!st) events.add_qp(client, rsp.qp_handle, req.user_handle);
       return reply(h, st, rsp, {sq.fd, rq.fd});
     }
     case VHCA_CMD_MODIFY_QP: {
@@ -103,7 +160,43 @@ DeviceReply execute_device_command(engine::Hca& hca, engine::ClientId client, pi
     }
     case VHCA_CMD_DESTROY_QP: {
       vhca_destroy_qp_rsp rsp{};
-      return reply(h, hca.destroy_qp(client, copy_request<vhca_handle_req>(msg), rsp), rsp);
+      const auto req = copy_request<vhca_handle_req>(msg);
+      int st = hca.destroy_qp(client, req, rsp);
+      // What the app can acknowledge is what reached its pipe (a full pipe
+      // drops events), so the sink's count replaces the engine's.
+      if (!st) rsp.events_reported = events.forget_qp(client, req.handle);
+      return reply(h, st, rsp);
+    }
+    case VHCA_CMD_CREATE_SRQ: {
+      vhca_create_srq_rsp rsp{};
+      const auto req = copy_request<vhca_create_srq_req>(msg);
+      engine::Fd ring;
+      int st = hca.create_srq(client, req, rsp, ring);
+      if (!st) events.add_srq(client, rsp.srq_handle, req.user_handle);
+      return reply(h, st, rsp, {ring.fd});
+    }
+    case VHCA_CMD_MODIFY_SRQ: {
+      vhca_empty_rsp rsp{};
+      return reply(h, hca.modify_srq(client, copy_request<vhca_modify_srq_req>(msg)), rsp);
+    }
+    case VHCA_CMD_QUERY_SRQ: {
+      vhca_query_srq_rsp rsp{};
+      return reply(h, hca.query_srq(client, copy_request<vhca_handle_req>(msg), rsp), rsp);
+    }
+    case VHCA_CMD_DESTROY_SRQ: {
+      vhca_destroy_qp_rsp rsp{};
+      const auto req = copy_request<vhca_handle_req>(msg);
+      int st = hca.destroy_srq(client, req);
+      if (!st) rsp.events_reported = events.forget_srq(client, req.handle);
+      return reply(h, st, rsp);
+    }
+    case VHCA_CMD_CREATE_AH: {
+      vhca_create_ah_rsp rsp{};
+      return reply(h, hca.create_ah(client, copy_request<vhca_create_ah_req>(msg), rsp), rsp);
+    }
+    case VHCA_CMD_DESTROY_AH: {
+      vhca_empty_rsp rsp{};
+      return reply(h, hca.destroy_ah(client, copy_request<vhca_handle_req>(msg)), rsp);
     }
     default: {
       vhca_empty_rsp rsp{};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/device_server.hpp"
+#include "daemon/event_sink.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {
@@ -15,8 +16,11 @@ struct ContextFds {
   int status_ro = -1; // read-only fd of the engine status page
 };
 
-// `msg` has passed check_request_framing(). Never throws.
-DeviceReply execute_device_command(engine::Hca& hca, engine::ClientId client, pid_t pid,
-                                   const std::vector<uint8_t>& msg, const ContextFds& fds);
+// `msg` has passed check_request_framing(); `req_fds` are the fds it carried
+// (owned: each is kept by the event sink or closed). Never throws.
+// `port_up` is the operator's port switch, which query_port reports.
+DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engine::ClientId client,
+                                   pid_t pid, const std::vector<uint8_t>& msg,
+                                   std::vector<int> req_fds, const ContextFds& fds, bool port_up);
 
 }  // namespace vf

@@ -23,7 +23,13 @@ size_t request_size(uint32_t cmd) {
     case VHCA_CMD_DEALLOC_PD:
     case VHCA_CMD_DEREG_MR:
     case VHCA_CMD_DESTROY_CQ:
-    case VHCA_CMD_DESTROY_QP: return sizeof(vhca_handle_req);
+    case VHCA_CMD_DESTROY_QP:
+    case VHCA_CMD_QUERY_SRQ:
+    case VHCA_CMD_DESTROY_SRQ:
+    case VHCA_CMD_DESTROY_AH: return sizeof(vhca_handle_req);
+    case VHCA_CMD_CREATE_SRQ: return sizeof(vhca_create_srq_req);
+    case VHCA_CMD_MODIFY_SRQ: return sizeof(vhca_modify_srq_req);
+    case VHCA_CMD_CREATE_AH: return sizeof(vhca_create_ah_req);
     case VHCA_CMD_REG_MR: return sizeof(vhca_reg_mr_req);
     case VHCA_CMD_CREATE_CQ: return sizeof(vhca_create_cq_req);
     case VHCA_CMD_CREATE_QP: return sizeof(vhca_create_qp_req);
@@ -129,36 +135,55 @@ void DeviceServer::read_next(const std::shared_ptr<Client>& c) {
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    char control[CMSG_SPACE(sizeof(int) * 8)];
-    msg.msg_control = control;  // fds sent to us are closed, never used
+    // Requests carry at most one fd (an event pipe); room for a few more so
+    // a hostile client's extras arrive (and get closed) instead of leaking
+    // into MSG_CTRUNC handling.
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+    msg.msg_control = control;
     msg.msg_controllen = sizeof(control);
     ssize_t n = recvmsg(c->sock.native_handle(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return read_next(c);
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-        int* fds = reinterpret_cast<int*>(CMSG_DATA(cm));
-        for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) close(fds[i]);
+    std::vector<int> fds;
+    if (n >= 0) {
+      for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+          const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (size_t i = 0; i < count; ++i) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            fds.push_back(fd);
+          }
+        }
       }
     }
-    if (n <= 0) return drop(c);  // EOF: the app closed or died
+    auto close_all = [&fds] {
+      for (int fd : fds) close(fd);
+    };
+    if (n <= 0) {  // EOF: the app closed or died
+      close_all();
+      return drop(c);
+    }
     if (msg.msg_flags & MSG_TRUNC) n = ssize_t(buf.size()) + 1;  // oversized: fails framing
     buf.resize(size_t(n) > buf.size() ? buf.size() : size_t(n));
-    if (msg.msg_flags & MSG_TRUNC) {
+    if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+      close_all();
       send_reply(c, status_reply(buf.data(), buf.size(), EMSGSIZE));
       return read_next(c);
     }
-    on_message(c, std::move(buf));
+    on_message(c, std::move(buf), std::move(fds));
   });
 }
 
-void DeviceServer::on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg) {
+void DeviceServer::on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg,
+                              std::vector<int> fds) {
   if (int err = check_request_framing(msg.data(), msg.size())) {
+    for (int fd : fds) close(fd);
     send_reply(c, status_reply(msg.data(), msg.size(), err));
     return read_next(c);
   }
   // Not reading again until the reply is out keeps one request in flight
   // per client, in order (the provider serialises its requests anyway).
-  backend_.request(c->id, std::move(msg), [this, c](DeviceReply r) {
+  backend_.request(c->id, std::move(msg), std::move(fds), [this, c](DeviceReply r) {
     asio::post(io_, [this, c, r = std::move(r)]() mutable {
       if (c->gone) {
         for (int fd : r.fds) close(fd);
@@ -171,6 +196,8 @@ void DeviceServer::on_message(const std::shared_ptr<Client>& c, std::vector<uint
 }
 
 void DeviceServer::send_reply(const std::shared_ptr<Client>& c, DeviceReply r) {
+  // An optional fd the backend did not produce (-1) is simply not sent.
+  std::erase(r.fds, -1);
   iovec iov{r.bytes.data(), r.bytes.size()};
   msghdr msg{};
   msg.msg_iov = &iov;

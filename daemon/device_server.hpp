@@ -24,9 +24,10 @@ struct DeviceReply {
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
-  // A request that passed the framing checks (size, header, version, cmd).
+  // A request that passed the framing checks (size, header, version, cmd),
+  // with the fds it carried (SCM_RIGHTS; now owned by the backend).
   // `done` must be called exactly once, on any thread.
-  virtual void request(uint32_t client, std::vector<uint8_t> msg,
+  virtual void request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> fds,
                        std::function<void(DeviceReply)> done) = 0;
   virtual void opened(uint32_t client, pid_t pid, uid_t uid) = 0;
   virtual void closed(uint32_t client) = 0;
@@ -49,7 +50,7 @@ class DeviceServer {
   struct Client;
   void accept_next();
   void read_next(const std::shared_ptr<Client>& c);
-  void on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg);
+  void on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg, std::vector<int> fds);
   void send_reply(const std::shared_ptr<Client>& c, DeviceReply r);
   void drop(const std::shared_ptr<Client>& c);
 

@@ -1,6 +1,7 @@
 #include "daemon/engine_backend.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -8,28 +9,44 @@
 
 namespace vf {
 
+EngineBackend::EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events)
+    : lcore_(lcore), topo_(topo), index_(index), hca_(topo.engine(index)), events_(events) {}
+
 void EngineBackend::opened(uint32_t client, pid_t pid, uid_t uid) {
   peers_[client] = pid;
   spdlog::debug("{}: client {} connected (pid {}, uid {})", hca_.config().name, client, pid, uid);
 }
 
-void EngineBackend::request(uint32_t client, std::vector<uint8_t> msg,
+void EngineBackend::request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> req_fds,
                             std::function<void(DeviceReply)> done) {
   const pid_t pid = peers_.count(client) ? peers_[client] : 0;
   ContextFds fds{lcore_.doorbell_fd(), lcore_.status_fd_readonly()};
   auto* hca = &hca_;
+  auto* events = &events_;
+  auto* topo = &topo_;
+  const size_t index = index_;
   auto shared_msg = std::make_shared<std::vector<uint8_t>>(std::move(msg));
-  bool queued = lcore_.post([hca, client, pid, shared_msg, fds, done] {
-    done(execute_device_command(*hca, client, pid, *shared_msg, fds));
+  auto shared_fds = std::make_shared<std::vector<int>>(std::move(req_fds));
+  bool queued = lcore_.post([hca, events, topo, index, client, pid, shared_msg, shared_fds, fds, done] {
+    done(execute_device_command(*hca, *events, client, pid, *shared_msg, std::move(*shared_fds), fds,
+                                topo->port_up(index)));
   });
-  if (!queued) done(status_reply(shared_msg->data(), shared_msg->size(), EAGAIN));
+  if (!queued) {
+    for (int fd : *shared_fds) close(fd);
+    done(status_reply(shared_msg->data(), shared_msg->size(), EAGAIN));
+  }
 }
 
 void EngineBackend::closed(uint32_t client) {
   peers_.erase(client);
   auto* hca = &hca_;
+  auto* events = &events_;
   // Teardown must happen even when the queue is momentarily full: retry.
-  while (!lcore_.post([hca, client] { hca->close_client(client); })) {
+  // The engine first (its teardown may still raise events), then the pipes.
+  while (!lcore_.post([hca, events, client] {
+    hca->close_client(client);
+    events->close_client(client);
+  })) {
     std::this_thread::yield();
   }
   spdlog::debug("{}: client {} closed", hca_.config().name, client);

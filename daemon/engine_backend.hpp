@@ -7,21 +7,26 @@
 #include "daemon/device_commands.hpp"
 #include "daemon/device_server.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/topology.hpp"
 
 namespace vf {
 
 class EngineBackend : public DeviceBackend {
  public:
-  EngineBackend(Lcore& lcore, engine::Hca& hca) : lcore_(lcore), hca_(hca) {}
+  // `index`: the vHCA's place in the topology (for its port switch).
+  EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events);
 
   void opened(uint32_t client, pid_t pid, uid_t uid) override;
-  void request(uint32_t client, std::vector<uint8_t> msg,
+  void request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> fds,
                std::function<void(DeviceReply)> done) override;
   void closed(uint32_t client) override;
 
  private:
   Lcore& lcore_;
+  Topology& topo_;
+  size_t index_;
   engine::Hca& hca_;
+  AppEventSink& events_;  // lcore only
   std::unordered_map<uint32_t, pid_t> peers_;  // control thread only
 };
 

@@ -7,11 +7,13 @@
 #include <rte_mbuf.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -69,6 +71,15 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Events go into apps' pipes; an app that closed its read end must cost
+  // us an EPIPE on that write, not the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  // Every context and every CQ with a completion channel keeps one pipe fd
+  // here: use all the fds we are allowed, not the 1024 soft default.
+  if (rlimit rl{}; getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
   try {
     vf::Eal eal(cfg.daemon.eal_args);
     vf::DaemonState state(cfg, eal);

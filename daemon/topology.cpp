@@ -6,6 +6,7 @@
 
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
+#include "daemon/port_gate.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -17,9 +18,11 @@ dp::LinkLayer to_dp(config::LinkLayer ll) {
   return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
 }
 
-// One vHCA: its engine and the port (owned by its fabric) it transmits through.
+// One vHCA: its engine, the port (owned by its fabric) it transmits through,
+// and the gate between them an operator can close.
 struct Vhca {
   dp::HcaPort* port;
+  std::unique_ptr<PortGate> gate;
   std::unique_ptr<engine::Hca> engine;
 };
 
@@ -33,9 +36,10 @@ std::array<uint8_t, N> raw(const uint8_t (&bytes)[N]) {
 }
 
 void deliver(void* ctx, rte_mbuf* m, const engine::RxMeta& meta) {
-  static_cast<engine::Hca*>(ctx)->receive(m, meta);
+  auto* v = static_cast<Vhca*>(ctx);
+  if (v->gate->admit(m)) v->engine->receive(m, meta);
 }
-void tx_space(void* ctx) { static_cast<engine::Hca*>(ctx)->on_transmit_space(); }
+void tx_space(void* ctx) { static_cast<Vhca*>(ctx)->engine->on_transmit_space(); }
 
 }  // namespace
 
@@ -44,7 +48,7 @@ struct Topology::Impl {
   // Fabrics outlive the engines: an engine's last act may be to free mbufs
   // it had queued on its port.
   std::vector<std::unique_ptr<dp::Fabric>> fabrics;
-  std::vector<Vhca> vhcas;  // same order as Topology::info_
+  std::vector<std::unique_ptr<Vhca>> vhcas;  // same order as Topology::info_; stable addresses
   explicit Impl(Scheduler& s) : sched(s) {}
 };
 
@@ -121,10 +125,12 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   pc.lmc = lmc;
   for (const auto& g : info.gids) pc.gids.push_back(raw(g.raw));
   pc.mac = h.mac;
-  Vhca v{&fabric.add_hca_port(h.name, pc), nullptr};
-  v.engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v.port);
-  v.port->set_receiver(deliver, v.engine.get());
-  v.port->set_tx_space(tx_space, v.engine.get());
+  auto v = std::make_unique<Vhca>();
+  v->port = &fabric.add_hca_port(h.name, pc);
+  v->gate = std::make_unique<PortGate>(*v->port);
+  v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->gate);
+  v->port->set_receiver(deliver, v.get());
+  v->port->set_tx_space(tx_space, v.get());
   impl_->vhcas.push_back(std::move(v));
   info_.push_back(std::move(info));
 }
@@ -137,17 +143,20 @@ const VhcaInfo& Topology::vhca_by_name(const std::string& name) const {
 
 Topology::~Topology() = default;
 
-engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i).engine; }
+engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i)->engine; }
+
+bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->gate->up(); }
+void Topology::set_port_up(size_t i, bool up) { impl_->vhcas.at(i)->gate->set_up(up); }
 
 bool Topology::poll() {
   bool any = false;
-  for (auto& v : impl_->vhcas) any |= v.engine->poll(64);
+  for (auto& v : impl_->vhcas) any |= v->engine->poll(64);
   return any;
 }
 
 nlohmann::json Topology::hca_json(size_t i) const {
   const VhcaInfo& info = info_.at(i);
-  const Vhca& v = impl_->vhcas.at(i);
+  const Vhca& v = *impl_->vhcas.at(i);
   const auto counts = v.engine->counts();
   const auto& c = v.engine->counters();
   const auto snap = v.port->snapshot(impl_->sched.now());
@@ -163,7 +172,7 @@ nlohmann::json Topology::hca_json(size_t i) const {
       {"link_layer", config::to_string(info.link_layer)},
       {"lid", info.lid},
       {"gids", gids},
-      {"port_state", "ACTIVE"},
+      {"port_state", v.gate->up() ? "ACTIVE" : "DOWN"},
       {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
       {"objects",
        {{"clients", counts.clients}, {"pds", counts.pds}, {"mrs", counts.mrs}, {"cqs", counts.cqs},
@@ -184,6 +193,7 @@ nlohmann::json Topology::hca_json(size_t i) const {
         {"duplicate_requests", c.duplicate_requests},
         {"dma_errors", c.dma_errors},
         {"hostile_ring_events", c.hostile_ring_events},
+        {"port_down_drops", v.gate->dropped()},
         {"cqes", c.cqes},
         {"dma_calls", c.dma_calls}}},
   };

@@ -38,6 +38,10 @@ class Topology {
 
   const std::vector<VhcaInfo>& vhcas() const { return info_; }
   engine::Hca& engine(size_t i);
+  // The operator's port switch (fabricctl port set): a down port passes no
+  // packets either way. Lcore only.
+  bool port_up(size_t i) const;
+  void set_port_up(size_t i, bool up);
   // Polls every engine once; true if any did work. Lcore only.
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.

@@ -26,6 +26,13 @@ int vhca_connect(const char *path) {
   return fd;
 }
 
+static void close_fds(int *fds, int nfds) {
+  for (int i = 0; i < nfds; i++) {
+    if (fds[i] >= 0) close(fds[i]);
+    fds[i] = -1;
+  }
+}
+
 static int recv_reply(int sock, void *rsp, size_t rsp_len, int *fds, int nfds) {
   union {
     char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -51,21 +58,50 @@ static int recv_reply(int sock, void *rsp, size_t rsp_len, int *fds, int nfds) {
         close(in[i]);
     }
   }
+  for (int i = got; i < nfds; i++) fds[i] = -1;
   const struct vhca_rsp_hdr *hdr = rsp;
   if ((size_t)n < sizeof(*hdr) || (msg.msg_flags & MSG_TRUNC)) goto bad;
   if (hdr->status) goto status; /* errors carry only the header */
-  if ((size_t)n != rsp_len || got != nfds) goto bad;
+  if ((size_t)n != rsp_len) goto bad;
   return 0;
 status:
-  for (int i = 0; i < got; i++) close(fds[i]);
+  close_fds(fds, nfds);
   return hdr->status > 0 ? hdr->status : EIO;
 bad:
-  for (int i = 0; i < got; i++) close(fds[i]);
+  close_fds(fds, nfds);
   return EPROTO;
+}
+
+static ssize_t send_request(int sock, void *req, size_t req_len, int send_fd) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = {.iov_base = req, .iov_len = req_len};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (send_fd >= 0) {
+    memset(&control, 0, sizeof(control));
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof(control.buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+  }
+  ssize_t n;
+  do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n;
 }
 
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds) {
+  return vhca_cmd_fd(ctx, cmd, req, req_len, -1, rsp, rsp_len, fds, nfds);
+}
+
+int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
+                void *rsp, size_t rsp_len, int *fds, int nfds) {
   struct vhca_req_hdr *hdr = req;
   pthread_mutex_lock(&ctx->cmd_lock);
   hdr->cmd = cmd;
@@ -73,15 +109,17 @@ int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, 
   hdr->length = (uint32_t)req_len;
   hdr->abi_version = VHCA_ABI_VERSION;
   int ret;
-  ssize_t n;
-  do n = send(ctx->sock, req, req_len, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = send_request(ctx->sock, req, req_len, send_fd);
   if (n != (ssize_t)req_len) {
+    for (int i = 0; i < nfds; i++) fds[i] = -1;
     ret = EIO;
   } else {
     ret = recv_reply(ctx->sock, rsp, rsp_len, fds, nfds);
     const struct vhca_rsp_hdr *rh = rsp;
-    if (!ret && (rh->seq != hdr->seq || rh->cmd != cmd)) ret = EPROTO;
+    if (!ret && (rh->seq != hdr->seq || rh->cmd != cmd)) {
+      close_fds(fds, nfds);
+      ret = EPROTO;
+    }
   }
   pthread_mutex_unlock(&ctx->cmd_lock);
   return ret;

@@ -1,5 +1,6 @@
 /* Fast path: post_send, post_recv and poll_cq touch only shared memory. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "vhca.h"
@@ -7,7 +8,35 @@
 static inline uint32_t load_acquire(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void store_release(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
+/* Opcodes a QP type can carry (IBA 9.2 / table 38: UC has no RDMA READ or
+ * atomics, UD only SENDs); anything else fails the post, as mlx5 fails
+ * opcodes outside its table with EINVAL rather than posting a WQE the
+ * device would reject. */
+static bool opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op) {
+  switch (op) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+      return true;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return type == IBV_QPT_RC || type == IBV_QPT_UC;
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return type == IBV_QPT_RC;
+    default:
+      return false;
+  }
+}
+
+/* Checks one WR against the QP's limits and writes it into the slot. The
+ * errnos are mlx5's: EINVAL for a bad opcode/SGE count/missing AH, ENOMEM for
+ * inline data over max_inline_data (mlx5 set_data_inl_seg; rxe says EINVAL). */
 static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struct vhca_send_wqe *w) {
+  const enum ibv_qp_type type = qp->vqp.qp.qp_type;
+  if (!opcode_ok(type, wr->opcode)) return EINVAL;
+  if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list)) return EINVAL;
+  if (type == IBV_QPT_UD && !wr->wr.ud.ah) return EINVAL;
   memset(w, 0, offsetof(struct vhca_send_wqe, sge));
   w->wr_id = wr->wr_id;
   w->opcode = (uint8_t)wr->opcode;
@@ -31,17 +60,20 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
     default:
       break;
   }
-  if (qp->vqp.qp.qp_type == IBV_QPT_UD && wr->wr.ud.ah) {
+  if (type == IBV_QPT_UD) {
     w->ah_handle = wr->wr.ud.ah->handle;
     w->remote_qpn = wr->wr.ud.remote_qpn;
     w->remote_qkey = wr->wr.ud.remote_qkey;
   }
-  if (wr->num_sge < 0) return EINVAL;
-  if (wr->send_flags & IBV_SEND_INLINE) {
+  /* Atomics carry their operands in the WQE; inline does not apply to them
+   * or to READ (the local SGE is where the response lands). */
+  const bool inl = (wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
+                   wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+  if (inl) {
     size_t total = 0;
     for (int i = 0; i < wr->num_sge; i++) {
       const struct ibv_sge *s = &wr->sg_list[i];
-      if (total + s->length > qp->max_inline) return EINVAL;
+      if (s->length > qp->max_inline || total + s->length > qp->max_inline) return ENOMEM;
       memcpy(w->inline_data + total, (const void *)(uintptr_t)s->addr, s->length);
       total += s->length;
     }
@@ -49,6 +81,7 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
     w->num_sge = 0;
     return 0;
   }
+  w->send_flags &= ~(uint32_t)IBV_SEND_INLINE;
   if ((uint32_t)wr->num_sge > qp->max_send_sge) return EINVAL;
   w->num_sge = (uint8_t)wr->num_sge;
   for (int i = 0; i < wr->num_sge; i++) {
@@ -67,7 +100,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
   uint32_t start = sq->local;
   for (; wr; wr = wr->next) {
     if (sq->local - load_acquire(&sq->hdr->consumer) > sq->mask) {
-      ret = ENOMEM;
+      ret = ENOMEM; /* full SQ, as mlx5_wq_overflow */
       break;
     }
     struct vhca_send_wqe *w =
@@ -83,14 +116,14 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
   return ret;
 }
 
-int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-  struct vhca_qp *qp = to_vqp(ibqp);
-  struct vhca_ring *rq = &qp->rq;
+/* Receive WQEs go to an RQ or an SRQ ring alike. */
+static int post_recv_ring(struct vhca_context *ctx, struct vhca_ring *rq, uint32_t max_sge,
+                          struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
   int ret = 0;
   pthread_spin_lock(&rq->lock);
   uint32_t start = rq->local;
   for (; wr; wr = wr->next) {
-    if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+    if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge || (wr->num_sge > 0 && !wr->sg_list)) {
       ret = EINVAL;
       break;
     }
@@ -113,8 +146,45 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
   if (ret) *bad_wr = wr;
   if (rq->local != start) store_release(&rq->hdr->producer, rq->local);
   pthread_spin_unlock(&rq->lock);
-  if (rq->local != start) vhca_ring_doorbell(to_vctx(ibqp->context));
+  if (rq->local != start) vhca_ring_doorbell(ctx);
   return ret;
+}
+
+int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+  struct vhca_qp *qp = to_vqp(ibqp);
+  if (ibqp->srq || !qp->rq.hdr) { /* receives come from the SRQ: mlx5 says EINVAL */
+    *bad_wr = wr;
+    return EINVAL;
+  }
+  return post_recv_ring(to_vctx(ibqp->context), &qp->rq, qp->max_recv_sge, wr, bad_wr);
+}
+
+int vhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+  struct vhca_srq *srq = to_vsrq(ibsrq);
+  return post_recv_ring(to_vctx(ibsrq->context), &srq->ring, srq->max_sge, wr, bad_wr);
+}
+
+/* The engine raises one event per change of arm_sn, for the next CQE that
+ * qualifies under `arm`; `arm` is written before the release of arm_sn so the
+ * engine never pairs a new serial with an old mode. */
+int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only) {
+  struct vhca_cq *cq = to_vcq(ibcq);
+  struct vhca_ring *ring = &cq->ring;
+  pthread_spin_lock(&ring->lock);
+  __atomic_store_n(&ring->hdr->arm, solicited_only ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT,
+                   __ATOMIC_RELAXED);
+  store_release(&ring->hdr->arm_sn, ++cq->arm_sn);
+  /* Store-load ordering against the engine: it publishes a CQE and then reads
+   * arm_sn; we publish arm_sn and the app then polls the producer. Without a
+   * full fence on both sides each can miss the other's store and the app
+   * sleeps on a completion that raised no event (the engine's fence is
+   * in cq_post). */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  pthread_spin_unlock(&ring->lock);
+  /* No doorbell: the engine looks at the arm only when it adds a CQE (IBA
+   * 11.4.2.4: the event is for the next completion), so a sleeping engine
+   * has nothing to re-check. */
+  return 0;
 }
 
 static void cqe_to_wc(const struct vhca_cqe *c, struct ibv_wc *wc) {

@@ -67,7 +67,17 @@ static int open_engine(struct vhca_context *ctx, const char *socket_path, const 
   struct vhca_open_context_req req = {0};
   struct vhca_open_context_rsp rsp;
   int fds[2] = {-1, -1};
-  int ret = vhca_cmd(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), &rsp, sizeof(rsp), fds, 2);
+  /* fabricd writes async events into the pipe's write end; we keep no copy,
+   * so the app's reads see EOF rather than block forever if fabricd dies. */
+  int ret = vhca_cmd_fd(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), ctx->async_pipe[1], &rsp,
+                        sizeof(rsp), fds, 2);
+  close(ctx->async_pipe[1]);
+  ctx->async_pipe[1] = -1;
+  if (!ret && (fds[0] < 0 || fds[1] < 0)) {
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    ret = EPROTO;
+  }
   if (ret) {
     fprintf(stderr, VHCA_PFX "fabricd refused to open %s: %s\n", name, strerror(ret));
     return ret;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device/abi/vhca_comp_channel.h"
 #include "vhca.h"
 
 #define CMD(ctx, code, req, rsp) vhca_cmd(ctx, code, &(req), sizeof(req), &(rsp), sizeof(rsp), NULL, 0)
@@ -99,75 +100,126 @@ static int vhca_dereg_mr(struct verbs_mr *vmr) {
   return ret;
 }
 
+void vhca_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32_t *completed,
+                      uint32_t reported) {
+  pthread_mutex_lock(mutex);
+  while (*completed != reported) pthread_cond_wait(cond, mutex);
+  pthread_mutex_unlock(mutex);
+}
+
+/* A channel reaches us only from the preload shim: libibverbs' own
+ * ibv_create_comp_channel cannot work on a vHCA context. uverbs also refuses
+ * a channel of another context (ib_uverbs_lookup_comp_file). */
+static int channel_write_fd(struct ibv_context *ibctx, struct ibv_comp_channel *channel) {
+  if (channel->context != ibctx) return -1;
+  const struct vhca_comp_channel *vch = (const struct vhca_comp_channel *)channel;
+  if (vch->magic != VHCA_COMP_CHANNEL_MAGIC || vch->write_fd < 0) return -1;
+  return vch->write_fd;
+}
+
 static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
                                      struct ibv_comp_channel *channel, int comp_vector) {
   if (cqe < 1 || comp_vector < 0) {
     errno = EINVAL;
     return NULL;
   }
-  struct vhca_create_cq_req req = {.cqe = (uint32_t)cqe, .comp_vector = (uint32_t)comp_vector};
+  int wfd = -1;
+  if (channel && (wfd = channel_write_fd(ibctx, channel)) < 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  /* Allocated first: its address is the user_handle events carry. */
+  struct vhca_cq *cq = calloc(1, sizeof(*cq));
+  if (!cq) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  struct vhca_create_cq_req req = {.cqe = (uint32_t)cqe, .comp_vector = (uint32_t)comp_vector,
+                                   .user_handle = (uintptr_t)&cq->vcq.cq,
+                                   .has_channel = channel ? 1 : 0};
   struct vhca_create_cq_rsp rsp;
   int fd = -1;
-  int ret = vhca_cmd(to_vctx(ibctx), VHCA_CMD_CREATE_CQ, &req, sizeof(req), &rsp, sizeof(rsp), &fd, 1);
+  int ret = vhca_cmd_fd(to_vctx(ibctx), VHCA_CMD_CREATE_CQ, &req, sizeof(req), wfd, &rsp,
+                        sizeof(rsp), &fd, 1);
   if (ret) {
+    free(cq);
     errno = ret;
     return NULL;
   }
-  struct vhca_cq *cq = calloc(1, sizeof(*cq));
-  if (!cq || (ret = vhca_ring_map(&cq->ring, fd, rsp.entries, sizeof(struct vhca_cqe)))) {
-    close(fd);
+  ret = fd < 0 ? EPROTO : vhca_ring_map(&cq->ring, fd, rsp.entries, sizeof(struct vhca_cqe));
+  if (fd >= 0) close(fd);
+  if (ret) {
+    struct vhca_handle_req d = {.handle = rsp.cq_handle};
+    struct vhca_destroy_cq_rsp dr;
+    CMD(to_vctx(ibctx), VHCA_CMD_DESTROY_CQ, d, dr);
     free(cq);
-    destroy_handle(ibctx, VHCA_CMD_DESTROY_CQ, rsp.cq_handle);
-    errno = cq ? ret : ENOMEM;
+    errno = ret;
     return NULL;
   }
-  close(fd);
   cq->vcq.cq.handle = rsp.cq_handle;
   cq->vcq.cq.cqe = (int)rsp.entries - 1;
-  return &cq->vcq.cq;
+  return &cq->vcq.cq; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
 }
 
 static int vhca_destroy_cq(struct ibv_cq *ibcq) {
-  int ret = destroy_handle(ibcq->context, VHCA_CMD_DESTROY_CQ, ibcq->handle);
+  struct vhca_handle_req req = {.handle = ibcq->handle};
+  struct vhca_destroy_cq_rsp rsp;
+  int ret = CMD(to_vctx(ibcq->context), VHCA_CMD_DESTROY_CQ, req, rsp);
   if (ret) return ret;
+  /* As ibv_cmd_destroy_cq: every event fabricd wrote must be acked first. */
+  pthread_mutex_lock(&ibcq->mutex);
+  while (ibcq->comp_events_completed != rsp.comp_events_reported ||
+         ibcq->async_events_completed != rsp.async_events_reported)
+    pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+  pthread_mutex_unlock(&ibcq->mutex);
   vhca_ring_unmap(&to_vcq(ibcq)->ring);
   free(to_vcq(ibcq));
   return 0;
 }
 
 static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
-  struct vhca_create_qp_req req = {
-      .pd_handle = pd->handle,
-      .send_cq_handle = attr->send_cq ? attr->send_cq->handle : 0,
-      .recv_cq_handle = attr->recv_cq ? attr->recv_cq->handle : 0,
-      .srq_handle = attr->srq ? attr->srq->handle : 0,
-      .qp_type = attr->qp_type,
-      .sq_sig_all = (uint32_t)attr->sq_sig_all,
-      .cap = attr->cap,
-  };
   if (!attr->send_cq || !attr->recv_cq) {
     errno = EINVAL;
     return NULL;
   }
+  struct vhca_qp *qp = calloc(1, sizeof(*qp));
+  if (!qp) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  struct vhca_create_qp_req req = {
+      .pd_handle = pd->handle,
+      .send_cq_handle = attr->send_cq->handle,
+      .recv_cq_handle = attr->recv_cq->handle,
+      .srq_handle = attr->srq ? attr->srq->handle : 0,
+      .qp_type = attr->qp_type,
+      .sq_sig_all = attr->sq_sig_all ? 1u : 0u,
+      .cap = attr->cap,
+      .user_handle = (uintptr_t)&qp->vqp.qp,
+  };
+  /* With an SRQ the RQ attributes are ignored, as mlx5 does. */
+  if (attr->srq) req.cap.max_recv_wr = req.cap.max_recv_sge = 0;
   struct vhca_create_qp_rsp rsp;
   int fds[2] = {-1, -1};
   int ret = vhca_cmd(to_vctx(pd->context), VHCA_CMD_CREATE_QP, &req, sizeof(req), &rsp, sizeof(rsp), fds, 2);
   if (ret) {
+    free(qp);
     errno = ret;
     return NULL;
   }
-  struct vhca_qp *qp = calloc(1, sizeof(*qp));
-  if (!qp) ret = ENOMEM;
+  if (fds[0] < 0 || (fds[1] < 0 && !attr->srq)) ret = EPROTO;
   if (!ret) ret = vhca_ring_map(&qp->sq, fds[0], rsp.sq_entries, sizeof(struct vhca_send_wqe));
-  if (!ret) ret = vhca_ring_map(&qp->rq, fds[1], rsp.rq_entries, sizeof(struct vhca_recv_wqe));
-  close(fds[0]);
-  close(fds[1]);
+  /* An SRQ QP may still get an (unused) RQ ring; it is never posted to. */
+  if (!ret && fds[1] >= 0 && !attr->srq)
+    ret = vhca_ring_map(&qp->rq, fds[1], rsp.rq_entries, sizeof(struct vhca_recv_wqe));
+  if (fds[0] >= 0) close(fds[0]);
+  if (fds[1] >= 0) close(fds[1]);
   if (ret) {
-    if (qp) {
-      vhca_ring_unmap(&qp->sq);
-      free(qp);
-    }
-    destroy_handle(pd->context, VHCA_CMD_DESTROY_QP, rsp.qp_handle);
+    vhca_ring_unmap(&qp->sq);
+    free(qp);
+    struct vhca_handle_req d = {.handle = rsp.qp_handle};
+    struct vhca_destroy_qp_rsp dr;
+    CMD(to_vctx(pd->context), VHCA_CMD_DESTROY_QP, d, dr);
     errno = ret;
     return NULL;
   }
@@ -222,6 +274,7 @@ static int vhca_destroy_qp(struct ibv_qp *ibqp) {
   struct vhca_destroy_qp_rsp rsp;
   int ret = CMD(to_vctx(ibqp->context), VHCA_CMD_DESTROY_QP, req, rsp);
   if (ret) return ret;
+  vhca_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed, rsp.events_reported);
   struct vhca_qp *qp = to_vqp(ibqp);
   vhca_ring_unmap(&qp->sq);
   vhca_ring_unmap(&qp->rq);
@@ -231,7 +284,102 @@ static int vhca_destroy_qp(struct ibv_qp *ibqp) {
   return 0;
 }
 
+static struct ibv_srq *vhca_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+  struct vhca_srq *srq = calloc(1, sizeof(*srq));
+  if (!srq) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  struct vhca_create_srq_req req = {.pd_handle = pd->handle,
+                                    .user_handle = (uintptr_t)&srq->ibv_srq,
+                                    .attr = init->attr};
+  struct vhca_create_srq_rsp rsp;
+  int fd = -1;
+  int ret = vhca_cmd(to_vctx(pd->context), VHCA_CMD_CREATE_SRQ, &req, sizeof(req), &rsp, sizeof(rsp), &fd, 1);
+  if (ret) {
+    free(srq);
+    errno = ret;
+    return NULL;
+  }
+  ret = fd < 0 ? EPROTO : vhca_ring_map(&srq->ring, fd, rsp.entries, sizeof(struct vhca_recv_wqe));
+  if (fd >= 0) close(fd);
+  if (ret) {
+    free(srq);
+    struct vhca_handle_req d = {.handle = rsp.srq_handle};
+    struct vhca_destroy_qp_rsp dr;
+    CMD(to_vctx(pd->context), VHCA_CMD_DESTROY_SRQ, d, dr);
+    errno = ret;
+    return NULL;
+  }
+  srq->ibv_srq.handle = rsp.srq_handle;
+  srq->max_sge = rsp.attr.max_sge;
+  init->attr = rsp.attr; /* what was granted, as mlx5 reports it */
+  return &srq->ibv_srq;  /* ibv_create_srq fills context, pd, mutex, cond */
+}
+
+static int vhca_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask) {
+  struct vhca_modify_srq_req req = {.srq_handle = srq->handle, .attr_mask = (uint32_t)attr_mask,
+                                    .attr = *attr};
+  struct vhca_empty_rsp rsp;
+  return CMD(to_vctx(srq->context), VHCA_CMD_MODIFY_SRQ, req, rsp);
+}
+
+static int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+  struct vhca_handle_req req = {.handle = srq->handle};
+  struct vhca_query_srq_rsp rsp;
+  int ret = CMD(to_vctx(srq->context), VHCA_CMD_QUERY_SRQ, req, rsp);
+  if (!ret) *attr = rsp.attr;
+  return ret;
+}
+
+static int vhca_destroy_srq(struct ibv_srq *ibsrq) {
+  struct vhca_handle_req req = {.handle = ibsrq->handle};
+  struct vhca_destroy_qp_rsp rsp;
+  int ret = CMD(to_vctx(ibsrq->context), VHCA_CMD_DESTROY_SRQ, req, rsp);
+  if (ret) return ret;
+  vhca_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed, rsp.events_reported);
+  vhca_ring_unmap(&to_vsrq(ibsrq)->ring);
+  pthread_mutex_destroy(&ibsrq->mutex);
+  pthread_cond_destroy(&ibsrq->cond);
+  free(to_vsrq(ibsrq));
+  return 0;
+}
+
+/* RoCE too: the engine resolves the destination by GID, so unlike a real
+ * RoCE provider we need no neighbour (MAC) lookup here. */
+static struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
+  struct vhca_create_ah_req req = {.pd_handle = pd->handle, .attr = *attr};
+  struct vhca_create_ah_rsp rsp;
+  int ret = CMD(to_vctx(pd->context), VHCA_CMD_CREATE_AH, req, rsp);
+  if (ret) {
+    errno = ret;
+    return NULL;
+  }
+  struct vhca_ah *ah = calloc(1, sizeof(*ah));
+  if (!ah) {
+    destroy_handle(pd->context, VHCA_CMD_DESTROY_AH, rsp.ah_handle);
+    errno = ENOMEM;
+    return NULL;
+  }
+  ah->ibv_ah.handle = rsp.ah_handle;
+  return &ah->ibv_ah; /* ibv_create_ah fills context and pd */
+}
+
+static int vhca_destroy_ah(struct ibv_ah *ah) {
+  int ret = destroy_handle(ah->context, VHCA_CMD_DESTROY_AH, ah->handle);
+  if (!ret) free(ah);
+  return ret;
+}
+
 const struct verbs_context_ops vhca_ctx_ops = {
+    .create_srq = vhca_create_srq,
+    .modify_srq = vhca_modify_srq,
+    .query_srq = vhca_query_srq,
+    .destroy_srq = vhca_destroy_srq,
+    .post_srq_recv = vhca_post_srq_recv,
+    .create_ah = vhca_create_ah,
+    .destroy_ah = vhca_destroy_ah,
+    .req_notify_cq = vhca_req_notify_cq,
     .query_device_ex = vhca_query_device_ex,
     .query_port = vhca_query_port,
     .alloc_pd = vhca_alloc_pd,

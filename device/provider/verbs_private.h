@@ -94,30 +94,39 @@ struct verbs_context_ops {
   void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr, *alloc_parent_domain;
   struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
   void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw,
-      *close_xrcd, *cq_event, *create_ah, *create_counters;
+      *close_xrcd, *cq_event;
+  struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+  void *create_counters;
   struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
                               struct ibv_comp_channel *channel, int comp_vector);
   void *create_cq_ex, *create_flow, *create_flow_action_esp;
   struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-  void *create_qp_ex, *create_rwq_ind_table, *create_srq, *create_srq_ex, *create_wq,
-      *dealloc_mw;
+  void *create_qp_ex, *create_rwq_ind_table;
+  struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+  void *create_srq_ex, *create_wq, *dealloc_mw;
   int (*dealloc_pd)(struct ibv_pd *pd);
   void *dealloc_td;
   int (*dereg_mr)(struct verbs_mr *vmr);
-  void *destroy_ah, *destroy_counters;
+  int (*destroy_ah)(struct ibv_ah *ah);
+  void *destroy_counters;
   int (*destroy_cq)(struct ibv_cq *cq);
   void *destroy_flow, *destroy_flow_action;
   int (*destroy_qp)(struct ibv_qp *qp);
-  void *destroy_rwq_ind_table, *destroy_srq, *destroy_wq, *detach_mcast;
+  void *destroy_rwq_ind_table;
+  int (*destroy_srq)(struct ibv_srq *srq);
+  void *destroy_wq, *detach_mcast;
   void (*free_context)(struct ibv_context *context);
   void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd, *modify_cq,
       *modify_flow_action_esp;
   int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-  void *modify_qp_rate_limit, *modify_srq, *modify_wq, *open_qp, *open_xrcd;
+  void *modify_qp_rate_limit;
+  int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+  void *modify_wq, *open_qp, *open_xrcd;
   int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
   int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
   int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-  void *post_srq_ops, *post_srq_recv;
+  void *post_srq_ops;
+  int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
   int (*query_device_ex)(struct ibv_context *context,
                          const struct ibv_query_device_ex_input *input,
                          struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -126,8 +135,9 @@ struct verbs_context_ops {
                     struct ibv_port_attr *port_attr);
   int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
                   struct ibv_qp_init_attr *init_attr);
-  void *query_qp_data_in_order, *query_rt_values, *query_srq, *read_counters, *reg_dm_mr,
-      *reg_dmabuf_mr;
+  void *query_qp_data_in_order, *query_rt_values;
+  int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+  void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
   struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
                            int access);
   int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
@@ -138,6 +148,13 @@ _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 8 * 53, "poll_cq s
 _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 8 * 69, "req_notify_cq slot");
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 8 * 58, "query_device_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 8 * 39, "free_context slot");
+_Static_assert(offsetof(struct verbs_context_ops, create_ah) == 8 * 13, "create_ah slot");
+_Static_assert(offsetof(struct verbs_context_ops, create_srq) == 8 * 22, "create_srq slot");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 8 * 29, "destroy_ah slot");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 8 * 36, "destroy_srq slot");
+_Static_assert(offsetof(struct verbs_context_ops, modify_srq) == 8 * 49, "modify_srq slot");
+_Static_assert(offsetof(struct verbs_context_ops, post_srq_recv) == 8 * 57, "post_srq_recv slot");
+_Static_assert(offsetof(struct verbs_context_ops, query_srq) == 8 * 64, "query_srq slot");
 
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,

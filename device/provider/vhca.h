@@ -48,14 +48,25 @@ struct vhca_mr {
 struct vhca_cq {
   struct verbs_cq vcq;
   struct vhca_ring ring; /* engine produces, we consume */
+  uint32_t arm_sn;       /* last value written to ring.hdr->arm_sn; under ring.lock */
 };
 
 struct vhca_qp {
   struct verbs_qp vqp;
   struct vhca_ring sq;
-  struct vhca_ring rq;
+  struct vhca_ring rq; /* unmapped (hdr NULL) when the QP receives from an SRQ */
   uint32_t max_send_sge, max_recv_sge, max_inline;
   int sq_sig_all;
+};
+
+struct vhca_srq {
+  struct ibv_srq ibv_srq;
+  struct vhca_ring ring; /* recv WQEs, like an RQ */
+  uint32_t max_sge;
+};
+
+struct vhca_ah {
+  struct ibv_ah ibv_ah;
 };
 
 static inline struct vhca_context *to_vctx(struct ibv_context *ctx) {
@@ -66,11 +77,16 @@ static inline struct vhca_device *to_vdev(struct ibv_device *dev) {
 }
 static inline struct vhca_qp *to_vqp(struct ibv_qp *qp) { return (struct vhca_qp *)qp; }
 static inline struct vhca_cq *to_vcq(struct ibv_cq *cq) { return (struct vhca_cq *)cq; }
+static inline struct vhca_srq *to_vsrq(struct ibv_srq *srq) { return (struct vhca_srq *)srq; }
 
 /* cmd.c: one request, one reply, optional fds in the reply. Returns 0 or a
- * positive errno (the daemon's status, or EIO when the daemon is gone). */
+ * positive errno (the daemon's status, or EIO when the daemon is gone).
+ * Reply fds the daemon did not send are left at -1. */
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds);
+/* The same, sending `send_fd` (>= 0) with the request by SCM_RIGHTS. */
+int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
+                void *rsp, size_t rsp_len, int *fds, int nfds);
 int vhca_connect(const char *path);
 
 /* ring.c */
@@ -84,5 +100,11 @@ void vhca_free_context(struct ibv_context *ibctx);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+/* Blocks until the app acknowledged `reported` events (ibv_ack_*_events), as
+ * uverbs does on destroy, so no event can name a freed object. */
+void vhca_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32_t *completed,
+                      uint32_t reported);
 
 #endif

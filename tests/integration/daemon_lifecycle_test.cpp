@@ -1,5 +1,6 @@
 // fabricd as an operator meets it: bad configs, clean exits, a missing
 // daemon, hostile device-socket messages and apps killed mid-transfer.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -107,6 +108,29 @@ int exchange(int fd, const void* bytes, size_t len) {
   return h.status;
 }
 
+// The same, passing `send_fd` with the request (SCM_RIGHTS).
+int exchange_with_fd(int fd, const void* bytes, size_t len, int send_fd) {
+  iovec iov{const_cast<void*>(bytes), len};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+  if (sendmsg(fd, &msg, 0) != ssize_t(len)) return -1;
+  vhca_rsp_hdr h{};
+  char buf[VHCA_MAX_MSG];
+  ssize_t n = recv(fd, buf, sizeof(buf), 0);
+  if (n < ssize_t(sizeof(h))) return -1;
+  std::memcpy(&h, buf, sizeof(h));
+  return h.status;
+}
+
 TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) {
   Fabricd d(default_config());
   std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband/vib0/" VHCA_SYSFS_SOCKET_ATTR);
@@ -125,8 +149,16 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
   // A verb before OPEN_CONTEXT, and forged handles afterwards.
   vhca_handle_req dq{{VHCA_CMD_DESTROY_QP, 4, sizeof(dq), VHCA_ABI_VERSION}, 0xdeadbeef, 0};
   EXPECT_NE(exchange(fd, &dq, sizeof(dq)), 0);
+  // ABI v2: OPEN_CONTEXT carries the write end of the async-event pipe, and
+  // nothing but a pipe's write end is accepted there.
   vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 5, sizeof(open), VHCA_ABI_VERSION}};
-  EXPECT_EQ(exchange(fd, &open, sizeof(open)), 0);
+  EXPECT_EQ(exchange(fd, &open, sizeof(open)), EINVAL);
+  int events[2];
+  ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
+  EXPECT_EQ(exchange_with_fd(fd, &open, sizeof(open), events[0]), EINVAL);  // a read end
+  EXPECT_EQ(exchange_with_fd(fd, &open, sizeof(open), events[1]), 0);
+  close(events[0]);
+  close(events[1]);
   dq.hdr.seq = 6;
   EXPECT_EQ(exchange(fd, &dq, sizeof(dq)), EINVAL);
   std::vector<char> huge(VHCA_MAX_MSG * 2, 'x');

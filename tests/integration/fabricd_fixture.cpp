@@ -78,10 +78,12 @@ Fabricd::~Fabricd() {
   }
 }
 
-Env Fabricd::app_env() const {
-  return Env{{"SYSFS_PATH", runtime_dir_ + "/sys"},
-             {"RDMAV_DRIVERS", Paths::provider_dir() + "/libvhca"},
-             {"VFABRIC_RUNTIME_DIR", runtime_dir_}};
+Env Fabricd::app_env(bool preload) const {
+  Env env{{"SYSFS_PATH", runtime_dir_ + "/sys"},
+          {"RDMAV_DRIVERS", Paths::provider_dir() + "/libvhca"},
+          {"VFABRIC_RUNTIME_DIR", runtime_dir_}};
+  if (preload) env["LD_PRELOAD"] = Paths::preload();
+  return env;
 }
 
 RunResult Fabricd::ctl(std::vector<std::string> args) const {

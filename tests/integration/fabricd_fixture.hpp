@@ -13,6 +13,7 @@ struct Paths {
   static std::string fabricd() { return VF_FABRICD_PATH; }
   static std::string fabricctl() { return VF_FABRICCTL_PATH; }
   static std::string provider_dir() { return VF_PROVIDER_DIR; }
+  static std::string preload() { return VF_PRELOAD_PATH; }
   static std::string source_dir() { return VF_SOURCE_DIR; }
 };
 
@@ -24,8 +25,9 @@ class Fabricd {
   ~Fabricd();  // SIGTERM, expect a clean exit
 
   const std::string& runtime_dir() const { return runtime_dir_; }
-  // Environment that makes the vHCAs visible to unmodified programs.
-  Env app_env() const;
+  // Environment that makes the vHCAs visible to unmodified programs: what
+  // `fabricctl exec` sets, the preload shim included unless `preload` is false.
+  Env app_env(bool preload = true) const;
   RunResult ctl(std::vector<std::string> args) const;  // runs fabricctl
   Process& process() { return *proc_; }
   // Stops the daemon, returning its result (for exit-path tests).

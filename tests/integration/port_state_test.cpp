@@ -1,0 +1,103 @@
+// `fabricctl port set <hca> state down|up`: apps get PORT_ERR / PORT_ACTIVE,
+// and ibv_devinfo (query_port) and sysfs follow the state.
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+const std::string kProbe = VF_PROBE_PATH;
+
+class PortState : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new Fabricd(default_config()); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  // Starts a program that waits for vib0's first async event.
+  static std::unique_ptr<Process> listener() {
+    auto p = std::make_unique<Process>(std::vector<std::string>{kProbe, "async", "vib0"}, daemon_->app_env());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p->out_so_far().find("ready") == std::string::npos) {
+      if (!p->running() || std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "probe never opened vib0: " << p->wait(std::chrono::seconds(1)).describe();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return p;
+  }
+  static std::string devinfo() {
+    auto r = run({"ibv_devinfo", "-d", "vib0"}, daemon_->app_env());
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    return r.out;
+  }
+  static std::string sysfs(const char* attr) {
+    return read_file(daemon_->runtime_dir() + "/sys/class/infiniband/vib0/ports/1/" + attr);
+  }
+  static Fabricd* daemon_;
+};
+Fabricd* PortState::daemon_ = nullptr;
+
+TEST_F(PortState, DownThenUpIsReportedEverywhere) {
+  auto app = listener();
+  auto r = daemon_->ctl({"port", "set", "vib0", "state", "down"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("vib0: port 1 DOWN"), std::string::npos) << r.describe();
+  auto ev = app->wait(std::chrono::seconds(20));
+  EXPECT_NE(ev.out.find("event " + std::to_string(int(IBV_EVENT_PORT_ERR)) + " port 1"), std::string::npos)
+      << ev.describe();
+  EXPECT_NE(devinfo().find("state:\t\t\tPORT_DOWN (1)"), std::string::npos) << devinfo();
+  EXPECT_EQ(sysfs("state"), "1: DOWN\n");
+  EXPECT_EQ(sysfs("phys_state"), "3: Disabled\n");
+  auto list = daemon_->ctl({"--json", "hca", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  for (const auto& h : nlohmann::json::parse(list.out))
+    EXPECT_EQ(h["port_state"], h["name"] == "vib0" ? "DOWN" : "ACTIVE") << h.dump();
+
+  app = listener();
+  r = daemon_->ctl({"port", "set", "vib0", "state", "up"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  ev = app->wait(std::chrono::seconds(20));
+  EXPECT_NE(ev.out.find("event " + std::to_string(int(IBV_EVENT_PORT_ACTIVE)) + " port 1"),
+            std::string::npos)
+      << ev.describe();
+  EXPECT_NE(devinfo().find("state:\t\t\tPORT_ACTIVE (4)"), std::string::npos) << devinfo();
+  EXPECT_EQ(sysfs("state"), "4: ACTIVE\n");
+}
+
+// While down the port passes nothing: a pingpong across it cannot finish.
+TEST_F(PortState, ADownPortPassesNoTraffic) {
+  ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "down"}).exit_code, 0);
+  Process server({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", "19391", "-n", "5"}, daemon_->app_env());
+  RunResult client;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    client = run({"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", "19391", "-n", "5", "127.0.0.1"},
+                 daemon_->app_env(), std::chrono::seconds(3));
+    if (client.err.find("Couldn't connect") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(client.exit_code, 0) << client.describe();
+  // Lost on the wire, as with a cable pulled: RC gives up after its retries.
+  EXPECT_NE(client.err.find("transport retry counter exceeded"), std::string::npos) << client.describe();
+  server.signal(SIGKILL);
+  server.wait(std::chrono::seconds(5));
+  ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "up"}).exit_code, 0);
+}
+
+TEST_F(PortState, BadRequestsAreRefusedWithAHint) {
+  auto r = daemon_->ctl({"port", "set", "nosuch", "state", "down"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no vHCA named 'nosuch'"), std::string::npos) << r.describe();
+  r = daemon_->ctl({"port", "set", "vib0", "state", "sideways"});
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+}
+
+}  // namespace
+}  // namespace vf::test
