@@ -19,8 +19,8 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
     // RoCE routes by GID only: a GRH is required (mlx5: EINVAL), the LID unused.
     if (!a.is_global) return EINVAL;
     a.dlid = 0;
-  } else if (!a.is_global && a.dlid == 0) {
-    return EINVAL;
+  } else if (a.dlid == 0) {
+    return EINVAL;  // IB forwards by DLID even with a GRH; modify_qp's AV check agrees
   } else if (a.dlid >= 0xC000) {
     return EINVAL;  // multicast / permissive LIDs: no multicast support (max_mcast_grp 0)
   }

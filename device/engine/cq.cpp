@@ -2,6 +2,7 @@
 // producer index and never reads it back from the ring; the app's consumer
 // index is read and bounded: nonsense or a full ring is an overrun, which
 // stops the CQ (IBV_EVENT_CQ_ERR) instead of overwriting unread CQEs.
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -61,6 +62,11 @@ bool Hca::Impl::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
   std::memcpy(cq.ring.slot(cq.producer), &cqe, sizeof(cqe));
   cq.ring.store_producer(++cq.producer);
   ++ctr_.cqes;
+  // Store-load ordering with the app's ibv_req_notify_cq: it stores arm_sn
+  // then polls our producer; we store the producer then load arm_sn. Without
+  // a full fence on both sides (the provider has its own) each can miss the
+  // other's store: no event, and the app sleeps on a CQE it never polled.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   // Completion event: the app armed (arm_sn moved since the last event) for
   // any completion, or for solicited ones (errors count as solicited).
   const uint32_t sn = cq.ring.load_arm_sn();

@@ -85,7 +85,9 @@ void Hca::Impl::srq_fail(Srq& s) {
   // Every QP on it loses its receive queue: each flushes the WQEs it holds
   // and reports its last WQE (flush()).
   qps_.for_each([&](Qp& q) {
-    if (q.srq == &s) qp_to_error(q, false);
+    // RESET/INIT QPs are not running (and RESET->ERR is no transition):
+    // they meet the broken SRQ at their first receive.
+    if (q.srq == &s && q.state >= IBV_QPS_RTR && q.state != IBV_QPS_ERR) qp_to_error(q, false);
   });
 }
 

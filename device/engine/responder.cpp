@@ -122,9 +122,10 @@ void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_stat
     retire_rq_slots(qp, rq_index + 1);
     post_recv_cqe(qp, wr_id, status, 0, nullptr, 0, 0);
   }
-  // Nothing after the failed WQE was accepted for good. (An SRQ WQE taken
-  // after it cannot go back: it stays held and flush() completes it.)
-  if (!(qp.srq && have_wqe && qp.rq_spec != rq_index)) qp.rwqe_valid = false;
+  // Nothing after the failed WQE was accepted for good. An SRQ WQE cannot go
+  // back to the SRQ: unless it is the one that failed, it stays held and
+  // flush() completes it (a failed WRITE took none, so the held one stays).
+  if (!qp.srq || (have_wqe && qp.rq_spec == rq_index)) qp.rwqe_valid = false;
   qp.rq_spec = qp.rq_cons;
   qp_to_error(qp, false);
 }

@@ -74,8 +74,12 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
   vhca_recv_wqe w;
   switch (recv_peek(qp, w)) {
     case RecvPeek::kEmpty:
-    case RecvPeek::kBroken:
       ++ctr_.ud_no_wqe_drops;
+      return drop();
+    case RecvPeek::kBroken:  // its SRQ failed: the QP cannot receive again
+      ++ctr_.ud_no_wqe_drops;
+      flush_rx();
+      qp_to_error(qp, false);
       return drop();
     case RecvPeek::kHostile:
       flush_rx();  // the QPs that fail have their earlier datagrams placed first

@@ -27,7 +27,7 @@ TEST_F(Ah, IbValidationMatrix) {
       {"sl 15", with(base, [](ibv_ah_attr& a) { a.sl = 15; }), 0},
       {"sl 16", with(base, [](ibv_ah_attr& a) { a.sl = 16; }), EINVAL},
       {"dlid 0", with(base, [](ibv_ah_attr& a) { a.dlid = 0; }), EINVAL},
-      {"dlid 0 global", with(glob, [](ibv_ah_attr& a) { a.dlid = 0; }), 0},
+      {"dlid 0 global", with(glob, [](ibv_ah_attr& a) { a.dlid = 0; }), EINVAL},
       {"multicast dlid", with(base, [](ibv_ah_attr& a) { a.dlid = 0xC001; }), EINVAL},
       {"global", glob, 0},
       {"sgid index 1 of 1", with(glob, [](ibv_ah_attr& a) { a.grh.sgid_index = 1; }), EINVAL},
