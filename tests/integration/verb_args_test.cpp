@@ -188,7 +188,6 @@ TEST_F(VerbArgs, UdSendNeedsAnAhAndOnlySends) {
   ibv_qp_init_attr ia = rc_attr();
   ia.qp_type = IBV_QPT_UD;
   ibv_qp* q = make_qp(ia);
-  if (!q && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no UD yet";
   ASSERT_NE(q, nullptr) << strerror(errno);
   ibv_sge s = sg();
   ibv_send_wr wr{};
@@ -207,7 +206,6 @@ TEST_F(VerbArgs, PostRecvOnAQpThatUsesAnSrqIsEinval) {
   sa.attr.max_wr = 8;
   sa.attr.max_sge = 1;
   ibv_srq* srq = ibv_create_srq(pd_, &sa);
-  if (!srq && errno == EOPNOTSUPP) GTEST_SKIP() << "the engine has no SRQ yet";
   ASSERT_NE(srq, nullptr) << strerror(errno);
   auto ia = rc_attr();
   ia.srq = srq;
