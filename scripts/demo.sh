@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds, starts fabricd on configs/default.yaml and runs unmodified
-# ibv_rc_pingpong over the InfiniBand fabric and over the RoCEv2 fabric, then
+# ibv_rc_pingpong and perftest over the InfiniBand fabric and over the RoCEv2 fabric, then
 # vfabric-bench on each, printing what happened. Run as root (fabricd creates
 # /dev/infiniband/uverbs* nodes). fabricd is stopped on exit.
 set -euo pipefail
@@ -26,15 +26,16 @@ echo; echo "== fabricctl status"; "$bin/fabricctl" status
 echo; echo "== fabricctl hca list"; "$bin/fabricctl" hca list
 echo; echo "== ibv_devices (unmodified, through fabricctl exec)"; "$bin/fabricctl" exec -- ibv_devices
 
-# ibv_rc_pingpong SERVER CLIENT PORT [extra args]: the client retries until
-# the server listens, as ibv_rc_pingpong gives up on the first refusal.
-pingpong() {
-  local server=$1 client=$2 port=$3
-  shift 3
-  "$bin/fabricctl" exec -- ibv_rc_pingpong -d "$server" -p "$port" "$@" > /tmp/vfabric-demo-server.$$ 2>&1 &
+# pair PROGRAM SERVER CLIENT PORT [extra args]: runs an unmodified
+# server/client tool (ibv_*_pingpong, perftest); the client retries until the
+# server listens, as these tools give up on the first refusal.
+pair() {
+  local prog=$1 server=$2 client=$3 port=$4
+  shift 4
+  "$bin/fabricctl" exec -- "$prog" -d "$server" -p "$port" "$@" > /tmp/vfabric-demo-server.$$ 2>&1 &
   local spid=$!
   for _ in $(seq 50); do
-    if "$bin/fabricctl" exec -- ibv_rc_pingpong -d "$client" -p "$port" "$@" 127.0.0.1 2>/tmp/vfabric-demo-err.$$; then
+    if "$bin/fabricctl" exec -- "$prog" -d "$client" -p "$port" "$@" 127.0.0.1 2>/tmp/vfabric-demo-err.$$; then
       wait $spid
       echo "-- server side:"; cat /tmp/vfabric-demo-server.$$
       rm -f /tmp/vfabric-demo-*.$$
@@ -50,9 +51,14 @@ pingpong() {
 }
 
 echo; echo "== ibv_rc_pingpong over native InfiniBand: vib0 -> ibsw0 -> vib1 (LID routed)"
-pingpong vib1 vib0 18515 -s 65536 -n 1000 -c
+pair ibv_rc_pingpong vib1 vib0 18515 -s 65536 -n 1000 -c
 echo; echo "== ibv_rc_pingpong over RoCEv2: vroce0 -> ethsw0 -> vroce1 (GID index 1, RoCE v2)"
-pingpong vroce1 vroce0 18516 -g 1 -s 65536 -n 1000 -c
+pair ibv_rc_pingpong vroce1 vroce0 18516 -g 1 -s 65536 -n 1000 -c
+echo; echo "== ib_write_bw (perftest, unmodified) over InfiniBand and over RoCEv2"
+pair ib_write_bw vib1 vib0 18517
+pair ib_write_bw vroce1 vroce0 18518 -x 1
+echo; echo "== ib_atomic_lat over InfiniBand"
+pair ib_atomic_lat vib1 vib0 18519
 
 echo; echo "== vfabric-bench"
 "$bin/fabricctl" exec -- "$bin/vfabric-bench" --client vib0 --server vib1
