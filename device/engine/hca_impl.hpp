@@ -165,6 +165,12 @@ class Hca::Impl {
   // Collects the remote pieces [off, off+len) of a WQE's SGE list, checking
   // every key; false -> the WQE fails with LOC_PROT_ERR.
   bool gather_send(Qp&, const SendWqe&, uint64_t off, uint32_t len, IoList&);
+  // ---- sge_walk.cpp
+  // The pieces [off, off+len) of an SGE list, each SGE's lkey checked: of
+  // client `c` and PD `pd`, with `need_access`, inside its region. False ->
+  // the caller's IBA protection error.
+  bool collect_sges(const vhca_sge* sge, unsigned num_sge, const Client* c, const Pd* pd,
+                    uint32_t need_access, uint64_t off, uint32_t len, IoList& iol) const;
 
   // ---- completer.cpp
   void on_response(Qp&, const Pkt&);

@@ -39,25 +39,8 @@ namespace {
 // local write access, inside the region.
 bool gather_local(const Hca::Impl& h, const Qp& qp, const SendWqe& s, uint64_t off, uint32_t len,
                   IoList& iol) {
-  uint64_t pos = 0;
-  for (unsigned i = 0; i < s.w.num_sge && len; ++i) {
-    const vhca_sge& g = s.w.sge[i];
-    if (off >= pos + g.length) {
-      pos += g.length;
-      continue;
-    }
-    const Mr* mr = h.mr_by_lkey(g.lkey);
-    if (!mr || mr->client != qp.client || mr->pd != qp.pd ||
-        !(mr->access & IBV_ACCESS_LOCAL_WRITE) || !mr->contains(g.addr, g.length))
-      return false;
-    const uint64_t in = off - pos;
-    const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    if (!iol.add(g.addr + in, take)) return false;
-    off += take;
-    len -= take;
-    pos += g.length;
-  }
-  return len == 0;
+  return h.collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, IBV_ACCESS_LOCAL_WRITE, off, len,
+                        iol);
 }
 
 }  // namespace

@@ -29,26 +29,8 @@ RecvPeek recv_peek(const Qp& qp, vhca_recv_wqe& out) {
 
 bool recv_gather(const Hca::Impl& h, const Qp& qp, const vhca_recv_wqe& w, uint64_t off,
                  uint32_t len, IoList& iol) {
-  uint64_t pos = 0;
-  const Pd* pd = recv_pd(qp);
-  for (unsigned i = 0; i < w.num_sge && len; ++i) {
-    const vhca_sge& g = w.sge[i];
-    if (off >= pos + g.length) {
-      pos += g.length;
-      continue;
-    }
-    const Mr* mr = h.mr_by_lkey(g.lkey);
-    if (!mr || mr->client != qp.client || mr->pd != pd || !(mr->access & IBV_ACCESS_LOCAL_WRITE) ||
-        !mr->contains(g.addr, g.length))
-      return false;
-    const uint64_t in = off - pos;
-    const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    if (!iol.add(g.addr + in, take)) return false;
-    off += take;
-    len -= take;
-    pos += g.length;
-  }
-  return len == 0;
+  return h.collect_sges(w.sge, w.num_sge, qp.client, recv_pd(qp), IBV_ACCESS_LOCAL_WRITE, off,
+                        len, iol);
 }
 
 void Hca::Impl::recv_take(Qp& qp) {

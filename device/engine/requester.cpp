@@ -97,25 +97,7 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
 }
 
 bool Hca::Impl::gather_send(Qp& qp, const SendWqe& s, uint64_t off, uint32_t len, IoList& iol) {
-  uint64_t pos = 0;  // start of SGE i within the message
-  for (unsigned i = 0; i < s.w.num_sge && len; ++i) {
-    const vhca_sge& g = s.w.sge[i];
-    if (off >= pos + g.length) {
-      pos += g.length;
-      continue;
-    }
-    // Re-resolve the key per packet: the MR may have been deregistered.
-    const Mr* mr = mr_by_lkey(g.lkey);
-    if (!mr || mr->client != qp.client || mr->pd != qp.pd || !mr->contains(g.addr, g.length))
-      return false;
-    const uint64_t in = off - pos;
-    const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    if (!iol.add(g.addr + in, take)) return false;
-    off += take;
-    len -= take;
-    pos += g.length;
-  }
-  return len == 0;
+  return collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, 0, off, len, iol);
 }
 
 void Hca::Impl::seek(Qp& qp, uint32_t p) {

@@ -11,34 +11,12 @@
 #include <thread>
 
 #include "device/abi/vhca_abi.h"
-#include "fabricd_fixture.hpp"
-#include "tests/support/rc_pair.hpp"
+#include "verbs_fixture.hpp"
 
 namespace vf::test {
 namespace {
 
-Fabricd* g_daemon = nullptr;
-
-class DaemonEnv : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_daemon = new Fabricd(default_config());
-    for (auto& [k, v] : g_daemon->app_env(/*preload=*/false)) setenv(k.c_str(), v.c_str(), 1);
-  }
-  void TearDown() override {
-    delete g_daemon;
-    g_daemon = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnv);
-
-struct FabricParam {
-  const char* name;
-  const char* a;
-  const char* b;
-  int gid_index;
-  friend std::ostream& operator<<(std::ostream& os, const FabricParam& p) { return os << p.name; }
-};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
 
 // A VerbsSide whose CQ reports to a completion channel. The channel must go
 // after the CQ and before the context.

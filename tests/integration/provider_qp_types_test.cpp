@@ -9,35 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
-
-#include "fabricd_fixture.hpp"
-#include "tests/support/rc_pair.hpp"
+#include "verbs_fixture.hpp"
 
 namespace vf::test {
 namespace {
 
-Fabricd* g_daemon = nullptr;
-
-class DaemonEnv : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_daemon = new Fabricd(default_config());
-    for (auto& [k, v] : g_daemon->app_env(/*preload=*/false)) setenv(k.c_str(), v.c_str(), 1);
-  }
-  void TearDown() override {
-    delete g_daemon;
-    g_daemon = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnv);
-
-struct FabricParam {
-  const char* name;
-  const char* a;
-  const char* b;
-  int gid_index;
-  friend std::ostream& operator<<(std::ostream& os, const FabricParam& p) { return os << p.name; }
-};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
 
 constexpr uint32_t kQkey = 0x11110000;
 constexpr size_t kGrh = 40;  // UD receive buffers start with room for the GRH

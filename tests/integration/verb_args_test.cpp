@@ -5,27 +5,12 @@
 
 #include <cstdlib>
 #include <vector>
-
-#include "fabricd_fixture.hpp"
-#include "tests/support/rc_pair.hpp"
+#include "verbs_fixture.hpp"
 
 namespace vf::test {
 namespace {
 
-Fabricd* g_daemon = nullptr;
-
-class DaemonEnv : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_daemon = new Fabricd(default_config());
-    for (auto& [k, v] : g_daemon->app_env(/*preload=*/false)) setenv(k.c_str(), v.c_str(), 1);
-  }
-  void TearDown() override {
-    delete g_daemon;
-    g_daemon = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnv);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
 
 class VerbArgs : public ::testing::Test {
  protected:

@@ -25,7 +25,10 @@ class DaemonEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     daemon_instance() = new Fabricd(default_config());
-    for (auto& [k, v] : daemon_instance()->app_env()) setenv(k.c_str(), v.c_str(), 1);
+    // In-process: the preload shim is linked in or not by the test binary
+    // itself; LD_PRELOAD in our own environment would only reach children.
+    for (auto& [k, v] : daemon_instance()->app_env(/*preload=*/false))
+      setenv(k.c_str(), v.c_str(), 1);
   }
   void TearDown() override {
     delete daemon_instance();

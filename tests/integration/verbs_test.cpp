@@ -7,50 +7,12 @@
 #include <cstdlib>
 #include <memory>
 #include <ostream>
-
-#include "fabricd_fixture.hpp"
-#include "tests/support/rc_pair.hpp"
+#include "verbs_fixture.hpp"
 
 namespace vf::test {
 namespace {
 
-Fabricd* g_daemon = nullptr;
-
-class DaemonEnv : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_daemon = new Fabricd(default_config());
-    // libibverbs reads these once, at the first device list.
-    for (auto& [k, v] : g_daemon->app_env()) setenv(k.c_str(), v.c_str(), 1);
-  }
-  void TearDown() override {
-    delete g_daemon;
-    g_daemon = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnv);
-
-struct FabricParam {
-  const char* name;
-  const char* a;
-  const char* b;
-  int gid_index;
-  friend std::ostream& operator<<(std::ostream& os, const FabricParam& p) { return os << p.name; }
-};
-
-// Waits for one completion; the deadline only bounds a hang.
-ibv_wc wait_one(VerbsSide& s) {
-  ibv_wc wc{};
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (ibv_poll_cq(s.cq, 1, &wc) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ADD_FAILURE() << "no completion within 30 s";
-      wc.status = IBV_WC_GENERAL_ERR;
-      return wc;
-    }
-  }
-  return wc;
-}
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
 
 class Verbs : public ::testing::TestWithParam<FabricParam> {
  protected:
