@@ -228,6 +228,10 @@ class Hca::Impl {
   // kFetchUnordered: hostile, and !ordered (nothing done).
   static constexpr int kFetchUnordered = -2;
   int recv_fetch(Qp&, uint32_t psn, bool ordered);
+  // The receive WQE a SEND or WRITE_WITH_IMM needs (recv_fetch): true when
+  // it is in rwqe; false with `out` what on_request returns (unordered,
+  // failed, UC drop, or RNR NAK owed).
+  bool take_recv_wqe(Qp&, const Pkt&, bool ordered, Rx& out);
   void post_recv_cqe(Qp&, uint64_t wr_id, ibv_wc_status, uint32_t byte_len, const Pkt*,
                      uint16_t slid, uint8_t sl);
   // The responder fails: NAK, the receive WQE `rq_index` (if `have_wqe`)

@@ -173,6 +173,26 @@ int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
   return 1;
 }
 
+bool Hca::Impl::take_recv_wqe(Qp& qp, const Pkt& p, bool ordered, Rx& out) {
+  const int r = recv_fetch(qp, p.psn, ordered);
+  if (r == 1) return true;
+  if (r == kFetchUnordered) {
+    out = Rx::kUnordered;
+  } else if (r < 0) {
+    out = Rx::kDone;
+  } else if (qp.type == IBV_QPT_UC) {
+    out = reject(qp, p, ordered, 0, IBV_WC_SUCCESS, 0);  // UC: no RNR, the message drops (IBA 9.8)
+  } else if (!ordered) {
+    out = Rx::kUnordered;
+  } else {
+    // Receiver not ready: tell the requester to come back later.
+    qp.nak_outstanding = true;
+    owe_response(qp, make_syndrome(AckType::kRnrNak, qp.attr.min_rnr_timer), p.psn, false);
+    out = Rx::kDone;
+  }
+  return false;
+}
+
 Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
                                     bool ordered) {
   if (qp.state == IBV_QPS_RTR && !qp.comm_est_reported) {
@@ -226,20 +246,8 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   if ((f & kHasIeth) || qp.in_message == first || (!first && qp.in_write) ||
       (!last && p.paylen != qp.mtu) || p.paylen > qp.mtu)
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, 0);
-  if (first && !qp.rwqe_valid) {
-    const int r = recv_fetch(qp, p.psn, ordered);
-    if (r == kFetchUnordered) return Rx::kUnordered;
-    if (r < 0) return Rx::kDone;
-    if (r == 0) {
-      // UC: no RNR -- the message is dropped (IBA 9.8).
-      if (qp.type == IBV_QPT_UC) return reject(qp, p, ordered, 0, IBV_WC_SUCCESS, 0);
-      // Receiver not ready: tell the requester to come back later.
-      if (!ordered) return Rx::kUnordered;
-      qp.nak_outstanding = true;
-      owe_response(qp, make_syndrome(AckType::kRnrNak, qp.attr.min_rnr_timer), p.psn, false);
-      return Rx::kDone;
-    }
-  }
+  Rx early;
+  if (first && !qp.rwqe_valid && !take_recv_wqe(qp, p, ordered, early)) return early;
   const uint64_t offset = first ? 0 : qp.rcv_offset;
   if (offset + p.paylen > qp.rwqe.length)
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR, 0);

@@ -58,18 +58,8 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
   if (offset + p.paylen > len || (last && offset + p.paylen != len))
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
   const bool imm = last && (f & kHasImm);
-  if (imm && !qp.rwqe_valid) {
-    const int r = recv_fetch(qp, p.psn, ordered);
-    if (r == kFetchUnordered) return Rx::kUnordered;
-    if (r < 0) return Rx::kDone;
-    if (r == 0) {
-      if (qp.type == IBV_QPT_UC) return reject(qp, p, ordered, 0, IBV_WC_SUCCESS, 0);
-      if (!ordered) return Rx::kUnordered;
-      qp.nak_outstanding = true;
-      owe_response(qp, make_syndrome(AckType::kRnrNak, qp.attr.min_rnr_timer), p.psn, false);
-      return Rx::kDone;
-    }
-  }
+  Rx early;
+  if (imm && !qp.rwqe_valid && !take_recv_wqe(qp, p, ordered, early)) return early;
   RxPlacement& e = rx_q_[rx_n_];
   e.niov = 0;
   if (p.paylen) {
