@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace vf {
 namespace {
@@ -55,6 +56,14 @@ class RequestFds {
     fds_[0] = -1;
     return fd;
   }
+  // OPEN_CONTEXT's pair: the async pipe's write end and the app's own
+  // /proc/self/mem (the engine checks which file it is). False unless both.
+  bool take_open_context(int& async_fd, int& mem_fd) {
+    if (fds_.size() != 2 || !AppEventSink::usable_pipe(fds_[0])) return false;
+    async_fd = std::exchange(fds_[0], -1);
+    mem_fd = std::exchange(fds_[1], -1);
+    return true;
+  }
 
  private:
   std::vector<int> fds_;
@@ -67,14 +76,14 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
                                    std::vector<int> req_fds_in, const ContextFds& fds, bool port_up) {
   const auto h = copy_request<vhca_req_hdr>(msg);
   RequestFds req_fds(std::move(req_fds_in));
-  // Only OPEN_CONTEXT and CREATE_CQ take an fd; anything else sent is closed.
+  // Only OPEN_CONTEXT (two) and CREATE_CQ (one) take fds; anything else sent is closed.
   switch (h.cmd) {
     case VHCA_CMD_OPEN_CONTEXT: {
       vhca_open_context_rsp rsp{};
-      // ABI v2: the async-event pipe is part of the request.
-      const int async_fd = req_fds.take_pipe();
-      if (async_fd < 0) return reply(h, EINVAL, rsp);
-      int st = hca.open_client(client, pid, rsp);
+      // ABI v3: the async-event pipe and the app's address space.
+      int async_fd = -1, mem_fd = -1;
+      if (!req_fds.take_open_context(async_fd, mem_fd)) return reply(h, EINVAL, rsp);
+      int st = hca.open_client(client, pid, mem_fd, rsp);
       std::vector<int> out;
       if (!st) {
         out = {dup_fd(fds.doorbell), dup_fd(fds.status_ro)};

@@ -67,11 +67,32 @@ DeviceReply status_reply(const uint8_t* msg, size_t len, int status) {
 }
 
 struct DeviceServer::Client {
-  Client(asio::io_context& io, int fd, uint32_t id_) : sock(io, fd), id(id_) {}
+  Client(asio::io_context& io, int fd, uint32_t id_, pid_t pid) : sock(io, fd), id(id_), owner(pid) {}
   asio::posix::stream_descriptor sock;
   uint32_t id;
+  pid_t owner;          // the process that connected (SO_PEERCRED)
+  bool have_ids = false;  // uid/gid of its first request, which later ones must match
+  uid_t uid = 0;
+  gid_t gid = 0;
   bool gone = false;
 };
+
+// The kernel's word on who sent one message (SCM_CREDENTIALS, SO_PASSCRED on
+// the socket): only the process that opened the context may use it, as
+// uverbs' ib_safe_file_access refuses a forked child or a changed identity.
+// A child that inherited the socket, or an image exec'd in the opener's pid
+// that kept it, gets EACCES; what it could reach anyway is bounded by the
+// address space the opener handed over (device/engine/dma.hpp).
+int DeviceServer::check_sender(Client& c, const ucred* sender) {
+  if (!sender || sender->pid != c.owner) return EACCES;
+  if (!c.have_ids) {
+    c.have_ids = true;
+    c.uid = sender->uid;
+    c.gid = sender->gid;
+    return 0;
+  }
+  return sender->uid == c.uid && sender->gid == c.gid ? 0 : EACCES;
+}
 
 DeviceServer::DeviceServer(asio::io_context& io, std::string socket_path, DeviceBackend& backend)
     : io_(io), path_(std::move(socket_path)), backend_(backend), listener_(io) {
@@ -83,13 +104,19 @@ DeviceServer::DeviceServer(asio::io_context& io, std::string socket_path, Device
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   unlink(path_.c_str());
+  const int on = 1;  // accepted sockets inherit it: every message carries its sender
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
+    int err = errno;
+    close(fd);
+    throw std::runtime_error("SO_PASSCRED on " + path_ + ": " + std::strerror(err));
+  }
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) || listen(fd, 64)) {
     int err = errno;
     close(fd);
     throw std::runtime_error("cannot listen on " + path_ + ": " + std::strerror(err));
   }
   // Any local user may open a vHCA, like /dev/infiniband/uverbs* on most distros;
-  // each object is tied to the connecting process.
+  // each object is tied to the connecting process and its own address space.
   chmod(path_.c_str(), 0666);
   listener_.assign(fd);
   accept_next();
@@ -118,7 +145,7 @@ void DeviceServer::accept_next() {
         close(fd);
         continue;
       }
-      auto c = std::make_shared<Client>(io_, fd, next_client_id_++);
+      auto c = std::make_shared<Client>(io_, fd, next_client_id_++, cred.pid);
       clients_[c->id] = c;
       backend_.opened(c->id, cred.pid, cred.uid);
       read_next(c);
@@ -138,15 +165,21 @@ void DeviceServer::read_next(const std::shared_ptr<Client>& c) {
     // Requests carry at most one fd (an event pipe); room for a few more so
     // a hostile client's extras arrive (and get closed) instead of leaking
     // into MSG_CTRUNC handling.
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8) + CMSG_SPACE(sizeof(ucred))];
     msg.msg_control = control;
     msg.msg_controllen = sizeof(control);
     ssize_t n = recvmsg(c->sock.native_handle(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return read_next(c);
     std::vector<int> fds;
+    ucred sender{};
+    bool have_sender = false;
     if (n >= 0) {
       for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS &&
+            cm->cmsg_len == CMSG_LEN(sizeof(ucred))) {
+          std::memcpy(&sender, CMSG_DATA(cm), sizeof(sender));
+          have_sender = true;
+        } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
           const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
           for (size_t i = 0; i < count; ++i) {
             int fd;
@@ -168,6 +201,11 @@ void DeviceServer::read_next(const std::shared_ptr<Client>& c) {
     if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
       close_all();
       send_reply(c, status_reply(buf.data(), buf.size(), EMSGSIZE));
+      return read_next(c);
+    }
+    if (int err = check_sender(*c, have_sender ? &sender : nullptr)) {
+      close_all();
+      send_reply(c, status_reply(buf.data(), buf.size(), err));
       return read_next(c);
     }
     on_message(c, std::move(buf), std::move(fds));

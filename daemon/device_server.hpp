@@ -3,6 +3,7 @@
 // request means is decided by a DeviceBackend (the engine, on the lcore).
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
@@ -48,6 +49,7 @@ class DeviceServer {
 
  private:
   struct Client;
+  static int check_sender(Client& c, const ucred* sender);
   void accept_next();
   void read_next(const std::shared_ptr<Client>& c);
   void on_message(const std::shared_ptr<Client>& c, std::vector<uint8_t> msg, std::vector<int> fds);

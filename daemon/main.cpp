@@ -8,12 +8,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -22,6 +24,7 @@
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/eal.hpp"
+#include "daemon/privileges.hpp"
 
 namespace {
 
@@ -71,6 +74,9 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Before any thread exists (threads inherit it): see privileges.hpp.
+  if (int err = vf::drop_effective_capability(CAP_SYS_PTRACE))
+    spdlog::warn("cannot drop CAP_SYS_PTRACE from the effective set: {}", std::strerror(err));
   // Events go into apps' pipes; an app that closed its read end must cost
   // us an EPIPE on that write, not the process.
   std::signal(SIGPIPE, SIG_IGN);

@@ -19,7 +19,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 2
+#define VHCA_ABI_VERSION 3
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -154,10 +154,12 @@ struct vhca_rsp_hdr {
   int32_t status; /* 0 or a positive errno, as the verb returns it */
 };
 
-/* Request fds: [async event pipe, write end]. The daemon writes one
- * struct vhca_async_event per affiliated/unaffiliated event into it; the
- * provider's async_fd is the read end, so ibv_get_async_event reads them
- * unchanged. */
+/* Request fds: [async event pipe, write end; /proc/self/mem, O_RDWR]. The
+ * daemon writes one struct vhca_async_event per affiliated/unaffiliated event
+ * into the pipe; the provider's async_fd is the read end, so
+ * ibv_get_async_event reads them unchanged. The mem file is the only way the
+ * daemon reaches the app's memory: it is bound to the address space the app
+ * had when it opened it, and dies with it at exec or exit (ABI v3). */
 struct vhca_open_context_req {
   struct vhca_req_hdr hdr;
 };

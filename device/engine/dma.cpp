@@ -1,62 +1,123 @@
 #include "device/engine/dma.hpp"
 
-#include <poll.h>
-#include <sys/syscall.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 namespace vf::engine {
 
-ProcessMem::~ProcessMem() {
-  if (pidfd_ >= 0) close(pidfd_);
+int check_mem_fd(int fd, pid_t pid) {
+  if (fd < 0 || pid <= 0) return EACCES;
+  struct statfs fs{};
+  if (fstatfs(fd, &fs) || fs.f_type != PROC_SUPER_MAGIC) return EACCES;
+  const int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || (fl & O_ACCMODE) != O_RDWR) return EACCES;
+  char link[64], want[64], got[128];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  std::snprintf(want, sizeof(want), "/proc/%d/mem", int(pid));
+  const ssize_t n = readlink(link, got, sizeof(got) - 1);
+  if (n < 0) return EACCES;
+  got[n] = '\0';
+  if (std::strcmp(got, want) == 0) return kill(pid, 0) == 0 || errno == EPERM ? 0 : ESRCH;
+  // A process that has exited leaves "/proc/<pid>/mem (deleted)".
+  return std::strncmp(got, want, std::strlen(want)) == 0 ? ESRCH : EACCES;
 }
 
-int ProcessMem::open(pid_t pid) {
-  if (pid <= 0) return ESRCH;
-  pid_ = pid;
-#ifdef SYS_pidfd_open
-  int fd = int(syscall(SYS_pidfd_open, pid, 0));
-  if (fd < 0) {
-    if (errno == ESRCH) return ESRCH;
-    fd = -1;  // old kernel: fall back to trusting the pid (the socket's lifetime)
+ProcessMem::~ProcessMem() {
+  if (mem_fd_ >= 0) close(mem_fd_);
+}
+
+int ProcessMem::open(pid_t pid, int mem_fd) {
+  if (int err = check_mem_fd(mem_fd, pid)) {
+    if (mem_fd >= 0) close(mem_fd);
+    return err;
   }
-  pidfd_ = fd;
-#endif
+  pid_ = pid;
+  mem_fd_ = mem_fd;
+  if (!mm_alive()) return ESRCH;
   return 0;
+}
+
+// The address space behind the file: a read at address 0 (never mapped for
+// an ordinary process) fails with EIO while it exists and moves 0 bytes once
+// it is gone (exec or exit), which is what the kernel tells us and nothing
+// a client can fake.
+bool ProcessMem::mm_alive() {
+  char b;
+  if (pread(mem_fd_, &b, 1, 0) == 0) dead_ = true;
+  return !dead_;
 }
 
 bool ProcessMem::alive(Nanos now) {
   if (dead_) return false;
-  if (pidfd_ < 0) return true;
   if (checked_once_ && now >= checked_at_ && now - checked_at_ < kAliveRecheck) return true;
-  pollfd p{pidfd_, POLLIN, 0};
-  int r = ::poll(&p, 1, 0);
-  if (r > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR))) {
-    dead_ = true;  // exited: its pid may be reused, never touch it again
-    return false;
-  }
+  if (!mm_alive()) return false;
   checked_at_ = now;
   checked_once_ = true;
   return true;
+}
+
+size_t ProcessMem::through_file(bool write, const iovec* local, unsigned nlocal,
+                                const iovec* remote, unsigned nremote, uint64_t& calls) {
+  // /proc/<pid>/mem takes one remote offset a call: walk the remote pieces,
+  // each with the slice of the local list that lines up with it.
+  iovec slice[kIovMax];
+  unsigned li = 0;
+  size_t loff = 0, total = 0;
+  for (unsigned ri = 0; ri < nremote; ++ri) {
+    size_t want = remote[ri].iov_len;
+    if (want == 0) continue;
+    unsigned ns = 0;
+    for (size_t need = want; need && li < nlocal;) {
+      const size_t take = std::min(need, local[li].iov_len - loff);
+      slice[ns++] = iovec{static_cast<char*>(local[li].iov_base) + loff, take};
+      need -= take;
+      loff += take;
+      if (loff == local[li].iov_len) {
+        ++li;
+        loff = 0;
+      }
+    }
+    if (ns == 0) break;
+    size_t sliced = 0;
+    for (unsigned i = 0; i < ns; ++i) sliced += slice[i].iov_len;
+    ++calls;
+    const off_t at = off_t(reinterpret_cast<uintptr_t>(remote[ri].iov_base));
+    const ssize_t r = write ? pwritev(mem_fd_, slice, int(ns), at) : preadv(mem_fd_, slice, int(ns), at);
+    if (r == 0 && sliced) dead_ = true;  // the address space is gone
+    if (r <= 0) break;
+    total += size_t(r);
+    if (size_t(r) < sliced || sliced < want) break;
+  }
+  return total;
 }
 
 size_t ProcessMem::transfer(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
                             unsigned nremote, Nanos now, uint64_t& calls) {
   if (nlocal == 0 || nremote == 0 || nlocal > kIovMax || nremote > kIovMax) return 0;
   if (!alive(now)) return 0;
-  ++calls;
-  const ssize_t r = write ? process_vm_writev(pid_, local, nlocal, remote, nremote, 0)
-                          : process_vm_readv(pid_, local, nlocal, remote, nremote, 0);
-  if (r < 0) {
-    if (errno == ESRCH) dead_ = true;
-    return 0;
+  if (direct_) {
+    ++calls;
+    const ssize_t r = write ? process_vm_writev(pid_, local, nlocal, remote, nremote, 0)
+                            : process_vm_readv(pid_, local, nlocal, remote, nremote, 0);
+    if (r >= 0) return size_t(r);
+    if (errno == ESRCH) {
+      dead_ = true;
+      return 0;
+    }
+    if (errno != EPERM) return 0;
+    direct_ = false;  // the kernel says fabricd may not ptrace it: use the file
   }
-  return size_t(r);
+  return through_file(write, local, nlocal, remote, nremote, calls);
 }
 
 size_t ProcessMem::readv(const iovec* local, unsigned nlocal, const iovec* remote,
@@ -98,16 +159,9 @@ bool ProcessMem::range_mapped(uint64_t addr, uint64_t len, bool need_write) {
   }
   std::free(line);
   std::fclose(f);
-  // The pid must still be the process we opened: a pidfd that reports exit
-  // means the maps we just read may belong to a stranger.
-  if (ok && pidfd_ >= 0) {
-    pollfd p{pidfd_, POLLIN, 0};
-    if (::poll(&p, 1, 0) > 0) {
-      dead_ = true;
-      ok = false;
-    }
-  }
-  return ok;
+  // The maps just read must be those of the address space behind the file:
+  // if it is gone (exec, exit, reused pid) they may belong to a stranger.
+  return ok && mm_alive();
 }
 
 }  // namespace vf::engine

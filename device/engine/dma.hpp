@@ -1,8 +1,28 @@
-// "DMA" into and out of an app: process_vm_readv/writev against the pid of the
-// client that registered the memory, never any other process. A system call
-// costs microseconds on a VM -- far more than the copy -- so callers batch:
-// the requester fills a whole burst of packets with one read, the responder
-// places a whole receive burst of one client with one write.
+// "DMA" into and out of an app, under the kernel's rules.
+//
+// Trust model (docs/security.md): fabricd touches only the address space that
+// the app itself handed over at OPEN_CONTEXT, as an open /proc/self/mem. The
+// kernel checked that open (a process may always open its own), the file
+// stays bound to that one address space (mm), and once the process execs or
+// exits the mm is gone and every access through the file moves 0 bytes -- so
+// an exec'd setuid image, a reused pid or another user's process can never be
+// reached, whatever the app's fds or pids do afterwards.
+//
+// Copies take one of two paths. Direct: process_vm_readv/writev, the fast
+// one (one call moves many pieces, no bounce page); fabricd holds no
+// CAP_SYS_PTRACE, so the kernel allows it only where fabricd's own
+// credentials may ptrace the target (same uid/gid, dumpable) and refuses it
+// (EPERM) for everyone else. Through the file: preadv/pwritev on the mem fd,
+// which works for any client but costs a call per remote piece and copies
+// page by page. A client starts on the direct path and moves to the file for
+// good on the first EPERM. The direct path still needs to know the image is
+// the one that registered: the mm behind the file is checked at most every
+// kAliveRecheck of engine time (an exec by a process fabricd may ptrace
+// anyway is the only thing that window can reach).
+//
+// A system call costs microseconds on a VM -- far more than the copy -- so
+// callers batch: the requester fills a whole burst of packets with one read,
+// the responder places a whole receive burst of one client with one write.
 #pragma once
 
 #include <sys/types.h>
@@ -17,9 +37,6 @@
 
 namespace vf::engine {
 
-// The memory of one client process. Holds a pidfd so a pid that died and was
-// reused is never touched: liveness is re-checked (cheaply, at most every
-// kAliveRecheck of engine time) before any transfer.
 class ProcessMem {
  public:
   ProcessMem() = default;
@@ -27,17 +44,23 @@ class ProcessMem {
   ProcessMem(const ProcessMem&) = delete;
   ProcessMem& operator=(const ProcessMem&) = delete;
 
-  int open(pid_t pid);  // 0, ESRCH
+  // Takes ownership of mem_fd, which must be /proc/<pid>/mem of that very
+  // process, open read-write. 0; EACCES when the fd is anything else; ESRCH
+  // when the process is gone.
+  int open(pid_t pid, int mem_fd);
   pid_t pid() const { return pid_; }
   bool alive(Nanos now);
   bool dead() const { return dead_; }
+  // Tests: use the file path from the start, as for another user's client.
+  void force_file_path() { direct_ = false; }
+  bool direct() const { return direct_; }
 
-  // One process_vm_readv (remote -> local) or process_vm_writev (local ->
-  // remote) over at most kIovMax pieces a side, both sides the same total
-  // length. Returns the bytes moved: the kernel copies in order and stops at
-  // the first page it cannot reach, so a short count says exactly which byte
-  // failed and that everything before it arrived. 0 when the process is gone.
-  // `calls` is incremented for each system call made.
+  // One transfer (remote -> local for readv, local -> remote for writev) over
+  // at most kIovMax pieces a side, both sides the same total length. Returns
+  // the bytes moved: copying goes in order and stops at the first page that
+  // cannot be reached, so a short count says exactly which byte failed and
+  // that everything before it arrived. 0 when the process is gone. `calls` is
+  // incremented for each system call made.
   size_t readv(const iovec* local, unsigned nlocal, const iovec* remote, unsigned nremote,
                Nanos now, uint64_t& calls);
   size_t writev(const iovec* local, unsigned nlocal, const iovec* remote, unsigned nremote,
@@ -53,13 +76,21 @@ class ProcessMem {
  private:
   size_t transfer(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
                   unsigned nremote, Nanos now, uint64_t& calls);
+  size_t through_file(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
+                      unsigned nremote, uint64_t& calls);
+  bool mm_alive();
 
   pid_t pid_ = -1;
-  int pidfd_ = -1;
+  int mem_fd_ = -1;
+  bool direct_ = true;
   bool dead_ = false;
   Nanos checked_at_ = 0;
   bool checked_once_ = false;
 };
+
+// Whether `fd` is /proc/<pid>/mem of `pid`, open read-write: what a client
+// must hand over at OPEN_CONTEXT. 0, EACCES, or ESRCH (the process is gone).
+int check_mem_fd(int fd, pid_t pid);
 
 // Collects the pieces of a transfer into caller-provided storage. A piece
 // that continues the previous one is merged into it, so the consecutive

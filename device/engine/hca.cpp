@@ -83,11 +83,14 @@ uint32_t Hca::Impl::random32() {
 
 // ------------------------------------------------------------------ clients
 
-int Hca::Impl::open_client(ClientId id, pid_t pid, vhca_open_context_rsp& rsp) {
-  if (clients_.count(id)) return EEXIST;
+int Hca::Impl::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
+  if (clients_.count(id)) {
+    if (mem_fd >= 0) close(mem_fd);
+    return EEXIST;
+  }
   auto c = std::make_unique<Client>();
   c->id = id;
-  if (int err = c->mem.open(pid)) return err;
+  if (int err = c->mem.open(pid, mem_fd)) return err;
   clients_.emplace(id, std::move(c));
   rsp.num_comp_vectors = 1;
   rsp.reserved = 0;
@@ -406,8 +409,8 @@ Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
 Hca::~Hca() = default;
 void Hca::set_event_sink(EventSink* s) { impl_->sink_ = s; }
 const HcaConfig& Hca::config() const { return impl_->cfg_; }
-int Hca::open_client(ClientId id, pid_t pid, vhca_open_context_rsp& rsp) {
-  return impl_->open_client(id, pid, rsp);
+int Hca::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
+  return impl_->open_client(id, pid, mem_fd, rsp);
 }
 void Hca::close_client(ClientId id) { impl_->close_client(id); }
 int Hca::query_device(ClientId id, vhca_query_device_rsp& rsp) { return impl_->query_device(id, rsp); }

@@ -134,7 +134,9 @@ class Hca {
   // here. Returns 0 or a positive errno (what the verb returns). Only the body
   // of a response is written; its hdr is the daemon's. The doorbell eventfd and
   // status page of OPEN_CONTEXT belong to the lcore, not to the engine.
-  int open_client(ClientId, pid_t pid, vhca_open_context_rsp&);  // EEXIST, ESRCH
+  // `mem_fd` is the client's own /proc/<pid>/mem (see dma.hpp), owned by the
+  // engine from here on, also on failure. EEXIST, EACCES, ESRCH.
+  int open_client(ClientId, pid_t pid, int mem_fd, vhca_open_context_rsp&);
   void close_client(ClientId);  // uverbs-style teardown of every object of the client
   int query_device(ClientId, vhca_query_device_rsp&);
   int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);

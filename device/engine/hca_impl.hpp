@@ -69,7 +69,7 @@ class Hca::Impl {
   ~Impl();
 
   // ---- slow path (hca.cpp, mr.cpp, cq.cpp, qp.cpp, qp_state.cpp)
-  int open_client(ClientId, pid_t, vhca_open_context_rsp&);
+  int open_client(ClientId, pid_t, int mem_fd, vhca_open_context_rsp&);
   void close_client(ClientId);
   int query_device(ClientId, vhca_query_device_rsp&);
   int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);

@@ -72,22 +72,23 @@ bad:
   return EPROTO;
 }
 
-static ssize_t send_request(int sock, void *req, size_t req_len, int send_fd) {
+static ssize_t send_request(int sock, void *req, size_t req_len, const int *send_fds,
+                            int nsend) {
   union {
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(sizeof(int) * 2)];
     struct cmsghdr align;
   } control;
   struct iovec iov = {.iov_base = req, .iov_len = req_len};
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (send_fd >= 0) {
+  if (nsend > 0 && nsend <= 2) {
     memset(&control, 0, sizeof(control));
     msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof(control.buf);
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nsend);
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nsend);
+    memcpy(CMSG_DATA(c), send_fds, sizeof(int) * (size_t)nsend);
   }
   ssize_t n;
   do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -97,11 +98,16 @@ static ssize_t send_request(int sock, void *req, size_t req_len, int send_fd) {
 
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds) {
-  return vhca_cmd_fd(ctx, cmd, req, req_len, -1, rsp, rsp_len, fds, nfds);
+  return vhca_cmd_fds(ctx, cmd, req, req_len, NULL, 0, rsp, rsp_len, fds, nfds);
 }
 
 int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
                 void *rsp, size_t rsp_len, int *fds, int nfds) {
+  return vhca_cmd_fds(ctx, cmd, req, req_len, &send_fd, send_fd >= 0, rsp, rsp_len, fds, nfds);
+}
+
+int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len,
+                 const int *send_fds, int nsend, void *rsp, size_t rsp_len, int *fds, int nfds) {
   struct vhca_req_hdr *hdr = req;
   pthread_mutex_lock(&ctx->cmd_lock);
   hdr->cmd = cmd;
@@ -109,7 +115,7 @@ int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_le
   hdr->length = (uint32_t)req_len;
   hdr->abi_version = VHCA_ABI_VERSION;
   int ret;
-  ssize_t n = send_request(ctx->sock, req, req_len, send_fd);
+  ssize_t n = send_request(ctx->sock, req, req_len, send_fds, nsend);
   if (n != (ssize_t)req_len) {
     for (int i = 0; i < nfds; i++) fds[i] = -1;
     ret = EIO;

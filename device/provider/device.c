@@ -68,9 +68,19 @@ static int open_engine(struct vhca_context *ctx, const char *socket_path, const 
   struct vhca_open_context_rsp rsp;
   int fds[2] = {-1, -1};
   /* fabricd writes async events into the pipe's write end; we keep no copy,
-   * so the app's reads see EOF rather than block forever if fabricd dies. */
-  int ret = vhca_cmd_fd(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), ctx->async_pipe[1], &rsp,
-                        sizeof(rsp), fds, 2);
+   * so the app's reads see EOF rather than block forever if fabricd dies.
+   * /proc/self/mem is how fabricd reaches our memory, and only ours: the
+   * kernel binds it to this address space, which an exec ends. */
+  int mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+  if (mem_fd < 0) {
+    int err = errno;
+    fprintf(stderr, VHCA_PFX "cannot open %s: /proc/self/mem: %s\n", name, strerror(err));
+    return err;
+  }
+  const int send[2] = {ctx->async_pipe[1], mem_fd};
+  int ret = vhca_cmd_fds(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), send, 2, &rsp,
+                         sizeof(rsp), fds, 2);
+  close(mem_fd);
   close(ctx->async_pipe[1]);
   ctx->async_pipe[1] = -1;
   if (!ret && (fds[0] < 0 || fds[1] < 0)) {

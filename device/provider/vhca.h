@@ -87,6 +87,9 @@ int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, 
 /* The same, sending `send_fd` (>= 0) with the request by SCM_RIGHTS. */
 int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
                 void *rsp, size_t rsp_len, int *fds, int nfds);
+/* The same with up to two fds (OPEN_CONTEXT's async pipe and address space). */
+int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len,
+                 const int *send_fds, int nsend, void *rsp, size_t rsp_len, int *fds, int nfds);
 int vhca_connect(const char *path);
 
 /* ring.c */

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +14,9 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +100,10 @@ int connect_seqpacket(const std::string& path) {
   return fd;
 }
 
+int open_mem(const std::string& pid) {
+  return ::open(("/proc/" + pid + "/mem").c_str(), O_RDWR | O_CLOEXEC);
+}
+
 // Sends `bytes` and returns the status of the reply (-1 if none).
 int exchange(int fd, const void* bytes, size_t len) {
   if (send(fd, bytes, len, 0) != ssize_t(len)) return -1;
@@ -108,20 +115,20 @@ int exchange(int fd, const void* bytes, size_t len) {
   return h.status;
 }
 
-// The same, passing `send_fd` with the request (SCM_RIGHTS).
-int exchange_with_fd(int fd, const void* bytes, size_t len, int send_fd) {
+// The same, passing `send_fds` with the request (SCM_RIGHTS).
+int exchange_with_fds(int fd, const void* bytes, size_t len, std::vector<int> send_fds) {
   iovec iov{const_cast<void*>(bytes), len};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * send_fds.size());
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+  c->cmsg_len = CMSG_LEN(sizeof(int) * send_fds.size());
+  std::memcpy(CMSG_DATA(c), send_fds.data(), sizeof(int) * send_fds.size());
   if (sendmsg(fd, &msg, 0) != ssize_t(len)) return -1;
   vhca_rsp_hdr h{};
   char buf[VHCA_MAX_MSG];
@@ -149,16 +156,21 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
   // A verb before OPEN_CONTEXT, and forged handles afterwards.
   vhca_handle_req dq{{VHCA_CMD_DESTROY_QP, 4, sizeof(dq), VHCA_ABI_VERSION}, 0xdeadbeef, 0};
   EXPECT_NE(exchange(fd, &dq, sizeof(dq)), 0);
-  // ABI v2: OPEN_CONTEXT carries the write end of the async-event pipe, and
-  // nothing but a pipe's write end is accepted there.
+  // ABI v3: OPEN_CONTEXT carries the write end of the async-event pipe and
+  // the app's own /proc/self/mem; nothing else is accepted there.
   vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 5, sizeof(open), VHCA_ABI_VERSION}};
   EXPECT_EQ(exchange(fd, &open, sizeof(open)), EINVAL);
   int events[2];
   ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
-  EXPECT_EQ(exchange_with_fd(fd, &open, sizeof(open), events[0]), EINVAL);  // a read end
-  EXPECT_EQ(exchange_with_fd(fd, &open, sizeof(open), events[1]), 0);
-  close(events[0]);
-  close(events[1]);
+  const int mem = open_mem("self");
+  const int parent_mem = open_mem(std::to_string(getppid()));
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1]}), EINVAL);  // no address space
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[0], mem}), EINVAL);  // a read end
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], null_fd}), EACCES);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], parent_mem}), EACCES);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem}), 0);
+  for (int f : {events[0], events[1], mem, parent_mem, null_fd}) close(f);
   dq.hdr.seq = 6;
   EXPECT_EQ(exchange(fd, &dq, sizeof(dq)), EINVAL);
   std::vector<char> huge(VHCA_MAX_MSG * 2, 'x');
@@ -168,6 +180,33 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
   // The daemon still serves everyone else.
   auto r = run({"ibv_devinfo", "-d", "vib1"}, d.app_env());
   EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+// A forked child that inherited an opened context's socket may not use it
+// (uverbs refuses it EACCES too): the context belongs to the opener.
+TEST(DaemonHostileInput, InheritedDeviceSocketIsRefusedToAForkedChild) {
+  Fabricd d(default_config());
+  std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband/vib0/" VHCA_SYSFS_SOCKET_ATTR);
+  while (!sock.empty() && sock.back() == '\n') sock.pop_back();
+  int fd = connect_seqpacket(sock);
+  ASSERT_GE(fd, 0) << sock;
+  int events[2];
+  ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
+  const int mem = open_mem("self");
+  vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 1, sizeof(open), VHCA_ABI_VERSION}};
+  ASSERT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem}), 0);
+  close(mem);
+  vhca_req_hdr pd{VHCA_CMD_ALLOC_PD, 2, sizeof(pd), VHCA_ABI_VERSION};
+  pid_t child = fork();
+  if (child == 0) _exit(exchange(fd, &pd, sizeof(pd)) == EACCES ? 0 : 1);
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "the child's ALLOC_PD was not refused EACCES";
+  pd.seq = 3;
+  EXPECT_EQ(exchange(fd, &pd, sizeof(pd)), 0);  // the opener still may
+  close(fd);
+  close(events[0]);
+  close(events[1]);
 }
 
 // Objects the daemon holds for one vHCA, from `fabricctl --json hca list`.

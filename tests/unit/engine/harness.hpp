@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -274,6 +275,9 @@ struct AppQp {
   vhca_create_qp_rsp rsp{};
 };
 
+// What the provider hands over at OPEN_CONTEXT: the app's own address space.
+inline int self_mem_fd() { return ::open("/proc/self/mem", O_RDWR | O_CLOEXEC); }
+
 struct QpCaps {
   uint32_t send_wr = 64, recv_wr = 64, send_sge = 4, recv_sge = 4, inline_data = 256;
   bool sig_all = false;
@@ -282,9 +286,9 @@ struct QpCaps {
 
 class App {
  public:
-  App(Hca& hca, ClientId id, pid_t pid = getpid()) : hca_(hca), id_(id) {
+  App(Hca& hca, ClientId id) : hca_(hca), id_(id) {
     vhca_open_context_rsp rsp{};
-    EXPECT_EQ(hca.open_client(id, pid, rsp), 0);
+    EXPECT_EQ(hca.open_client(id, getpid(), self_mem_fd(), rsp), 0);
   }
   ClientId id() const { return id_; }
   Hca& hca() { return hca_; }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <random>
+#include <string>
 
 #include "tests/unit/engine/harness.hpp"
 
@@ -184,14 +185,37 @@ TEST_F(Protection, RegMrChecks) {
 }
 
 TEST_F(Protection, DeadProcessCannotBeOpened) {
+  int gate[2];
+  ASSERT_EQ(pipe(gate), 0);
   pid_t child = fork();
-  if (child == 0) _exit(0);
+  if (child == 0) {
+    char b;
+    close(gate[1]);
+    (void)!read(gate[0], &b, 1);
+    _exit(0);
+  }
   ASSERT_GT(child, 0);
+  close(gate[0]);
+  const int mem = ::open(("/proc/" + std::to_string(child) + "/mem").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(mem, 0);
+  close(gate[1]);  // the child exits
   int st;
   ASSERT_EQ(waitpid(child, &st, 0), child);
   vhca_open_context_rsp rsp{};
-  EXPECT_EQ(hca_a.open_client(77, child, rsp), ESRCH);
+  EXPECT_EQ(hca_a.open_client(77, child, mem, rsp), ESRCH);
   EXPECT_EQ(hca_a.counts().clients, 0u);
+}
+
+TEST_F(Protection, OpenNeedsTheClientsOwnAddressSpace) {
+  vhca_open_context_rsp rsp{};
+  // Not a mem file, read-only, or another process's: refused, nothing opened.
+  EXPECT_EQ(hca_a.open_client(78, getpid(), ::open("/dev/null", O_RDWR | O_CLOEXEC), rsp), EACCES);
+  EXPECT_EQ(hca_a.open_client(78, getpid(), ::open("/proc/self/mem", O_RDONLY | O_CLOEXEC), rsp),
+            EACCES);
+  EXPECT_EQ(hca_a.open_client(78, getppid(), self_mem_fd(), rsp), EACCES);
+  EXPECT_EQ(hca_a.open_client(78, getpid(), -1, rsp), EACCES);
+  EXPECT_EQ(hca_a.counts().clients, 0u);
+  EXPECT_EQ(hca_a.open_client(78, getpid(), self_mem_fd(), rsp), 0);
 }
 
 TEST_F(Protection, HostileSqProducerFailsOnlyThatQp) {

@@ -287,7 +287,7 @@ TEST_F(Verbs, RingsAreSealedMemfds) {
 TEST_F(Verbs, OpenTwiceAndUnknownClients) {
   App app(hca_a, 1);
   vhca_open_context_rsp rsp{};
-  EXPECT_EQ(hca_a.open_client(1, getpid(), rsp), EEXIST);
+  EXPECT_EQ(hca_a.open_client(1, getpid(), self_mem_fd(), rsp), EEXIST);
   vhca_alloc_pd_rsp pr{};
   EXPECT_EQ(hca_a.alloc_pd(42, pr), EINVAL);
   hca_a.close_client(42);  // harmless

@@ -1,0 +1,38 @@
+#include "daemon/privileges.hpp"
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace vf {
+namespace {
+
+struct Caps {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+};
+
+int get(Caps& c) { return syscall(SYS_capget, &c.hdr, c.data) ? errno : 0; }
+
+}  // namespace
+
+int drop_effective_capability(int cap) {
+  if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3) return EINVAL;
+  Caps c;
+  if (int err = get(c)) return err;
+  const unsigned word = unsigned(cap) / 32;
+  const uint32_t bit = 1u << (unsigned(cap) % 32);
+  c.data[word].effective &= ~bit;
+  c.data[word].inheritable &= ~bit;
+  return syscall(SYS_capset, &c.hdr, c.data) ? errno : 0;
+}
+
+bool capability_effective(int cap) {
+  if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3) return false;
+  Caps c;
+  return get(c) == 0 && (c.data[unsigned(cap) / 32].effective & (1u << (unsigned(cap) % 32)));
+}
+
+}  // namespace vf

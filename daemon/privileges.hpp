@@ -1,0 +1,24 @@
+// What fabricd may do with its capabilities (docs/security.md).
+//
+// fabricd never needs CAP_SYS_PTRACE: apps hand it their own /proc/self/mem
+// (device/engine/dma.hpp). It is taken out of the effective set of every
+// thread at start-up, before EAL or Asio create any (threads inherit it), so
+// each process_vm_readv/writev fabricd makes is checked by the kernel against
+// fabricd's own uid/gid and the target's dumpability, exactly as an ordinary
+// debugger would be. It stays in the permitted set when fabricd was given it
+// (a root shell, not the systemd unit, which bounds it away): the kernel's
+// cap-subset rule compares a root app's permitted set with ours, and keeping
+// it lets the fast direct path serve root apps that have it.
+#pragma once
+
+#include <string>
+
+namespace vf {
+
+// Removes `cap` (e.g. CAP_SYS_PTRACE) from the calling thread's effective
+// and inheritable sets. Returns 0 or an errno.
+int drop_effective_capability(int cap);
+// Whether `cap` is in the calling thread's effective set.
+bool capability_effective(int cap);
+
+}  // namespace vf
