@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "vhca.h"
@@ -74,7 +75,14 @@ static int open_engine(struct vhca_context *ctx, const char *socket_path, const 
   int mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
   if (mem_fd < 0) {
     int err = errno;
-    fprintf(stderr, VHCA_PFX "cannot open %s: /proc/self/mem: %s\n", name, strerror(err));
+    if (err == EACCES && prctl(PR_GET_DUMPABLE) == 0)
+      fprintf(stderr,
+              VHCA_PFX "cannot open %s: this process is not dumpable (it changed its user or "
+                       "group, or is set-uid), so it cannot open its own /proc/self/mem, through "
+                       "which fabricd reaches its memory. Call prctl(PR_SET_DUMPABLE, 1) first.\n",
+              name);
+    else
+      fprintf(stderr, VHCA_PFX "cannot open %s: /proc/self/mem: %s\n", name, strerror(err));
     return err;
   }
   const int send[2] = {ctx->async_pipe[1], mem_fd};
