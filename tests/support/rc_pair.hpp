@@ -90,8 +90,10 @@ struct ConnectParams {
   uint8_t rd_atomic = 1;  // max_rd_atomic and max_dest_rd_atomic
 };
 
-// RESET -> INIT -> RTR -> RTS towards `peer`.
-inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams& c) {
+// RESET -> INIT -> RTR -> RTS towards QP `qpn` behind `lid` (and `gid` when
+// c.gid_index >= 0), e.g. a QP of another process.
+inline void connect_to_qpn(VerbsSide& s, uint32_t qpn, uint16_t lid, const ibv_gid& gid,
+                           const ConnectParams& c) {
   ibv_qp_attr at{};
   at.qp_state = IBV_QPS_INIT;
   at.port_num = 1;
@@ -101,14 +103,14 @@ inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams&
   at = {};
   at.qp_state = IBV_QPS_RTR;
   at.path_mtu = s.port.active_mtu;
-  at.dest_qp_num = peer.qp->qp_num;
+  at.dest_qp_num = qpn;
   at.max_dest_rd_atomic = c.rd_atomic;
   at.min_rnr_timer = c.min_rnr_timer;
-  at.ah_attr.dlid = peer.port.lid;
+  at.ah_attr.dlid = lid;
   at.ah_attr.port_num = 1;
   if (c.gid_index >= 0) {
     at.ah_attr.is_global = 1;
-    at.ah_attr.grh.dgid = peer.gid;
+    at.ah_attr.grh.dgid = gid;
     at.ah_attr.grh.sgid_index = uint8_t(c.gid_index);
     at.ah_attr.grh.hop_limit = 64;
   }
@@ -126,6 +128,11 @@ inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams&
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
         "modify_qp RTS");
+}
+
+// RESET -> INIT -> RTR -> RTS towards `peer`.
+inline void connect_to(VerbsSide& s, const VerbsSide& peer, const ConnectParams& c) {
+  connect_to_qpn(s, peer.qp->qp_num, peer.port.lid, peer.gid, c);
 }
 
 inline int post_recv(VerbsSide& s, uint64_t wr_id, std::vector<ibv_sge> sges) {

@@ -69,6 +69,20 @@ struct Child {
   uint64_t secret_addr = 0;
 };
 
+// One message of `len` bytes with room for one fd (SCM_RIGHTS).
+struct FdMessage {
+  FdMessage(void* data, size_t len) : iov{data, len} {
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+};
+
 Child spawn(bool exit_instead) {
   int sp[2], go[2], seen[2];
   EXPECT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -80,13 +94,8 @@ Child spawn(bool exit_instead) {
   if (c.pid == 0) {
     int fd = self_mem();
     uint64_t addr = reinterpret_cast<uint64_t>(secret);
-    iovec iov{&addr, sizeof(addr)};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof(control);
+    FdMessage fm(&addr, sizeof(addr));
+    msghdr& m = fm.m;
     cmsghdr* cm = CMSG_FIRSTHDR(&m);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -104,13 +113,8 @@ Child spawn(bool exit_instead) {
   close(seen[1]);
   // The child's copy of seen[1] is CLOEXEC: EOF on seen[0] means exec/exit.
   uint64_t addr = 0;
-  iovec iov{&addr, sizeof(addr)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof(control);
+  FdMessage fm(&addr, sizeof(addr));
+  msghdr& m = fm.m;
   EXPECT_EQ(recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC), ssize_t(sizeof(addr)));
   std::memcpy(&c.mem_fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
   close(sp[0]);
