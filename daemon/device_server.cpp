@@ -162,9 +162,10 @@ void DeviceServer::read_next(const std::shared_ptr<Client>& c) {
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    // Requests carry at most one fd (an event pipe); room for a few more so
-    // a hostile client's extras arrive (and get closed) instead of leaking
-    // into MSG_CTRUNC handling.
+    // Requests carry at most two fds (OPEN_CONTEXT's pipe and mem file) and
+    // the sender's credentials; room for a few more fds so a hostile
+    // client's extras arrive (and get closed) instead of leaking into
+    // MSG_CTRUNC handling.
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8) + CMSG_SPACE(sizeof(ucred))];
     msg.msg_control = control;
     msg.msg_controllen = sizeof(control);

@@ -1,6 +1,7 @@
 #include "daemon/privileges.hpp"
 
 #include <linux/capability.h>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@ int get(Caps& c) { return syscall(SYS_capget, &c.hdr, c.data) ? errno : 0; }
 }  // namespace
 
 int drop_effective_capability(int cap) {
-  if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3) return EINVAL;
+  if (cap < 0 || cap >= 64) return EINVAL;
   Caps c;
   if (int err = get(c)) return err;
   const unsigned word = unsigned(cap) / 32;
@@ -29,10 +30,14 @@ int drop_effective_capability(int cap) {
   return syscall(SYS_capset, &c.hdr, c.data) ? errno : 0;
 }
 
-bool capability_effective(int cap) {
-  if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3) return false;
+uint64_t effective_capabilities() {
   Caps c;
-  return get(c) == 0 && (c.data[unsigned(cap) / 32].effective & (1u << (unsigned(cap) % 32)));
+  if (get(c)) return 0;
+  return uint64_t(c.data[1].effective) << 32 | c.data[0].effective;
+}
+
+bool capability_effective(int cap) {
+  return cap >= 0 && cap < 64 && (effective_capabilities() >> cap & 1);
 }
 
 }  // namespace vf

@@ -11,7 +11,7 @@
 // it lets the fast direct path serve root apps that have it.
 #pragma once
 
-#include <string>
+#include <cstdint>
 
 namespace vf {
 
@@ -20,5 +20,8 @@ namespace vf {
 int drop_effective_capability(int cap);
 // Whether `cap` is in the calling thread's effective set.
 bool capability_effective(int cap);
+// The calling thread's effective set as a bit mask (bit n = capability n);
+// 0 when it cannot be read.
+uint64_t effective_capabilities();
 
 }  // namespace vf

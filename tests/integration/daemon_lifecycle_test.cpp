@@ -138,12 +138,18 @@ int exchange_with_fds(int fd, const void* bytes, size_t len, std::vector<int> se
   return h.status;
 }
 
+// A raw connection to `hca`'s device socket, as a provider makes it; -1 on failure.
+int connect_device(const Fabricd& d, const std::string& hca) {
+  std::string sock =
+      read_file(d.runtime_dir() + "/sys/class/infiniband/" + hca + "/" VHCA_SYSFS_SOCKET_ATTR);
+  while (!sock.empty() && sock.back() == '\n') sock.pop_back();
+  return connect_seqpacket(sock);
+}
+
 TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) {
   Fabricd d(default_config());
-  std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband/vib0/" VHCA_SYSFS_SOCKET_ATTR);
-  while (!sock.empty() && sock.back() == '\n') sock.pop_back();
-  int fd = connect_seqpacket(sock);
-  ASSERT_GE(fd, 0) << sock;
+  const int fd = connect_device(d, "vib0");
+  ASSERT_GE(fd, 0);
 
   const char garbage[3] = {1, 2, 3};
   EXPECT_EQ(exchange(fd, garbage, sizeof(garbage)), EPROTO);
@@ -186,10 +192,8 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
 // (uverbs refuses it EACCES too): the context belongs to the opener.
 TEST(DaemonHostileInput, InheritedDeviceSocketIsRefusedToAForkedChild) {
   Fabricd d(default_config());
-  std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband/vib0/" VHCA_SYSFS_SOCKET_ATTR);
-  while (!sock.empty() && sock.back() == '\n') sock.pop_back();
-  int fd = connect_seqpacket(sock);
-  ASSERT_GE(fd, 0) << sock;
+  const int fd = connect_device(d, "vib0");
+  ASSERT_GE(fd, 0);
   int events[2];
   ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
   const int mem = open_mem("self");
