@@ -23,6 +23,7 @@ struct Command {
   Handler sync;
   AsyncHandler async;
   std::string help;
+  Access access = Access::Mutating;
 };
 
 struct ServerState {
@@ -98,6 +99,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<detail::ServerState> server_;
   boost::asio::local::stream_protocol::socket sock_;
   Peer peer_;
+  bool may_mutate_ = false;  // decided once: the credentials are those of connect()
   uint64_t idle_since_ = 0;
   boost::asio::streambuf buf_;
   boost::asio::steady_timer timer_;

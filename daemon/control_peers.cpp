@@ -1,10 +1,12 @@
-// Who may hold a control connection: peer credentials, the per-uid and table
-// caps, and evicting the longest-idle connection to make room (the policy is
-// described in control_server.hpp).
+// Who may hold a control connection and what it may do: peer credentials,
+// the per-uid and table caps, evicting the longest-idle connection to make
+// room, and the mutating-command check (policies in control_server.hpp).
 #include <utility>
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <fmt/format.h>
 
 #include "daemon/control_detail.hpp"
@@ -20,7 +22,27 @@ Peer peer_credentials(int fd) {
     p.gid = c.gid;
     p.pid = c.pid;
   }
+  // The groups of the connecting process itself (Linux 4.13+), not what the
+  // group database says its user is in now.
+  std::vector<gid_t> groups(64);
+  for (int tries = 0; tries < 4; ++tries) {
+    socklen_t bytes = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &bytes) == 0) {
+      groups.resize(bytes / sizeof(gid_t));
+      p.groups = std::move(groups);
+      break;
+    }
+    if (errno != ERANGE || bytes / sizeof(gid_t) > 65536) break;  // NGROUPS_MAX is 65536
+    groups.resize(bytes / sizeof(gid_t));
+  }
   return p;
+}
+
+bool may_mutate(const Peer& p, uid_t daemon_uid, std::optional<gid_t> admin_gid) {
+  if (p.uid == static_cast<uid_t>(-1)) return false;  // unknown peer: nothing
+  if (p.uid == 0 || p.uid == daemon_uid) return true;
+  if (!admin_gid) return false;
+  return p.gid == *admin_gid || std::find(p.groups.begin(), p.groups.end(), *admin_gid) != p.groups.end();
 }
 
 namespace detail {

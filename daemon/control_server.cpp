@@ -2,7 +2,6 @@
 // table, accepting clients (within the caps of control_peers.cpp).
 #include <utility>
 
-#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/control_detail.hpp"
+#include "daemon/sys_groups.hpp"
 
 namespace vf::control {
 namespace asio = boost::asio;
@@ -58,22 +58,25 @@ ControlServer::ControlServer(asio::io_context& io, ServerOptions opts)
         json out = json::array();
         if (auto s = st.lock())
           for (const auto& [name, c] : s->commands)
-            out.push_back({{"name", name}, {"help", c.help}, {"async", static_cast<bool>(c.async)}});
+            out.push_back({{"name", name},
+                           {"help", c.help},
+                           {"async", static_cast<bool>(c.async)},
+                           {"mutates", c.access == Access::Mutating}});
         return json{{"commands", out}};
       },
-      "List the commands this daemon answers.");
+      "List the commands this daemon answers.", Access::ReadOnly);
 }
 
 ControlServer::~ControlServer() { stop(); }
 
-void ControlServer::add_command(std::string name, Handler h, std::string help) {
+void ControlServer::add_command(std::string name, Handler h, std::string help, Access access) {
   check_name(name);
-  state_->commands[std::move(name)] = detail::Command{std::move(h), nullptr, std::move(help)};
+  state_->commands[std::move(name)] = detail::Command{std::move(h), nullptr, std::move(help), access};
 }
 
-void ControlServer::add_async_command(std::string name, AsyncHandler h, std::string help) {
+void ControlServer::add_async_command(std::string name, AsyncHandler h, std::string help, Access access) {
   check_name(name);
-  state_->commands[std::move(name)] = detail::Command{nullptr, std::move(h), std::move(help)};
+  state_->commands[std::move(name)] = detail::Command{nullptr, std::move(h), std::move(help), access};
 }
 
 std::vector<std::string> ControlServer::commands() const {
@@ -123,16 +126,8 @@ void ControlServer::start() {
   };
   if (::chmod(tmp.c_str(), st.opts.mode) != 0) fail("set the mode of");
   if (!st.opts.group.empty()) {
-    // getgrnam_r: no static buffer shared with other threads; big groups
-    // need a bigger buffer (ERANGE).
-    std::vector<char> buf(16384);
-    group g{}, *res = nullptr;
-    int rc;
-    while ((rc = ::getgrnam_r(st.opts.group.c_str(), &g, buf.data(), buf.size(), &res)) == ERANGE &&
-           buf.size() < (1u << 22))
-      buf.resize(buf.size() * 2);
-    if (rc == 0 && res) {
-      if (::chown(tmp.c_str(), static_cast<uid_t>(-1), res->gr_gid) != 0) fail("set the group of");
+    if (auto gid = group_id(st.opts.group)) {
+      if (::chown(tmp.c_str(), static_cast<uid_t>(-1), *gid) != 0) fail("set the group of");
     } else {
       spdlog::info("control: group '{}' does not exist; {} stays root-only", st.opts.group, path);
     }

@@ -31,6 +31,15 @@
 //    listener backs off for accept_backoff instead of spinning, and the
 //    longest-idle connection is closed so that the next attempt gets an fd.
 //
+// Read-only and mutating commands: every command is registered with its
+// Access. Anyone who can connect (the socket is 0660 root:vfabric) may run
+// ReadOnly ones; Mutating ones, which change the fabric, only a peer that
+// may_mutate() — uid 0, fabricd's own uid, or a member of the admin group
+// (daemon.admin_group) — by the kernel's credentials of the connecting
+// process (SO_PEERCRED, SO_PEERGROUPS). Anyone else gets a "permission
+// denied" error and the connection stays usable. Access defaults to
+// Mutating, so a command registered without thought is admin-only.
+//
 // Threading: one io_context, run by one thread. Construct, add commands,
 // start() and stop() on that thread (or before it runs). Handlers run on it.
 // Only Reply (the async completion) may be used from any thread.
@@ -40,6 +49,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -49,6 +59,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,14 +111,20 @@ class Reply {
 using Handler = std::function<json(const json& args)>;
 using AsyncHandler = std::function<void(const json& args, Reply reply)>;
 
+enum class Access { ReadOnly, Mutating };
+
 // Who is at the other end of a connection, as the kernel saw it at connect().
 struct Peer {
   uid_t uid = static_cast<uid_t>(-1);  // -1: unknown (counted together, trusted with nothing)
   gid_t gid = static_cast<gid_t>(-1);
   pid_t pid = 0;
+  std::vector<gid_t> groups;  // supplementary groups
 };
-// SO_PEERCRED of a connected UNIX socket.
+// SO_PEERCRED and SO_PEERGROUPS of a connected UNIX socket.
 Peer peer_credentials(int fd);
+
+// Whether `p` may run Mutating commands of a daemon running as `daemon_uid`.
+bool may_mutate(const Peer& p, uid_t daemon_uid, std::optional<gid_t> admin_gid);
 
 struct ServerOptions {
   std::filesystem::path socket_path;  // <runtime_dir>/control.sock
@@ -129,6 +146,9 @@ struct ServerOptions {
   // How a new connection's peer is identified; peer_credentials when empty.
   // Tests inject fake peers here.
   std::function<Peer(int fd)> peer_of;
+  // Who may run Mutating commands besides root: see may_mutate().
+  uid_t daemon_uid = ::geteuid();
+  std::optional<gid_t> admin_gid;  // daemon.admin_group
 };
 
 class ControlServer {
@@ -140,9 +160,10 @@ class ControlServer {
 
   // Registers a command; `help` is listed by the built-in "help" command.
   // The handler returns the result or throws ControlError.
-  void add_command(std::string name, Handler h, std::string help = {});
+  void add_command(std::string name, Handler h, std::string help = {}, Access access = Access::Mutating);
   // The handler answers later through `reply` (e.g. after the lcore replied).
-  void add_async_command(std::string name, AsyncHandler h, std::string help = {});
+  void add_async_command(std::string name, AsyncHandler h, std::string help = {},
+                         Access access = Access::Mutating);
 
   // Binds and listens. Refuses to replace a socket another live process
   // serves; removes a stale one. The socket appears with its final mode

@@ -62,7 +62,8 @@ Session::Session(std::shared_ptr<detail::ServerState> server, asio::local::strea
                  Peer peer)
     : server_(std::move(server)),
       sock_(std::move(sock)),
-      peer_(peer),
+      peer_(std::move(peer)),
+      may_mutate_(may_mutate(peer_, server_->opts.daemon_uid, server_->opts.admin_gid)),
       buf_(server_->opts.max_line + 1),  // the line plus its newline
       timer_(server_->io) {
   server_->sessions.insert(this);
@@ -232,6 +233,15 @@ void Session::dispatch(const json& req, const json* id) {
     return;
   }
 
+  if (cmd->second.access == Access::Mutating && !may_mutate_) {
+    send(detail::error_reply(fmt::format("permission denied: \"{}\" changes the fabric, and uid {} may only "
+                                         "run read-only commands", name, peer_.uid),
+                             "run it as root or as fabricd's user, or have the admin add you to the group "
+                             "named by daemon.admin_group in fabricd's config",
+                             id),
+         false);
+    return;
+  }
   phase_ = Phase::Handling;
   try {
     if (cmd->second.sync) {

@@ -44,6 +44,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
 
   control::ServerOptions opts;
   opts.socket_path = run_dir / "control.sock";
+  opts.admin_gid = cfg.daemon.admin_gid;
   control_ = std::make_unique<control::ControlServer>(io_, opts);
   register_control_commands(*control_, *this);
   control_->start();

@@ -343,6 +343,12 @@ std::vector<BadCase> bad_cases() {
       {"long_runtime_dir", "daemon:\n  runtime_dir: /" + std::string(100, 'r') + "\n" + std::string(kIb), "runtime_dir",
        "runtime_dir is 101 characters long"},
       {"eal_args_not_list", "daemon:\n  eal_args: --no-huge\n" + std::string(kIb), "eal_args", "daemon.eal_args must be a list"},
+      {"admin_group_missing", "daemon:\n  admin_group: no_such_group_vfabric\n" + std::string(kIb), "admin_group",
+       "admin_group 'no_such_group_vfabric' does not exist on this host", "groupadd no_such_group_vfabric"},
+      {"admin_group_bad_name", "daemon:\n  admin_group: \"wheel; rm\"\n" + std::string(kIb), "admin_group",
+       "admin_group 'wheel; rm' is not a group name"},
+      {"admin_group_list", "daemon:\n  admin_group: [adm]\n" + std::string(kIb), "admin_group",
+       "daemon.admin_group must be a single value"},
       {"unquoted_prefix", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: fe80::\n"),
        "subnet_prefix", "YAML syntax error: illegal map value", "quote values that contain ': ' or end in ':'"},
       {"prefix_low_bits", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: \"fe80::1\"\n"),
@@ -352,6 +358,16 @@ std::vector<BadCase> bad_cases() {
       {"name_is_list", replace(kIb, "name: h1", "name: [h1]"), "[h1]", "HCA name must be a single value"},
       {"name_is_null", replace(kIb, "name: h1", "name: ~"), "name: ~", "HCA name has no value"},
   };
+}
+
+TEST(Config, AdminGroupIsResolved) {
+  Config c = load_config(kDefault);
+  EXPECT_EQ(c.daemon.admin_group, "");
+  EXPECT_FALSE(c.daemon.admin_gid);
+  // Debian always has root (gid 0) and adm (gid 4).
+  c = load_config_string("daemon:\n  admin_group: adm\n" + std::string(kIb), "adm.yaml");
+  EXPECT_EQ(c.daemon.admin_group, "adm");
+  EXPECT_EQ(c.daemon.admin_gid, std::optional<gid_t>(4));
 }
 
 class BadConfig : public ::testing::TestWithParam<BadCase> {};

@@ -9,12 +9,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
+#include <cstring>
 #include <deque>
+#include <fmt/format.h>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -145,22 +149,29 @@ class ControlServerTest : public ::testing::Test {
   }
   void SetUp() override {
     server_ = std::make_unique<ControlServer>(io_, opts_);
-    server_->add_command("echo", [](const json& args) { return args; }, "returns its arguments");
-    server_->add_command("fail", [](const json&) -> json { throw ControlError("nope", "try again"); });
-    server_->add_command("boom", [](const json&) -> json { throw std::runtime_error("kaput"); });
-    server_->add_command("need_x", [](const json& args) -> json { return args.at("x").get<int>() + 1; });
-    server_->add_command("utf8", [](const json&) -> json { return std::string("bad \xff byte"); });
-    server_->add_async_command("later", [](const json& args, Reply r) {
-      // Answer from another thread, as the lcore does.
-      std::thread([r, args] {
-        std::this_thread::sleep_for(50ms);
-        r.ok({{"late", args}});
-        r.ok("second answer is ignored");
-      }).detach();
-    });
-    server_->add_async_command("later_error", [](const json&, Reply r) { r.error("lcore says no", "hint!"); });
-    server_->add_async_command("never", [this](const json&, Reply r) { kept_.push_back(r); });
-    server_->add_async_command("drop", [](const json&, Reply) {});
+    const auto ro = Access::ReadOnly;
+    server_->add_command("echo", [](const json& args) { return args; }, "returns its arguments", ro);
+    server_->add_command("fail", [](const json&) -> json { throw ControlError("nope", "try again"); }, "", ro);
+    server_->add_command("boom", [](const json&) -> json { throw std::runtime_error("kaput"); }, "", ro);
+    server_->add_command("need_x", [](const json& args) -> json { return args.at("x").get<int>() + 1; }, "", ro);
+    server_->add_command("utf8", [](const json&) -> json { return std::string("bad \xff byte"); }, "", ro);
+    server_->add_async_command(
+        "later",
+        [](const json& args, Reply r) {
+          // Answer from another thread, as the lcore does.
+          std::thread([r, args] {
+            std::this_thread::sleep_for(50ms);
+            r.ok({{"late", args}});
+            r.ok("second answer is ignored");
+          }).detach();
+        },
+        "", ro);
+    server_->add_async_command("later_error", [](const json&, Reply r) { r.error("lcore says no", "hint!"); }, "", ro);
+    server_->add_async_command("never", [this](const json&, Reply r) { kept_.push_back(r); }, "", ro);
+    server_->add_async_command("drop", [](const json&, Reply) {}, "", ro);
+    // Mutating by default: registered without an Access.
+    server_->add_command("poke", [this](const json&) { return ++pokes_; }, "changes things");
+    server_->add_async_command("poke_later", [this](const json&, Reply r) { r.ok(++pokes_); }, "changes things later");
     server_->start();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -195,6 +206,7 @@ class ControlServerTest : public ::testing::Test {
   boost::asio::io_context io_;
   std::unique_ptr<ControlServer> server_;
   std::vector<Reply> kept_;
+  std::atomic<int> pokes_{0};
   // Keeps run() going while the server has nothing outstanding (after stop()).
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{io_.get_executor()};
   std::thread thread_;
@@ -386,37 +398,42 @@ TEST_F(ControlServerTest, BlankLinesDoNotKeepAConnectionFresh) {
   EXPECT_EQ(b.call(R"({"cmd":"echo"})")["ok"], true);
 }
 
-// Handlers that hold their Reply until the test answers, so "busy" lasts.
-class BusyControlServerTest : public ControlServerTest {
+// Each connection is seen with the credentials the test says.
+class FakePeerTest : public ControlServerTest {
  protected:
-  BusyControlServerTest() {
-    opts_.reply_timeout = 10s;
+  FakePeerTest() {
     opts_.peer_of = [this](int fd) {
       Peer p = peer_credentials(fd);
       std::lock_guard lock(mu_);
-      if (!uids_.empty()) {
-        p.uid = uids_.front();  // accept order is connect order
-        uids_.pop_front();
+      if (!peers_.empty()) {
+        p = peers_.front();  // accept order is connect order
+        peers_.pop_front();
       }
       return p;
     };
   }
-  // The uid the next connection is seen with.
-  std::unique_ptr<RawClient> connect_as(uid_t uid) {
+  std::unique_ptr<RawClient> connect_as(Peer p) {
     {
       std::lock_guard lock(mu_);
-      uids_.push_back(uid);
+      peers_.push_back(std::move(p));
     }
     return std::make_unique<RawClient>(path());
   }
+  std::unique_ptr<RawClient> connect_as(uid_t uid) { return connect_as(Peer{uid, 100, 1, {}}); }
+  std::mutex mu_;
+  std::deque<Peer> peers_;
+};
+
+// Handlers that hold their Reply until the test answers, so "busy" lasts.
+class BusyControlServerTest : public FakePeerTest {
+ protected:
+  BusyControlServerTest() { opts_.reply_timeout = 10s; }
   void answer_kept(std::size_t i) {
     on_io([this, i] {
       kept_.at(i).ok("answered");
       return 0;
     });
   }
-  std::mutex mu_;
-  std::deque<uid_t> uids_;
 };
 
 class PerUidControlServerTest : public BusyControlServerTest {
@@ -503,6 +520,99 @@ TEST_F(ControlServerTest, FdExhaustionBacksOffAndFreesAnIdleClientsFd) {
   // Still no fds, but nobody waiting: the idle newcomer is left alone.
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(late.call(R"({"cmd":"echo","args":{"late":2}})")["result"]["late"], 2);
+}
+
+TEST(ControlPermissions, WhoMayMutate) {
+  const uid_t daemon = 999;
+  const gid_t admins = 4242;
+  EXPECT_TRUE(may_mutate(Peer{0, 0, 1, {}}, daemon, std::nullopt));
+  EXPECT_TRUE(may_mutate(Peer{daemon, 100, 1, {}}, daemon, std::nullopt));
+  EXPECT_FALSE(may_mutate(Peer{1000, 100, 1, {}}, daemon, std::nullopt));
+  EXPECT_FALSE(may_mutate(Peer{1000, 100, 1, {10, 20}}, daemon, admins));
+  EXPECT_TRUE(may_mutate(Peer{1000, 100, 1, {10, admins}}, daemon, admins));
+  EXPECT_TRUE(may_mutate(Peer{1000, admins, 1, {}}, daemon, admins));  // primary group counts
+  EXPECT_FALSE(may_mutate(Peer{}, daemon, admins));                     // credentials unknown
+  EXPECT_FALSE(may_mutate(Peer{static_cast<uid_t>(-1), admins, 1, {admins}}, daemon, admins));
+}
+
+class PermissionTest : public FakePeerTest {
+ protected:
+  PermissionTest() {
+    opts_.daemon_uid = 999;
+    opts_.admin_gid = 4242;
+  }
+};
+
+TEST_F(PermissionTest, MutatingCommandsAreRefusedToOthersAndTheConnectionStays) {
+  auto user = connect_as(1000);
+  EXPECT_EQ(user->call(R"({"cmd":"echo","args":{"a":1}})")["result"]["a"], 1);  // read-only: fine
+  for (const char* cmd : {"poke", "poke_later"}) {
+    json r = user->call(fmt::format(R"({{"cmd":"{}","id":9}})", cmd));
+    EXPECT_EQ(r["ok"], false) << r;
+    EXPECT_NE(r["error"].get<std::string>().find("permission denied"), std::string::npos) << r;
+    EXPECT_NE(r["error"].get<std::string>().find(cmd), std::string::npos) << r;
+    EXPECT_NE(r["hint"].get<std::string>().find("daemon.admin_group"), std::string::npos) << r;
+    EXPECT_EQ(r["id"], 9);
+  }
+  EXPECT_EQ(pokes_, 0);
+  EXPECT_EQ(user->call(R"({"cmd":"echo","args":{"b":2}})")["result"]["b"], 2);  // still usable
+
+  // The same commands for the admin group, fabricd's user and root.
+  auto admin = connect_as(Peer{1001, 100, 1, {27, 4242}});
+  EXPECT_EQ(admin->call(R"({"cmd":"poke"})")["result"], 1);
+  EXPECT_EQ(admin->call(R"({"cmd":"poke_later"})")["result"], 2);
+  EXPECT_EQ(connect_as(999)->call(R"({"cmd":"poke"})")["result"], 3);
+  EXPECT_EQ(connect_as(0)->call(R"({"cmd":"poke"})")["result"], 4);
+}
+
+TEST_F(PermissionTest, HelpSaysWhichCommandsMutate) {
+  json r = connect_as(1000)->call(R"({"cmd":"help"})");  // help itself is read-only
+  ASSERT_EQ(r["ok"], true) << r;
+  std::map<std::string, bool> mutates;
+  for (const auto& e : r["result"]["commands"]) mutates[e["name"]] = e["mutates"];
+  EXPECT_EQ(mutates.at("poke"), true);
+  EXPECT_EQ(mutates.at("echo"), false);
+  EXPECT_EQ(mutates.at("help"), false);
+}
+
+// No injection: the kernel's credentials of a process that dropped to
+// nobody (65534) are refused; root's are accepted.
+TEST_F(ControlServerTest, RealCredentialsOfNobodyAreRefused) {
+  ASSERT_EQ(geteuid(), 0u) << "the suite runs as root (scripts/test.sh): dropping to nobody needs it";
+  ASSERT_EQ(chmod(tmp_.path().c_str(), 0711), 0);
+  ASSERT_EQ(chmod(path().c_str(), 0666), 0);
+  EXPECT_EQ(RawClient(path()).call(R"({"cmd":"poke"})")["result"], 1);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path().c_str());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Only syscalls and plain string searches from here: fork() copied one
+    // thread of a threaded process.
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) _exit(11);
+    const char req[] = "{\"cmd\":\"poke\"}\n{\"cmd\":\"echo\",\"args\":{\"after\":1}}\n";
+    if (write(fd, req, sizeof req - 1) != static_cast<ssize_t>(sizeof req - 1)) _exit(12);
+    char buf[4096] = {};
+    std::size_t got = 0;
+    while (got < sizeof buf - 1 && std::count(buf, buf + got, '\n') < 2) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 3000) != 1) _exit(13);
+      ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+      if (n <= 0) _exit(14);
+      got += static_cast<std::size_t>(n);
+    }
+    const char* second = std::strchr(buf, '\n') + 1;
+    if (!std::strstr(buf, "permission denied") || std::strstr(buf, "permission denied") > second) _exit(15);
+    if (!std::strstr(second, "\"after\":1")) _exit(16);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_EQ(pokes_, 1);
 }
 
 // The acceptance test of the lock-out fix, with the shipped limits: a flood
