@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <algorithm>
 
 #include "daemon/config_detail.hpp"
+#include "daemon/sys_groups.hpp"
 #include "daemon/units.hpp"
 
 namespace vf::config {
@@ -37,7 +39,7 @@ std::string format_error(const std::string& file, int line, int col, const std::
 Daemon read_daemon(const Reader& r, const YAML::Node& n) {
   Daemon d;
   if (!n.IsDefined() || n.IsNull()) return d;
-  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation"});
+  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group"});
 
   if (const auto v = n["runtime_dir"]) {
     std::string dir = r.scalar(v, "daemon.runtime_dir", "runtime_dir: /run/vfabric");
@@ -86,6 +88,21 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
       r.fail(v, fmt::format("time_dilation {} is out of range", s),
              "use 1 (real time) up to 10000; values below 1 would ask the host to be faster than it is");
     d.time_dilation = x;
+  }
+
+  if (const auto v = n["admin_group"]) {
+    std::string g = r.scalar(v, "daemon.admin_group", "admin_group: vfabric-admin");
+    // The portable user/group name set (useradd's default rule).
+    bool ok = !g.empty() && g.size() <= 32 && (std::islower(static_cast<unsigned char>(g[0])) || g[0] == '_');
+    for (unsigned char c : g) ok = ok && (std::islower(c) || std::isdigit(c) || c == '_' || c == '-');
+    if (!ok)
+      r.fail(v, "admin_group " + detail::quoted(g) + " is not a group name",
+             "use [a-z_][a-z0-9_-]*, at most 32 characters, e.g. admin_group: vfabric-admin");
+    d.admin_gid = group_id(g);
+    if (!d.admin_gid)
+      r.fail(v, "admin_group " + detail::quoted(g) + " does not exist on this host",
+             fmt::format("create it (groupadd {}; usermod -aG {} <user>) or remove the key", g, g));
+    d.admin_group = std::move(g);
   }
   return d;
 }

@@ -9,6 +9,8 @@
 // number range-checked, every cross reference resolved.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -51,6 +53,11 @@ struct Daemon {
   std::string runtime_dir = "/run/vfabric";
   std::vector<std::string> eal_args{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"};
   double time_dilation = 1.0;  // >= 1; emulated time runs this much slower than real time
+  // Members may run mutating control commands (besides root and fabricd's
+  // user). Resolved when the config is read: a typo is an error, not a
+  // silently powerless group.
+  std::string admin_group;       // empty: none
+  std::optional<gid_t> admin_gid;
 };
 
 struct Switch {

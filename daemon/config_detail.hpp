@@ -68,6 +68,10 @@ struct FabricExtras {
 
 Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
                    FabricExtras& extras);
+// Fails unless every node of `f` reaches every other over its links
+// (positions: where each switch / HCA was named, for the message).
+void check_connected(const Reader& r, const Fabric& f, const std::vector<Pos>& switch_pos,
+                     const std::vector<Pos>& hca_pos);
 // Assigns indices, derives MACs and GUIDs not given, keeping them unique.
 void derive_identifiers(const Reader& r, std::vector<Fabric>& fabrics,
                         const std::vector<FabricExtras>& extras, Registry& reg);

@@ -95,6 +95,7 @@ class FabricReader {
         r_.fail(hca_pos_[i], fmt::format("HCA '{}' is not connected to anything", f_.hcas[i].name),
                 fmt::format("add a link to {}'s links, e.g. {{a: {}, b: <switch>/<port>}}", what_,
                             f_.hcas[i].name));
+    check_connected(r_, f_, switch_pos_, hca_pos_);
     return std::move(f_);
   }
 
@@ -397,6 +398,19 @@ class FabricReader {
                 "write a number with a unit, e.g. 40G, 25Gbps or 800Mb/s");
       if (*bps < kMinRateBps)
         r_.fail(v, fmt::format("rate {} is below 1 Mb/s", t), "use at least 1Mbps");
+      // rate: models a throttled link; a faster one than the cable carries
+      // would make ibv_devinfo's rate and the measured bandwidth disagree.
+      if (*bps > l.rate_bps) {
+        const uint64_t max = l.rate_bps;
+        const std::string cable = ib() ? fmt::format("{} {}", to_string(l.width), to_string(l.speed))
+                                       : fmt::format("{}G Ethernet", l.eth_speed_gbps);
+        const std::string most = max % 1'000'000'000ULL == 0 ? fmt::format("{}Gbps", max / 1'000'000'000ULL)
+                                                             : fmt::format("{}Mbps", max / 1'000'000ULL);
+        r_.fail(v, fmt::format("rate {} of {} ({} - {}) is above the {} that {} carries", t, what, a.text(),
+                               b.text(), units::format_rate(max), cable),
+                fmt::format("use at most rate: {} (rate only slows a link down), or a faster {}", most,
+                            ib() ? "speed or a wider width" : "speed"));
+      }
       l.rate_bps = *bps;
     }
 

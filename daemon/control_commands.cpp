@@ -99,11 +99,14 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
 
 }  // namespace
 
+// The one place that says which commands change the fabric (Mutating: only
+// for root, fabricd's user and daemon.admin_group; see control_server.hpp).
 void register_control_commands(control::ControlServer& server, DaemonState& daemon) {
+  using control::Access;
   server.add_command("status", [&daemon](const json&) { return status(daemon); },
-                     "daemon, fabrics and vHCA summary");
+                     "daemon, fabrics and vHCA summary", Access::ReadOnly);
   server.add_command("env", [&daemon](const json&) { return env(daemon); },
-                     "environment that makes the vHCAs visible to unmodified programs");
+                     "environment that makes the vHCAs visible to unmodified programs", Access::ReadOnly);
   server.add_async_command(
       "hca.list",
       [&daemon](const json&, control::Reply reply) {
@@ -115,11 +118,12 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         });
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },
-      "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters");
+      "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters", Access::ReadOnly);
   server.add_async_command(
       "hca.port.set",
       [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },
-      "{hca, state: down|up}: take a vHCA's port down or up (PORT_ERR / PORT_ACTIVE to its apps)");
+      "{hca, state: down|up}: take a vHCA's port down or up (PORT_ERR / PORT_ACTIVE to its apps)",
+      Access::Mutating);
 }
 
 }  // namespace vf

@@ -1,5 +1,5 @@
-// The daemon's control commands (status, hca.list, env), as documented in
-// ctl/control-api.md. Data owned by the lcore is read there and answered
+// The daemon's control commands (status, hca.list, env: read-only;
+// hca.port.set: mutating), as documented in ctl/control-api.md. Data owned by the lcore is read there and answered
 // asynchronously, so the control thread never touches engine state.
 #pragma once
 

@@ -1,8 +1,8 @@
 // The listening side of the control API: socket file lifecycle, the command
-// table, accepting clients within the cap.
+// table, accepting clients (within the caps of control_peers.cpp).
 #include <utility>
 
-#include <grp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/control_detail.hpp"
+#include "daemon/sys_groups.hpp"
 
 namespace vf::control {
 namespace asio = boost::asio;
@@ -34,6 +35,12 @@ bool someone_listens(const std::string& path) {
   return live;
 }
 
+// True when a connection is queued on the listening socket `fd`.
+bool connection_waiting(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 void check_name(const std::string& name) {
   if (name.empty() || name.size() > 64)
     throw std::invalid_argument("control command names are 1..64 characters");
@@ -43,28 +50,33 @@ void check_name(const std::string& name) {
 
 ControlServer::ControlServer(asio::io_context& io, ServerOptions opts)
     : state_(std::make_shared<detail::ServerState>(io, std::move(opts))) {
+  if (state_->opts.max_clients == 0 || state_->opts.max_clients_per_uid == 0)
+    throw std::invalid_argument("the control server needs room for at least one client");
   add_command(
       "help",
       [st = std::weak_ptr<detail::ServerState>(state_)](const json&) {
         json out = json::array();
         if (auto s = st.lock())
           for (const auto& [name, c] : s->commands)
-            out.push_back({{"name", name}, {"help", c.help}, {"async", static_cast<bool>(c.async)}});
+            out.push_back({{"name", name},
+                           {"help", c.help},
+                           {"async", static_cast<bool>(c.async)},
+                           {"mutates", c.access == Access::Mutating}});
         return json{{"commands", out}};
       },
-      "List the commands this daemon answers.");
+      "List the commands this daemon answers.", Access::ReadOnly);
 }
 
 ControlServer::~ControlServer() { stop(); }
 
-void ControlServer::add_command(std::string name, Handler h, std::string help) {
+void ControlServer::add_command(std::string name, Handler h, std::string help, Access access) {
   check_name(name);
-  state_->commands[std::move(name)] = detail::Command{std::move(h), nullptr, std::move(help)};
+  state_->commands[std::move(name)] = detail::Command{std::move(h), nullptr, std::move(help), access};
 }
 
-void ControlServer::add_async_command(std::string name, AsyncHandler h, std::string help) {
+void ControlServer::add_async_command(std::string name, AsyncHandler h, std::string help, Access access) {
   check_name(name);
-  state_->commands[std::move(name)] = detail::Command{nullptr, std::move(h), std::move(help)};
+  state_->commands[std::move(name)] = detail::Command{nullptr, std::move(h), std::move(help), access};
 }
 
 std::vector<std::string> ControlServer::commands() const {
@@ -114,21 +126,13 @@ void ControlServer::start() {
   };
   if (::chmod(tmp.c_str(), st.opts.mode) != 0) fail("set the mode of");
   if (!st.opts.group.empty()) {
-    // getgrnam_r: no static buffer shared with other threads; big groups
-    // need a bigger buffer (ERANGE).
-    std::vector<char> buf(16384);
-    group g{}, *res = nullptr;
-    int rc;
-    while ((rc = ::getgrnam_r(st.opts.group.c_str(), &g, buf.data(), buf.size(), &res)) == ERANGE &&
-           buf.size() < (1u << 22))
-      buf.resize(buf.size() * 2);
-    if (rc == 0 && res) {
-      if (::chown(tmp.c_str(), static_cast<uid_t>(-1), res->gr_gid) != 0) fail("set the group of");
+    if (auto gid = group_id(st.opts.group)) {
+      if (::chown(tmp.c_str(), static_cast<uid_t>(-1), *gid) != 0) fail("set the group of");
     } else {
       spdlog::info("control: group '{}' does not exist; {} stays root-only", st.opts.group, path);
     }
   }
-  st.acceptor->listen(64, ec);
+  st.acceptor->listen(asio::socket_base::max_listen_connections, ec);  // bursts queue, not fail
   if (ec) {
     st.acceptor.reset();
     ::unlink(tmp.c_str());
@@ -146,20 +150,32 @@ void ControlServer::accept_next() {
   st->acceptor->async_accept([st, this](const boost::system::error_code& ec, stream::socket sock) {
     if (!st->running || ec == asio::error::operation_aborted) return;
     if (ec) {
-      // EMFILE, ENFILE, ENOBUFS...: back off instead of spinning on a full fd table.
-      spdlog::warn("control: accept failed: {}", ec.message());
-      st->retry.expires_after(std::chrono::milliseconds(100));
+      // EMFILE, ENFILE, ENOBUFS...: back off instead of spinning on a full fd
+      // table, and log a failing streak once rather than ten times a second.
+      if (st->accept_failures++ == 0)
+        spdlog::warn("control: accept failed: {}; retrying every {} ms", ec.message(), st->opts.accept_backoff.count());
+      // An idle client's fd is the one we can free for the next attempt —
+      // but only for someone waiting: accept() fails with EMFILE before it
+      // looks at the queue, so the failure alone does not mean a newcomer.
+      if ((ec == boost::system::errc::too_many_files_open || ec == boost::system::errc::too_many_files_open_in_system) &&
+          connection_waiting(st->acceptor->native_handle()))
+        if (Session* v = detail::idlest(*st, nullptr)) v->evict();
+      st->retry.expires_after(st->opts.accept_backoff);
       st->retry.async_wait([st, this](const boost::system::error_code& e) {
         if (!e && st->running) accept_next();
       });
       return;
     }
-    bool full = st->sessions.size() >= st->opts.max_clients;
-    auto s = std::make_shared<Session>(st, std::move(sock));
-    if (full)
-      s->reject("too many control clients", fmt::format("fabricd serves at most {} at once; retry later", st->opts.max_clients));
+    if (st->accept_failures) {
+      spdlog::info("control: accepting again after {} failed attempts", st->accept_failures);
+      st->accept_failures = 0;
+    }
+    const int fd = sock.native_handle();
+    const Peer peer = st->opts.peer_of ? st->opts.peer_of(fd) : peer_credentials(fd);
+    if (auto no = detail::make_room(*st, peer.uid))
+      detail::say(fd, detail::error_reply(no->error, no->hint, nullptr));  // and `sock` closes
     else
-      s->start();
+      std::make_shared<Session>(st, std::move(sock), peer)->start();
     accept_next();
   });
 }

@@ -1,5 +1,5 @@
 // One control client: read a line, answer it, repeat — with every limit the
-// header promises (line cap, idle/drain timeout, reply timeout).
+// header promises (line cap, request/drain timeout, reply timeout).
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -58,9 +58,12 @@ void Reply::error(std::string message, std::string hint) const {
 
 bool Reply::done() const { return !state_ || state_->done.load(); }
 
-Session::Session(std::shared_ptr<detail::ServerState> server, asio::local::stream_protocol::socket sock)
+Session::Session(std::shared_ptr<detail::ServerState> server, asio::local::stream_protocol::socket sock,
+                 Peer peer)
     : server_(std::move(server)),
       sock_(std::move(sock)),
+      peer_(std::move(peer)),
+      may_mutate_(may_mutate(peer_, server_->opts.daemon_uid, server_->opts.admin_gid)),
       buf_(server_->opts.max_line + 1),  // the line plus its newline
       timer_(server_->io) {
   server_->sessions.insert(this);
@@ -73,6 +76,7 @@ void Session::start() { read_next(); }
 void Session::close() {
   if (phase_ == Phase::Closed) return;
   phase_ = Phase::Closed;
+  server_->sessions.erase(this);  // its handlers may still hold it for a moment
   ++timer_gen_;
   timer_.cancel();
   boost::system::error_code ec;
@@ -115,14 +119,21 @@ void Session::on_timeout() {
   }
 }
 
-void Session::reject(const std::string& message, const std::string& hint) {
-  send(detail::error_reply(message, hint, nullptr), true);
+void Session::evict() {
+  detail::say(sock_.native_handle(),
+              detail::error_reply("closed to make room for another control client",
+                                  "this connection was idle; reconnect and send the request right away",
+                                  nullptr));
+  close();
 }
 
-void Session::read_next() {
+void Session::read_next(bool new_request) {
   if (phase_ == Phase::Closed) return;
   phase_ = Phase::Reading;
-  arm(server_->opts.idle_timeout);
+  if (new_request) {  // a blank line neither extends the deadline nor looks fresh
+    idle_since_ = ++server_->idle_clock;
+    arm(server_->opts.request_timeout);
+  }
   asio::async_read_until(sock_, buf_, '\n', [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
     if (self->phase_ == Phase::Closed) return;
     if (ec == asio::error::not_found) {  // the buffer filled without a newline
@@ -144,8 +155,8 @@ void Session::read_next() {
 }
 
 void Session::on_line(std::string line) {
-  if (line.find_first_not_of(" \t") == std::string::npos) {  // blank lines are keep-alives
-    read_next();
+  if (line.find_first_not_of(" \t") == std::string::npos) {  // blank lines are ignored
+    read_next(false);
     return;
   }
   int too_deep = 0;
@@ -222,6 +233,15 @@ void Session::dispatch(const json& req, const json* id) {
     return;
   }
 
+  if (cmd->second.access == Access::Mutating && !may_mutate_) {
+    send(detail::error_reply(fmt::format("permission denied: \"{}\" changes the fabric, and uid {} may only "
+                                         "run read-only commands", name, peer_.uid),
+                             "run it as root or as fabricd's user, or have the admin add you to the group "
+                             "named by daemon.admin_group in fabricd's config",
+                             id),
+         false);
+    return;
+  }
   phase_ = Phase::Handling;
   try {
     if (cmd->second.sync) {
@@ -269,7 +289,7 @@ void Session::send(json reply, bool close_after) {
   pending_id_.reset();
   out_ = dump(reply);
   out_.push_back('\n');
-  arm(server_->opts.idle_timeout);
+  arm(server_->opts.write_timeout);
   asio::async_write(sock_, asio::buffer(out_), [self = shared_from_this(), close_after](const boost::system::error_code& ec, std::size_t) {
     if (self->phase_ == Phase::Closed) return;
     if (ec || close_after) {

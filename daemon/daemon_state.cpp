@@ -11,6 +11,7 @@
 #include "daemon/engine_backend.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
 #include "daemon/topology.hpp"
@@ -23,7 +24,10 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
       started_(std::chrono::steady_clock::now()),
       heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
   const fs::path run_dir = cfg.daemon.runtime_dir;
-  fs::create_directories(run_dir / "hca");
+  fs::create_directories(run_dir);
+  // Ours alone, so the device servers' unlink-then-bind of their sockets in
+  // it can only ever hit fabricd's own files.
+  hca_dir_ = std::make_unique<runtime::OwnedDir>(run_dir / "hca");
 
   lcore_ = std::make_unique<Lcore>(cfg.daemon.time_dilation);
   topology_ = std::make_unique<Topology>(cfg, lcore_->scheduler(), eal.pool());
@@ -32,7 +36,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   auto specs = runtime::make_device_specs(cfg);
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
     const auto& v = topology_->vhcas()[i];
-    const std::string sock = (run_dir / "hca" / (v.name + ".sock")).string();
+    const std::string sock = (hca_dir_->path() / (v.name + ".sock")).string();
     events_.push_back(std::make_unique<AppEventSink>());
     topology_->engine(i).set_event_sink(events_.back().get());  // the lcore is not running yet
     backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
@@ -44,6 +48,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
 
   control::ServerOptions opts;
   opts.socket_path = run_dir / "control.sock";
+  opts.admin_gid = cfg.daemon.admin_gid;
   control_ = std::make_unique<control::ControlServer>(io_, opts);
   register_control_commands(*control_, *this);
   control_->start();
@@ -124,8 +129,7 @@ void DaemonState::shutdown() {
   signals_.cancel(ec);
   watchdog_.cancel();
   io_.stop();
-  std::error_code fs_ec;
-  fs::remove_all(fs::path(cfg_.daemon.runtime_dir) / "hca", fs_ec);
+  hca_dir_->remove();  // the device sockets in it are gone with devices_
 }
 
 }  // namespace vf

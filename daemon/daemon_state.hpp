@@ -24,7 +24,10 @@ class DeviceServer;
 class EngineBackend;
 class AppEventSink;
 namespace control { class ControlServer; }
-namespace runtime { class RuntimeTree; }
+namespace runtime {
+class RuntimeTree;
+class OwnedDir;
+}  // namespace runtime
 
 class DaemonState {
  public:
@@ -55,6 +58,7 @@ class DaemonState {
   // One per vHCA; outlives the topology, whose engines point at them.
   std::vector<std::unique_ptr<AppEventSink>> events_;
   std::unique_ptr<Topology> topology_;
+  std::unique_ptr<runtime::OwnedDir> hca_dir_;  // <runtime_dir>/hca: outlives the device sockets
   std::unique_ptr<runtime::RuntimeTree> tree_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;
   std::vector<std::unique_ptr<DeviceServer>> devices_;

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <utility>
 
+#include "daemon/owned_dir.hpp"
+
 namespace vf::runtime {
 namespace fs = std::filesystem;
 namespace {
@@ -106,11 +108,6 @@ bool same_node(const fs::path& p, dev_t rdev, ino_t ino, const timespec& ctime) 
 bool exists_nofollow(const fs::path& p) {
   struct stat st {};
   return ::lstat(p.c_str(), &st) == 0;
-}
-
-void remove_tree(const fs::path& p) noexcept {
-  std::error_code ec;
-  fs::remove_all(p, ec);  // does not follow symlinks
 }
 
 bool valid_attr_name(std::string_view s) {
@@ -311,18 +308,20 @@ void RuntimeTree::make_dev_dir() {
 
 void RuntimeTree::cleanup_stale() {
   const fs::path sys = sysfs_path();
+  // The staging names are fabricd's too: a crashed predecessor's (marked,
+  // or empty if it died right after mkdir) go; anything else stays.
+  for (const char* stage : {".sys.new", ".sys.old"}) {
+    const fs::path p = opts_.runtime_dir / stage;
+    if (!remove_if_marked(p, kMarker)) throw RuntimeTreeError(foreign_dir_message(p, kMarker));
+  }
   if (exists_nofollow(sys)) {
-    if (!exists_nofollow(sys / kMarker))
-      throw RuntimeTreeError(fmt::format(
-          "{} exists and was not made by fabricd; remove it or choose another daemon.runtime_dir", sys.string()));
+    struct stat st {};
+    if (::lstat(sys.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !exists_nofollow(sys / kMarker))
+      throw RuntimeTreeError(foreign_dir_message(sys, kMarker));
     const fs::path old = opts_.runtime_dir / ".sys.old";
-    remove_tree(old);
     if (::rename(sys.c_str(), old.c_str()) != 0) fail_errno(errno, sys, "remove stale", kFixWritable);
     remove_tree(old);
   }
-  remove_tree(opts_.runtime_dir / ".sys.new");
-  remove_tree(opts_.runtime_dir / ".sys.old");
-
   sweep_orphans();
 }
 
@@ -411,12 +410,12 @@ void RuntimeTree::remove() noexcept {
   }
   active_ = false;
   const fs::path sys = sysfs_path();
-  if (exists_nofollow(sys / kMarker)) {
-    const fs::path old = opts_.runtime_dir / ".sys.old";
+  const fs::path old = opts_.runtime_dir / ".sys.old";
+  // Renamed away first so readers see all of it or none of it; a foreign
+  // .sys.old (refused at start) is never in the way of ours.
+  if (exists_nofollow(sys / kMarker) && remove_if_marked(old, kMarker) && ::rename(sys.c_str(), old.c_str()) == 0)
     remove_tree(old);
-    if (::rename(sys.c_str(), old.c_str()) == 0) remove_tree(old);
-  }
-  remove_tree(opts_.runtime_dir / ".sys.new");
+  remove_if_marked(opts_.runtime_dir / ".sys.new", kMarker);
   for (const auto& n : nodes_) {
     if (same_node(n.path, rdev_, n.ino, n.ctime)) ::unlink(n.path.c_str());
     ::unlink(n.lock_path.c_str());  // while still holding it

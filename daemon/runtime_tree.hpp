@@ -32,7 +32,10 @@
 // unchanged) and their lock files.
 //
 // The sysfs tree is built under a hidden name and renamed into place, so a
-// reader sees all of it or none of it; removal renames it away first.
+// reader sees all of it or none of it; removal renames it away first. Like
+// everything fabricd deletes (owned_dir.hpp), sys/ and its staging names are
+// removed only when they carry fabricd's marker, and without following links;
+// a foreign one is left in place and start-up fails saying so.
 //
 // One tree per runtime_dir: the tree holds an exclusive flock on
 // <runtime_dir>/lock for its lifetime (the kernel drops it if fabricd dies),

@@ -72,6 +72,28 @@ TEST(DaemonLifecycle, SigtermRemovesRuntimeTreeAndDeviceNodes) {
     EXPECT_EQ(r.exit_code, 0) << r.describe();
   }
   EXPECT_FALSE(exists(runtime + "/sys")) << runtime;
+  EXPECT_FALSE(exists(runtime + "/hca")) << runtime;
+}
+
+TEST(DaemonLifecycle, ForeignHcaDirectoryIsLeftInPlaceWithAClearError) {
+  char dir[] = "/tmp/vf-run-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string run_dir = dir, hca = run_dir + "/hca";
+  ASSERT_EQ(mkdir(hca.c_str(), 0755), 0);
+  { std::ofstream(hca + "/theirs") << "keep"; }
+  std::string cfg = default_config();
+  auto pos = cfg.find("runtime_dir: /run/vfabric");
+  ASSERT_NE(pos, std::string::npos);
+  cfg.replace(pos, 25, "runtime_dir: " + run_dir);
+  std::string path = write_temp(cfg);
+  auto r = run({Paths::fabricd(), "--config", path});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_NE(r.err.find(hca + " exists and was not made by fabricd"), std::string::npos) << r.describe();
+  EXPECT_TRUE(exists(hca + "/theirs"));
+  unlink((hca + "/theirs").c_str());
+  rmdir(hca.c_str());
+  rmdir(dir);
+  unlink(path.c_str());
 }
 
 TEST(DaemonLifecycle, NoDaemonGivesClearMessage) {

@@ -243,6 +243,13 @@ struct BadCase {
   std::string fix = {}; // must appear after the "; "
 };
 
+// kIb plus switch sw1 carrying HCA h2, and nothing joining sw1 to sw0.
+std::string ib_with_island() {
+  std::string y = replace(kIb, "      - {name: sw0, ports: 4}\n", "      - {name: sw0, ports: 4}\n      - {name: sw1, ports: 2}\n");
+  y = replace(y, "      - name: h1\n", "      - name: h1\n      - name: h2\n");
+  return y + "      - {a: h2, b: sw1/1, speed: EDR}\n";
+}
+
 std::vector<BadCase> bad_cases() {
   std::string many_hcas = "fabrics:\n  - name: big\n    link_layer: infiniband\n    switches: [{name: s, ports: 254}]\n    hcas:\n";
   for (int i = 0; i < 65; ++i) many_hcas += fmt::format("      - name: h{}\n", i);
@@ -343,6 +350,12 @@ std::vector<BadCase> bad_cases() {
       {"long_runtime_dir", "daemon:\n  runtime_dir: /" + std::string(100, 'r') + "\n" + std::string(kIb), "runtime_dir",
        "runtime_dir is 101 characters long"},
       {"eal_args_not_list", "daemon:\n  eal_args: --no-huge\n" + std::string(kIb), "eal_args", "daemon.eal_args must be a list"},
+      {"admin_group_missing", "daemon:\n  admin_group: no_such_group_vfabric\n" + std::string(kIb), "admin_group",
+       "admin_group 'no_such_group_vfabric' does not exist on this host", "groupadd no_such_group_vfabric"},
+      {"admin_group_bad_name", "daemon:\n  admin_group: \"wheel; rm\"\n" + std::string(kIb), "admin_group",
+       "admin_group 'wheel; rm' is not a group name"},
+      {"admin_group_list", "daemon:\n  admin_group: [adm]\n" + std::string(kIb), "admin_group",
+       "daemon.admin_group must be a single value"},
       {"unquoted_prefix", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: fe80::\n"),
        "subnet_prefix", "YAML syntax error: illegal map value", "quote values that contain ': ' or end in ':'"},
       {"prefix_low_bits", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    subnet_prefix: \"fe80::1\"\n"),
@@ -351,7 +364,49 @@ std::vector<BadCase> bad_cases() {
        "subnet_prefix", "'subnet_prefix' applies to infiniband fabrics"},
       {"name_is_list", replace(kIb, "name: h1", "name: [h1]"), "[h1]", "HCA name must be a single value"},
       {"name_is_null", replace(kIb, "name: h1", "name: ~"), "name: ~", "HCA name has no value"},
+      {"island", ib_with_island(), "{name: sw1",
+       "fabric 'ib' is split: switch 'sw1' and HCA 'h2' cannot reach switch 'sw0' and HCAs 'h0', 'h1'; "
+       "their QPs would fail with RETRY_EXC_ERR",
+       "add a link joining them, e.g. {a: sw1/2, b: sw0/3}"},
+      {"lone_switch", replace(kIb, "      - {name: sw0, ports: 4}\n", "      - {name: sw0, ports: 4}\n      - {name: spare, ports: 2}\n"),
+       "{name: spare", "switch 'spare' cannot reach switch 'sw0' and HCAs 'h0', 'h1'", "{a: spare/1, b: sw0/3}"},
+      {"three_islands", replace(ib_with_island(), "      - {name: sw1, ports: 2}\n", "      - {name: sw1, ports: 2}\n      - {name: sw2, ports: 1}\n"),
+       "{name: sw2", "switch 'sw2' cannot reach switch 'sw0' and HCAs 'h0', 'h1' (it falls apart into 3 islands)"},
+      {"full_island_no_free_port", replace(replace(ib_with_island(), "{name: sw1, ports: 2}", "{name: sw1, ports: 1}"),
+                                           "ports: 4", "ports: 2"),
+       "{name: sw1", "cannot reach", "e.g. {a: sw1/<port>, b: sw0/<port>}"},
+      {"rate_above_ib", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, rate: 200Gbps}"),
+       "rate: 200Gbps", "rate 200Gbps of link 2 of fabric 'ib' (h1 - sw0/2) is above the 100 Gb/s that 4X EDR carries",
+       "use at most rate: 100Gbps (rate only slows a link down), or a faster speed or a wider width"},
+      {"rate_above_1x_fdr", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, width: 1x, speed: FDR, rate: 14G}"),
+       "rate: 14G", "is above the 13.64 Gb/s that 1X FDR carries", "use at most rate: 13636Mbps"},
+      {"rate_above_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 25G, rate: 40Gbps}"),
+       "rate: 40Gbps", "rate 40Gbps of link 2 of fabric 'eth' (h1 - sw0/2) is above the 25 Gb/s that 25G Ethernet carries",
+       "use at most rate: 25Gbps"},
   };
+}
+
+TEST(Config, JoinedIslandsAndRatesUpToTheLineRateAreFine) {
+  Config c = load_config_string(ib_with_island() + "      - {a: sw1/2, b: sw0/3, speed: EDR}\n", "joined.yaml");
+  EXPECT_EQ(c.fabrics[0].links.size(), 4u);
+  c = load_config_string(replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, rate: 100Gbps}"),
+                         "max.yaml");
+  EXPECT_EQ(c.fabrics[0].links[1].rate_bps, 100'000'000'000ULL);
+  // The suggested maximum for a rate that is not whole Gb/s is itself accepted.
+  c = load_config_string(
+      replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, width: 1x, speed: FDR, rate: 13636Mbps}"),
+      "fdr.yaml");
+  EXPECT_EQ(c.fabrics[0].links[1].rate_bps, 13'636'000'000ULL);
+}
+
+TEST(Config, AdminGroupIsResolved) {
+  Config c = load_config(kDefault);
+  EXPECT_EQ(c.daemon.admin_group, "");
+  EXPECT_FALSE(c.daemon.admin_gid);
+  // Debian always has root (gid 0) and adm (gid 4).
+  c = load_config_string("daemon:\n  admin_group: adm\n" + std::string(kIb), "adm.yaml");
+  EXPECT_EQ(c.daemon.admin_group, "adm");
+  EXPECT_EQ(c.daemon.admin_gid, std::optional<gid_t>(4));
 }
 
 class BadConfig : public ::testing::TestWithParam<BadCase> {};

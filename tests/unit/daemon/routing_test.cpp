@@ -57,7 +57,10 @@ TEST(Routing, PartitionedSwitchHasNoRouteToUnreachableHca) {
     links:
       - {a: a, b: s1/1, speed: 100G, delay: 1ns, mtu: 1500}
       - {a: b, b: s2/1, speed: 100G, delay: 1ns, mtu: 1500}
+      - {a: s1/2, b: s2/2, speed: 100G, delay: 1ns, mtu: 1500}
 )");
+  // The config refuses a split fabric, but routing must still cope with one.
+  cfg.fabrics[0].links.pop_back();
   Routes r = compute_min_hop_routes(cfg.fabrics[0]);
   EXPECT_EQ(r["s1"].count("b"), 0u);
   EXPECT_EQ(r["s2"].count("a"), 0u);

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "daemon/config.hpp"
+#include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "test_util.hpp"
 
@@ -38,6 +39,25 @@ std::map<std::string, std::string> snapshot(const fs::path& root) {
     else if (it->is_regular_file()) out[rel] = test::read_file(it->path());
   }
   return out;
+}
+
+// Runs `f` in a child that then exits without cleaning up, like a SIGKILLed
+// fabricd: the kernel drops its locks, its files stay. True when `f` did
+// not throw.
+template <class F>
+bool in_dying_child(F f) {
+  pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    try {
+      f();
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int st = 0;
+  return waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 class RuntimeTreeTest : public ::testing::Test {
@@ -215,19 +235,7 @@ TEST_F(RuntimeTreeTest, OneTreePerRuntimeDir) {
 TEST_F(RuntimeTreeTest, RecoversFromACrashedPredecessor) {
   // A child builds a tree and dies without cleaning up, like a SIGKILLed
   // fabricd; the kernel drops its lock, its files and nodes stay.
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    try {
-      new RuntimeTree(opts_, specs_);
-    } catch (...) {
-      _exit(1);
-    }
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(child, &st, 0), child);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_TRUE(in_dying_child([&] { new RuntimeTree(opts_, specs_); }));
   ASSERT_TRUE(fs::exists(opts_.dev_dir / "uverbs0"));
 
   // Meanwhile another (live) fabricd took over uverbs3: it holds the lock.
@@ -273,6 +281,124 @@ TEST_F(RuntimeTreeTest, RefusesAForeignSysDirectory) {
   }
   EXPECT_TRUE(fs::exists(opts_.runtime_dir / "sys/class"));
   EXPECT_FALSE(fs::exists(opts_.dev_dir / "uverbs0"));  // nothing left behind
+}
+
+TEST_F(RuntimeTreeTest, ForeignStagingDirectoriesAreLeftAlone) {
+  // .sys.old / .sys.new are names fabricd uses; someone else's stay put.
+  fs::create_directories(opts_.runtime_dir / ".sys.old");
+  test::write_file(opts_.runtime_dir / ".sys.old/theirs", "keep");
+  try {
+    RuntimeTree tree(opts_, specs_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find((opts_.runtime_dir / ".sys.old").string() + " exists and was not made by fabricd"),
+              std::string::npos) << w;
+    EXPECT_NE(w.find("move it away"), std::string::npos) << w;
+  }
+  EXPECT_EQ(test::read_file(opts_.runtime_dir / ".sys.old/theirs"), "keep");
+  // An empty one (a predecessor died right after mkdir) is harmless and goes.
+  fs::remove(opts_.runtime_dir / ".sys.old/theirs");
+  fs::create_directories(opts_.runtime_dir / ".sys.new");
+  RuntimeTree tree(opts_, specs_);
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / ".sys.new"));
+}
+
+TEST_F(RuntimeTreeTest, ALinkPlantedInSysIsNotFollowedOnRemoval) {
+  fs::create_directories(tmp_.path() / "outside/dir");
+  test::write_file(tmp_.path() / "outside/dir/precious", "keep");
+  {
+    RuntimeTree tree(opts_, specs_);
+    fs::create_directory_symlink(tmp_.path() / "outside/dir", fs::path(sys()) / "class/planted");
+    fs::create_symlink(tmp_.path() / "outside/dir/precious", fs::path(sys()) / "class/infiniband/vib0/planted_file");
+  }
+  EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
+  EXPECT_EQ(test::read_file(tmp_.path() / "outside/dir/precious"), "keep");
+}
+
+// <runtime_dir>/hca, where the device sockets live.
+class OwnedDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fs::create_directories(run_); }
+  test::TempDir tmp_;
+  fs::path run_ = tmp_.path() / "run";
+  fs::path hca_ = run_ / "hca";
+};
+
+TEST_F(OwnedDirTest, AForeignPreExistingDirectorySurvivesWithAClearError) {
+  fs::create_directories(hca_);
+  test::write_file(hca_ / "theirs.sock", "someone else's");
+  try {
+    runtime::OwnedDir d(hca_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    std::string w = e.what();
+    EXPECT_EQ(w.rfind(hca_.string() + " exists and was not made by fabricd (it has no .vfabric-owner file)", 0), 0u) << w;
+    EXPECT_NE(w.find("move it away, or set daemon.runtime_dir"), std::string::npos) << w;
+  }
+  EXPECT_EQ(test::read_file(hca_ / "theirs.sock"), "someone else's");
+
+  // A link in its place is refused too, and neither it nor its target goes.
+  fs::remove_all(hca_);
+  fs::create_directories(tmp_.path() / "elsewhere");
+  fs::create_directory_symlink(tmp_.path() / "elsewhere", hca_);
+  try {
+    runtime::OwnedDir d(hca_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_symlink(hca_));
+  EXPECT_TRUE(fs::is_directory(tmp_.path() / "elsewhere"));
+}
+
+TEST_F(OwnedDirTest, RemovalTakesItsOwnContentAndNeverFollowsLinks) {
+  fs::create_directories(tmp_.path() / "outside/sub");
+  test::write_file(tmp_.path() / "outside/precious", "keep");
+  test::write_file(tmp_.path() / "outside/sub/also", "keep");
+  {
+    runtime::OwnedDir d(hca_);
+    struct stat st {};
+    ASSERT_EQ(stat(hca_.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0755u);
+    test::write_file(hca_ / "vib0.sock", "");
+    fs::create_directories(hca_ / "deeper");
+    fs::create_directory_symlink(tmp_.path() / "outside", hca_ / "deeper/to_dir");
+    fs::create_symlink(tmp_.path() / "outside/precious", hca_ / "to_file");
+  }
+  EXPECT_FALSE(fs::exists(fs::symlink_status(hca_)));
+  EXPECT_EQ(test::read_file(tmp_.path() / "outside/precious"), "keep");
+  EXPECT_EQ(test::read_file(tmp_.path() / "outside/sub/also"), "keep");
+}
+
+TEST_F(OwnedDirTest, ADeadFabricdsLeftoverIsClearedALiveOnesIsNot) {
+  ASSERT_TRUE(in_dying_child([&] {  // hca/ with a stale socket, never cleaned up
+    new runtime::OwnedDir(hca_);
+    test::write_file(hca_ / "vib0.sock", "stale");
+  }));
+  ASSERT_TRUE(fs::exists(hca_ / "vib0.sock"));
+
+  runtime::OwnedDir live(hca_);
+  EXPECT_FALSE(fs::exists(hca_ / "vib0.sock"));  // the dead one's is gone
+  test::write_file(hca_ / "vib0.sock", "live");
+  try {
+    runtime::OwnedDir second(hca_);
+    FAIL();
+  } catch (const RuntimeTreeError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("is in use by another fabricd (made by fabricd pid {})", getpid())),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read_file(hca_ / "vib0.sock"), "live");
+}
+
+TEST_F(OwnedDirTest, RemoveSparesADirectorySwappedInAfterStart) {
+  runtime::OwnedDir d(hca_);
+  // Someone replaces hca/ while fabricd runs; what is there now is not ours.
+  fs::rename(hca_, run_ / "hca.moved");
+  fs::create_directories(hca_);
+  test::write_file(hca_ / "theirs", "keep");
+  d.remove();
+  EXPECT_EQ(test::read_file(hca_ / "theirs"), "keep");
 }
 
 TEST_F(RuntimeTreeTest, UnwritableRuntimeDirIsAClearError) {
