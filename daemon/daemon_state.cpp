@@ -87,10 +87,8 @@ int DaemonState::run() {
 // The watchdog is fed only while the lcore keeps executing tasks: a wedged
 // dataplane gets the daemon restarted instead of silently hanging apps.
 void DaemonState::watchdog_tick() {
-  const uint64_t seen = heartbeat_->load();
-  if (seen != last_heartbeat_ || last_heartbeat_ == 0) SdNotify::watchdog();
-  last_heartbeat_ = seen;
-  lcore_->post([hb = heartbeat_] { hb->fetch_add(1); });
+  if (watchdog_gate_.may_feed(heartbeat_->load())) SdNotify::watchdog();
+  watchdog_gate_.posted(lcore_->post([hb = heartbeat_] { hb->fetch_add(1); }));
   watchdog_.expires_after(watchdog_period_);
   watchdog_.async_wait([this](boost::system::error_code ec) {
     if (!ec) watchdog_tick();

@@ -15,6 +15,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
+#include "daemon/watchdog_policy.hpp"
 
 namespace vf {
 
@@ -65,7 +66,7 @@ class DaemonState {
   std::unique_ptr<control::ControlServer> control_;
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<std::atomic<uint64_t>> heartbeat_;
-  uint64_t last_heartbeat_ = 0;
+  WatchdogGate watchdog_gate_;
   std::chrono::microseconds watchdog_period_{0};
   bool stopping_ = false;
 };
