@@ -8,6 +8,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <sysexits.h>
 #include <linux/capability.h>
 #include <unistd.h>
 
@@ -38,7 +39,8 @@ const char* kDescription =
     "Examples:\n"
     "  fabricd --config /etc/vfabric/fabricd.yaml\n"
     "  fabricd --config configs/default.yaml --check     # validate a config and exit\n\n"
-    "Exit status: 0 after SIGTERM/SIGINT, 2 for a bad config, 1 for other start-up errors.";
+    "Exit status: 0 after SIGTERM/SIGINT, 78 (EX_CONFIG) for a bad config, 1 for other start-up\n"
+    "errors. The systemd unit does not restart fabricd after 78: a restart cannot fix a config.";
 
 }  // namespace
 
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
     cfg = vf::config::load_config(config_path);
   } catch (const vf::config::ConfigError& e) {
     std::fprintf(stderr, "fabricd: %s\n", e.what());
-    return 2;
+    return EX_CONFIG;  // systemd/fabricd.service: RestartPreventExitStatus=78
   }
   if (check_only) {
     std::printf("%s: OK (%zu fabrics, %zu vHCAs)\n", config_path.c_str(), cfg.fabrics.size(),

@@ -39,11 +39,23 @@ std::string write_temp(const std::string& text) {
   return path;
 }
 
+// A config error has its own exit status, and the shipped unit does not
+// restart fabricd after it (a restart every RestartSec cannot fix a config).
+constexpr int kExitConfig = 78;  // EX_CONFIG
+
+TEST(DaemonConfig, ShippedUnitDoesNotRestartAfterAConfigError) {
+  const std::string unit = read_file(Paths::source_dir() + "/systemd/fabricd.service");
+  EXPECT_NE(unit.find("\nRestartPreventExitStatus=" + std::to_string(kExitConfig) + "\n"), std::string::npos);
+  EXPECT_EQ(run({Paths::fabricd(), "--check", "--config", "/nonexistent/fabricd.yaml"}).exit_code,
+            kExitConfig);
+}
+
 TEST(DaemonConfig, SyntaxErrorNamesFileAndLine) {
   std::string path = write_temp("daemon:\n  runtime_dir: /tmp/x\nfabrics: [\n  - name: a\n");
   auto r = run({Paths::fabricd(), "--config", path});
-  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.exit_code, kExitConfig) << r.describe();
   EXPECT_NE(r.err.find(path + ":"), std::string::npos) << r.describe();
+  EXPECT_EQ(run({Paths::fabricd(), "--check", "--config", path}).exit_code, kExitConfig);
   unlink(path.c_str());
 }
 
@@ -56,7 +68,7 @@ TEST(DaemonConfig, SemanticErrorNamesFileLineAndProblem) {
   int line = 1 + int(std::count(cfg.begin(), cfg.begin() + long(pos), '\n'));
   std::string path = write_temp(cfg);
   auto r = run({Paths::fabricd(), "--config", path});
-  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.exit_code, kExitConfig) << r.describe();
   EXPECT_NE(r.err.find(path + ":" + std::to_string(line) + ":"), std::string::npos) << r.describe();
   EXPECT_NE(r.err.find("99"), std::string::npos) << r.describe();
   unlink(path.c_str());
