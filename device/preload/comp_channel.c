@@ -80,7 +80,10 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
   pthread_mutex_unlock(&channel->context->mutex);
   if (busy) return EBUSY;
   close(channel->fd);
-  close(vch->write_fd);
+  /* The provider may have closed it already (fabricd went away): whoever
+   * takes it closes it. */
+  int wfd = __atomic_exchange_n(&vch->write_fd, -1, __ATOMIC_ACQ_REL);
+  if (wfd >= 0) close(wfd);
   vch->magic = 0;
   free(vch);
   return 0;

@@ -216,5 +216,7 @@ int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc) {
   }
   if (n) store_release(&ring->hdr->consumer, ring->local);
   pthread_spin_unlock(&ring->lock);
+  /* What fabricd completed comes first; then, with fabricd gone, the rest. */
+  if (n < ne && vhca_is_fatal(to_vctx(ibcq->context))) n += vhca_flush_cq(ibcq, ne - n, wc + n);
   return n;
 }

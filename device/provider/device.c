@@ -45,12 +45,14 @@ static void vhca_uninit_device(struct verbs_device *vdev) { free(vdev); }
 
 void vhca_free_context(struct ibv_context *ibctx) {
   struct vhca_context *ctx = to_vctx(ibctx);
+  vhca_stop_watcher(ctx); /* before the socket it polls is closed */
   if (ctx->status) munmap((void *)ctx->status, sizeof(*ctx->status));
   if (ctx->doorbell_fd >= 0) close(ctx->doorbell_fd);
   if (ctx->sock >= 0) close(ctx->sock);
   if (ctx->async_pipe[1] >= 0) close(ctx->async_pipe[1]);
   /* async_pipe[0] is context.async_fd: verbs_uninit_context closes it. */
   pthread_mutex_destroy(&ctx->cmd_lock);
+  pthread_mutex_destroy(&ctx->obj_lock);
   verbs_uninit_context(&ctx->vctx);
   free(ctx);
 }
@@ -116,7 +118,9 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev, int cm
   if (!ctx) return NULL;
   ctx->sock = ctx->doorbell_fd = -1;
   ctx->async_pipe[0] = ctx->async_pipe[1] = -1;
+  ctx->watch_stop[0] = ctx->watch_stop[1] = -1;
   pthread_mutex_init(&ctx->cmd_lock, NULL);
+  pthread_mutex_init(&ctx->obj_lock, NULL);
 
   /* Generic libibverbs code writes kernel commands to cmd_fd; give it a
    * descriptor those writes fail on (EBADF) rather than the /dev/null node. */
@@ -131,6 +135,7 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev, int cm
   ctx->vctx.context.async_fd = ctx->async_pipe[0];
 
   int ret = open_engine(ctx, to_vdev(ibdev)->socket_path, ibdev->name);
+  if (!ret) ret = vhca_start_watcher(ctx);
   if (ret) {
     errno = ret;
     goto err;

@@ -113,8 +113,8 @@ void vhca_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32
 static int channel_write_fd(struct ibv_context *ibctx, struct ibv_comp_channel *channel) {
   if (channel->context != ibctx) return -1;
   const struct vhca_comp_channel *vch = (const struct vhca_comp_channel *)channel;
-  if (vch->magic != VHCA_COMP_CHANNEL_MAGIC || vch->write_fd < 0) return -1;
-  return vch->write_fd;
+  if (vch->magic != VHCA_COMP_CHANNEL_MAGIC) return -1;
+  return __atomic_load_n(&vch->write_fd, __ATOMIC_ACQUIRE); /* -1 once fabricd went away */
 }
 
 static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
@@ -158,6 +158,8 @@ static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
   }
   cq->vcq.cq.handle = rsp.cq_handle;
   cq->vcq.cq.cqe = (int)rsp.entries - 1;
+  cq->vcq.cq.channel = channel; /* ibv_create_cq sets it too; go_fatal needs it now */
+  vhca_track_cq(to_vctx(ibctx), cq);
   return &cq->vcq.cq; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
 }
 
@@ -172,6 +174,7 @@ static int vhca_destroy_cq(struct ibv_cq *ibcq) {
          ibcq->async_events_completed != rsp.async_events_reported)
     pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
   pthread_mutex_unlock(&ibcq->mutex);
+  vhca_untrack_cq(to_vctx(ibcq->context), to_vcq(ibcq));
   vhca_ring_unmap(&to_vcq(ibcq)->ring);
   free(to_vcq(ibcq));
   return 0;
@@ -242,6 +245,7 @@ static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
   qp->max_inline = rsp.cap.max_inline_data;
   qp->sq_sig_all = attr->sq_sig_all;
   attr->cap = rsp.cap;
+  vhca_track_qp(to_vctx(pd->context), qp);
   return q;
 }
 
@@ -276,6 +280,7 @@ static int vhca_destroy_qp(struct ibv_qp *ibqp) {
   if (ret) return ret;
   vhca_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed, rsp.events_reported);
   struct vhca_qp *qp = to_vqp(ibqp);
+  vhca_untrack_qp(to_vctx(ibqp->context), qp);
   vhca_ring_unmap(&qp->sq);
   vhca_ring_unmap(&qp->rq);
   pthread_mutex_destroy(&ibqp->mutex);

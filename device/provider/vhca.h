@@ -25,6 +25,14 @@ struct vhca_context {
   int doorbell_fd;        /* eventfd the engine sleeps on */
   const struct vhca_engine_status *status; /* read-only mapping */
   int async_pipe[2];
+  /* fatal.c: set (once) when fabricd went away; QPs and CQs to flush then */
+  int fatal;
+  pthread_mutex_t obj_lock; /* qps, cqs */
+  struct vhca_qp *qps;
+  struct vhca_cq *cqs;
+  pthread_t watcher;
+  int has_watcher;
+  int watch_stop[2];
 };
 
 struct vhca_ring {
@@ -49,6 +57,7 @@ struct vhca_cq {
   struct verbs_cq vcq;
   struct vhca_ring ring; /* engine produces, we consume */
   uint32_t arm_sn;       /* last value written to ring.hdr->arm_sn; under ring.lock */
+  struct vhca_cq *next;  /* ctx->cqs */
 };
 
 struct vhca_qp {
@@ -57,6 +66,7 @@ struct vhca_qp {
   struct vhca_ring rq; /* unmapped (hdr NULL) when the QP receives from an SRQ */
   uint32_t max_send_sge, max_recv_sge, max_inline;
   int sq_sig_all;
+  struct vhca_qp *next; /* ctx->qps */
 };
 
 struct vhca_srq {
@@ -91,6 +101,19 @@ int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_le
 int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len,
                  const int *send_fds, int nsend, void *rsp, size_t rsp_len, int *fds, int nfds);
 int vhca_connect(const char *path);
+
+/* fatal.c: the device after fabricd went away */
+int vhca_start_watcher(struct vhca_context *ctx);
+void vhca_stop_watcher(struct vhca_context *ctx);
+static inline int vhca_is_fatal(struct vhca_context *ctx) {
+  return __atomic_load_n(&ctx->fatal, __ATOMIC_ACQUIRE);
+}
+int vhca_flush_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+void vhca_track_qp(struct vhca_context *ctx, struct vhca_qp *qp);
+void vhca_untrack_qp(struct vhca_context *ctx, struct vhca_qp *qp);
+void vhca_track_cq(struct vhca_context *ctx, struct vhca_cq *cq);
+void vhca_untrack_cq(struct vhca_context *ctx, struct vhca_cq *cq);
+void vhca_close_channel_write_end(struct ibv_comp_channel *channel);
 
 /* ring.c */
 int vhca_ring_map(struct vhca_ring *ring, int fd, uint32_t entries, uint32_t entry_size);

@@ -43,9 +43,14 @@ Fabricd::Fabricd(const std::string& config_yaml) {
   if (bind(notify_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)))
     throw std::runtime_error("bind notify socket");
 
+  start();
+}
+
+void Fabricd::start() {
   proc_ = std::make_unique<Process>(
       std::vector<std::string>{Paths::fabricd(), "--config", dir_ + "/fabricd.yaml"},
       Env{{"NOTIFY_SOCKET", notify_path_}});
+  stopped_ = false;
 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::string got;
@@ -62,6 +67,11 @@ Fabricd::Fabricd(const std::string& config_yaml) {
       if (n > 0) got.append(buf, size_t(n)).append("\n");
     }
   }
+}
+
+void Fabricd::restart() {
+  if (!stopped_) stop();
+  start();
 }
 
 RunResult Fabricd::stop(int sig) {

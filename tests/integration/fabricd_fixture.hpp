@@ -32,8 +32,11 @@ class Fabricd {
   Process& process() { return *proc_; }
   // Stops the daemon, returning its result (for exit-path tests).
   RunResult stop(int sig = 15);
+  // A new fabricd on the same config and runtime dir (stops this one first).
+  void restart();
 
  private:
+  void start();
   std::string dir_, runtime_dir_, notify_path_;
   int notify_fd_ = -1;
   std::unique_ptr<Process> proc_;
