@@ -157,15 +157,17 @@ int vhca_start_watcher(struct vhca_context *ctx) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (ret) return ret;
   ctx->has_watcher = 1;
+  ctx->watcher_pid = getpid();
   return 0;
 }
 
 void vhca_stop_watcher(struct vhca_context *ctx) {
-  if (ctx->has_watcher) {
+  /* A forked child has the context but not the thread: nothing to join. */
+  if (ctx->has_watcher && ctx->watcher_pid == getpid()) {
     (void)!write(ctx->watch_stop[1], "x", 1);
     pthread_join(ctx->watcher, NULL);
-    ctx->has_watcher = 0;
   }
+  ctx->has_watcher = 0;
   for (int i = 0; i < 2; i++)
     if (ctx->watch_stop[i] >= 0) close(ctx->watch_stop[i]);
   ctx->watch_stop[0] = ctx->watch_stop[1] = -1;

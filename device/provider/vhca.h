@@ -5,6 +5,7 @@
 #define VHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "device/abi/vhca_abi.h"
@@ -32,6 +33,7 @@ struct vhca_context {
   struct vhca_cq *cqs;
   pthread_t watcher;
   int has_watcher;
+  pid_t watcher_pid; /* the process the thread runs in */
   int watch_stop[2];
 };
 
