@@ -64,6 +64,8 @@ int cmd_status(const Globals& g) {
     field("runtime dir:", text(d, "runtime_dir"));
     if (auto td = text(d, "time_dilation"); !td.empty() && td != "1") field("time dilation:", td + "x");
     field("clients:", text(st, "clients"));
+    if (st.is_object() && st.contains("mbufs") && st["mbufs"].is_object())
+      field("mbufs:", fmt::format("{} in use of {}", text(st["mbufs"], "in_use"), text(st["mbufs"], "size")));
 
     if (st.is_object() && st.contains("fabrics") && st["fabrics"].is_array()) {
       Table t({"FABRIC", "LINK_LAYER", "SWITCHES", "HCAS", "LINKS"});

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include <rte_mempool.h>
+
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/event_sink.hpp"
@@ -24,6 +26,14 @@ std::filesystem::path lib_dir() {
 }
 std::string provider_stem() { return (lib_dir() / "libvhca").string(); }
 std::string preload_path() { return (lib_dir() / "libvhca-preload.so").string(); }
+
+// The packet pool's fill, read from the control thread the way dpdk-proc-info
+// reads it from another process: a snapshot, exact once the lcore is idle.
+json mbufs(const rte_mempool* pool) {
+  if (!pool) return nullptr;
+  return {{"size", pool->size}, {"in_use", rte_mempool_in_use_count(pool)},
+          {"available", rte_mempool_avail_count(pool)}};
+}
 
 json status(DaemonState& d) {
   const auto& cfg = d.config();
@@ -50,7 +60,8 @@ json status(DaemonState& d) {
             {"sleeps", d.lcore().stats().sleeps.load()},
             {"wakeups", d.lcore().stats().wakeups.load()},
             {"tasks", d.lcore().stats().tasks.load()}}},
-          {"clients", d.clients()}};
+          {"clients", d.clients()},
+          {"mbufs", mbufs(d.mbuf_pool())}};
 }
 
 json env(DaemonState& d) {

@@ -44,6 +44,7 @@ class DaemonState {
   size_t clients() const;
   runtime::RuntimeTree& runtime_tree() { return *tree_; }
   AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
+  const rte_mempool* mbuf_pool() const { return eal_.pool(); }
 
  private:
   void watchdog_tick();
