@@ -75,7 +75,9 @@ bool has_result_row(const std::string& out) {
 }
 
 TEST_P(Perftest, ServerAndClientPass) {
-  const auto& [c, f] = GetParam();
+  // Not a structured binding: clang 14 cannot capture one in the lambda below.
+  const auto& c = std::get<0>(GetParam());
+  const auto& f = std::get<1>(GetParam());
   static int port = 20000;
   const std::string p = std::to_string(++port);
   auto args = [&](const char* dev) {
