@@ -10,6 +10,7 @@ PACKAGES=(
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libsystemd-dev libbpf-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang-14 libclang-rt-14-dev                 # the sanitizer + libFuzzer build
   iproute2 procps
 )
 

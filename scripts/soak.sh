@@ -191,8 +191,12 @@ chaos_lane() {
 }
 
 sample() {
-  local rss fds threads
+  local rss anon shmem fds threads
   rss=$(awk '/^VmRSS/ {print $2}' /proc/$daemon/status)
+  # RssShmem is DPDK's memory (--no-huge maps it shared) and the apps' ring
+  # memfds; RssAnon is fabricd's own heap: a leak shows in the latter.
+  anon=$(awk '/^RssAnon/ {print $2}' /proc/$daemon/status)
+  shmem=$(awk '/^RssShmem/ {print $2}' /proc/$daemon/status)
   fds=$(ls /proc/$daemon/fd | wc -l)
   threads=$(awk '/^Threads/ {print $2}' /proc/$daemon/status)
   "$bin/fabricctl" status --json | python3 -c '
@@ -207,7 +211,7 @@ for h in s.get("hcas", []):
 m = s.get("mbufs") or {}
 print("%s mbufs=%s objects=%s errors=%s" % (sys.argv[1], m.get("in_use", "?"),
       ",".join("%s:%d" % kv for kv in objs.items()), ",".join("%s:%d" % kv for kv in errs.items())))
-' "$(date +%T) rss_kb=$rss fds=$fds threads=$threads ok=$(tally traffic_ok) failed=$(tally traffic_failed) killed=$(tally killed) hostile=$(tally hostile) flaps=$(tally flaps)"
+' "$(date +%T) rss_kb=$rss anon_kb=$anon shmem_kb=$shmem fds=$fds threads=$threads ok=$(tally traffic_ok) failed=$(tally traffic_failed) killed=$(tally killed) hostile=$(tally hostile) flaps=$(tally flaps)"
 }
 
 set -m  # each lane its own process group, so cleanup takes its children too
@@ -233,7 +237,8 @@ def val(row, key):
 warm = rows[min(len(rows) - 1, max(1, len(rows) // 6))]  # first ~sixth is warm-up
 last = rows[-1]
 bad = 0
-for k in ("rss_kb", "fds", "threads", "mbufs"):
+for k in ("rss_kb", "anon_kb", "shmem_kb", "fds", "threads", "mbufs"):
+    if val(warm, k) is None: continue
     a, b = int(val(warm, k)), int(val(last, k))
     print(f"soak: {k:8} after warm-up {a:>8}  at the end {b:>8}  ({b - a:+d})")
 objs = val(last, "objects")
