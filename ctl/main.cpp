@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/version.hpp"
 #include "ctl/commands.hpp"
 
 namespace {
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
   CLI::App app{kDescription, "fabricctl"};
   app.footer(kFooter);
   app.get_formatter()->column_width(28);
-  app.set_version_flag("--version", "fabricctl 0.1.0");
+  app.set_version_flag("--version", std::string("fabricctl ") + vf::kVersion);
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand: `hca list --json`
   app.add_option("--runtime-dir", g.runtime_dir, "fabricd's runtime directory (daemon.runtime_dir)")

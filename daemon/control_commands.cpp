@@ -6,6 +6,7 @@
 
 #include <rte_mempool.h>
 
+#include "core/version.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/event_sink.hpp"
@@ -47,7 +48,7 @@ json status(DaemonState& d) {
   auto up = std::chrono::steady_clock::now() - d.started();
   return {{"daemon",
            {{"pid", getpid()},
-            {"version", "0.1.0"},
+            {"version", kVersion},
             {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(up).count()},
             {"config", cfg.source},
             {"runtime_dir", cfg.daemon.runtime_dir},

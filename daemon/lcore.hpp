@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "daemon/spsc_queue.hpp"
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 
 namespace vf {

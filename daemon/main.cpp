@@ -21,6 +21,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/version.hpp"
 #include "daemon/config.hpp"
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.add_flag("--check", check_only, "validate the config and exit");
-  app.set_version_flag("--version", "fabricd 0.1.0");
+  app.set_version_flag("--version", std::string("fabricd ") + vf::kVersion);
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("fabricd");

@@ -6,7 +6,6 @@
 
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
-#include "daemon/port_gate.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -18,11 +17,9 @@ dp::LinkLayer to_dp(config::LinkLayer ll) {
   return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
 }
 
-// One vHCA: its engine, the port (owned by its fabric) it transmits through,
-// and the gate between them an operator can close.
+// One vHCA: its engine and the port (owned by its fabric) it transmits through.
 struct Vhca {
   dp::HcaPort* port;
-  std::unique_ptr<PortGate> gate;
   std::unique_ptr<engine::Hca> engine;
 };
 
@@ -34,12 +31,6 @@ std::array<uint8_t, N> raw(const uint8_t (&bytes)[N]) {
   std::memcpy(out.data(), bytes, N);
   return out;
 }
-
-void deliver(void* ctx, rte_mbuf* m, const engine::RxMeta& meta) {
-  auto* v = static_cast<Vhca*>(ctx);
-  if (v->gate->admit(m)) v->engine->receive(m, meta);
-}
-void tx_space(void* ctx) { static_cast<Vhca*>(ctx)->engine->on_transmit_space(); }
 
 }  // namespace
 
@@ -127,10 +118,11 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   pc.mac = h.mac;
   auto v = std::make_unique<Vhca>();
   v->port = &fabric.add_hca_port(h.name, pc);
-  v->gate = std::make_unique<PortGate>(*v->port);
-  v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->gate);
-  v->port->set_receiver(deliver, v.get());
-  v->port->set_tx_space(tx_space, v.get());
+  v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);
+  // Frames go from the port to the engine directly: the daemon wires, it
+  // does not sit on the path.
+  v->port->set_receiver(&engine::Hca::deliver, v->engine.get());
+  v->port->set_tx_space(&engine::Hca::transmit_space, v->engine.get());
   impl_->vhcas.push_back(std::move(v));
   info_.push_back(std::move(info));
 }
@@ -145,8 +137,8 @@ Topology::~Topology() = default;
 
 engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i)->engine; }
 
-bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->gate->up(); }
-void Topology::set_port_up(size_t i, bool up) { impl_->vhcas.at(i)->gate->set_up(up); }
+bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->port->admin_up(); }
+void Topology::set_port_up(size_t i, bool up) { impl_->vhcas.at(i)->port->set_admin_up(up); }
 
 bool Topology::poll() {
   bool any = false;
@@ -172,7 +164,7 @@ nlohmann::json Topology::hca_json(size_t i) const {
       {"link_layer", config::to_string(info.link_layer)},
       {"lid", info.lid},
       {"gids", gids},
-      {"port_state", v.gate->up() ? "ACTIVE" : "DOWN"},
+      {"port_state", v.port->admin_up() ? "ACTIVE" : "DOWN"},
       {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
       {"objects",
        {{"clients", counts.clients}, {"pds", counts.pds}, {"mrs", counts.mrs}, {"cqs", counts.cqs},
@@ -193,7 +185,7 @@ nlohmann::json Topology::hca_json(size_t i) const {
         {"duplicate_requests", c.duplicate_requests},
         {"dma_errors", c.dma_errors},
         {"hostile_ring_events", c.hostile_ring_events},
-        {"port_down_drops", v.gate->dropped()},
+        {"port_down_drops", snap.port_down_drops},
         {"cqes", c.cqes},
         {"dma_calls", c.dma_calls}}},
   };

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/config.hpp"
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {

@@ -4,7 +4,7 @@
 
 #include <cstddef>  // before scheduler.hpp, which uses size_t unqualified
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 
 namespace vf::dp {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "dataplane/fabric/ring.hpp"
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 
 namespace vf::dp {
 

@@ -68,9 +68,18 @@ void HcaPort::remove_neighbour(const Gid& gid) { neighbours_.erase(gid); }
 
 rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
-bool HcaPort::can_transmit() const {
-  if (port_.queued() < cfg_.port.queue_pkts) return true;
-  refused_ = true;
+unsigned HcaPort::tx_class(uint8_t sl) const {
+  if (cfg_.link_layer == LinkLayer::kInfiniBand) {
+    const uint8_t vl = sl2vl_[sl & 0xF];
+    return vl == kVl15 ? kMgmtClass : vl;
+  }
+  return cfg_.vlan ? sl & 7 : 0;
+}
+
+bool HcaPort::can_transmit(uint8_t sl) const {
+  const unsigned cls = tx_class(sl);
+  if (port_.class_queued(cls) < cfg_.port.queue_pkts) return true;
+  refused_ |= 1u << cls;
   return false;
 }
 
@@ -80,13 +89,15 @@ void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
   rte_pktmbuf_free(m);
 }
 
-void HcaPort::transmit(rte_mbuf* m, const ibv_ah_attr& av) {
+void HcaPort::transmit(rte_mbuf* m, const Route& route) {
+  if (!admin_up_) return drop_tx(m, port_down_drops_);
   unsigned cls = 0;
-  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, av, cls) : frame_roce(m, av, cls);
+  const bool framed =
+      cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, cls) : frame_roce(m, route, cls);
   if (framed) port_.enqueue(cls, m);
 }
 
-bool HcaPort::frame_ib(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
+bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, unsigned& cls) {
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
   r.vl = sl2vl_[r.sl];
@@ -95,23 +106,22 @@ bool HcaPort::frame_ib(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
   r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));
   r.dlid = av.dlid;
   if (av.is_global) {
-    if (av.grh.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
+    if (av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
     r.grh = true;
-    std::memcpy(r.sgid, cfg_.gids[av.grh.sgid_index].data(), 16);
-    std::memcpy(r.dgid, av.grh.dgid.raw, 16);
-    r.traffic_class = av.grh.traffic_class;
-    r.hop_limit = av.grh.hop_limit;
-    r.flow_label = av.grh.flow_label & 0xFFFFF;
+    std::memcpy(r.sgid, cfg_.gids[av.sgid_index].data(), 16);
+    std::memcpy(r.dgid, av.dgid.data(), 16);
+    r.traffic_class = av.traffic_class;
+    r.hop_limit = av.hop_limit;
+    r.flow_label = av.flow_label & 0xFFFFF;
   }
   if (!wire::ib_encapsulate(m, r)) return drop_tx(m, tx_frame_errors_), false;
   cls = r.vl;
   return true;
 }
 
-bool HcaPort::frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
-  if (!av.is_global || av.grh.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
-  Gid dgid;
-  std::memcpy(dgid.data(), av.grh.dgid.raw, 16);
+bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, unsigned& cls) {
+  if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
+  const Gid& dgid = av.dgid;
   const auto nb = neighbours_.find(dgid);
   if (nb == neighbours_.end()) return drop_tx(m, tx_no_route_), false;
   wire::RoceRoute r;
@@ -120,11 +130,11 @@ bool HcaPort::frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
   r.vlan = cfg_.vlan;
   r.vid = cfg_.vlan_id;
   r.pcp = av.sl & 7;
-  std::memcpy(r.sgid, cfg_.gids[av.grh.sgid_index].data(), 16);
+  std::memcpy(r.sgid, cfg_.gids[av.sgid_index].data(), 16);
   std::memcpy(r.dgid, dgid.data(), 16);
-  r.traffic_class = av.grh.traffic_class;
-  r.hop_limit = av.grh.hop_limit;
-  uint32_t fl = av.grh.flow_label & 0xFFFFF;
+  r.traffic_class = av.traffic_class;
+  r.hop_limit = av.hop_limit;
+  uint32_t fl = av.flow_label & 0xFFFFF;
   if (fl == 0 && rte_pktmbuf_data_len(m) >= wire::kBthLen) {
     const uint32_t dqpn = wire::bth_dqpn(rte_pktmbuf_mtod(m, const uint8_t*));
     fl = (dqpn ^ (dqpn >> 20)) & 0xFFFFF;
@@ -137,8 +147,13 @@ bool HcaPort::frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls) {
 
 void HcaPort::on_tx_done(void* self, Port&) {
   auto& h = *static_cast<HcaPort*>(self);
-  if (h.refused_ && h.port_.queued() < h.cfg_.port.queue_pkts) {
-    h.refused_ = false;
+  uint32_t roomy = 0;
+  for (uint32_t r = h.refused_; r; r &= r - 1) {
+    const unsigned cls = unsigned(__builtin_ctz(r));
+    if (h.port_.class_queued(cls) < h.cfg_.port.queue_pkts) roomy |= 1u << cls;
+  }
+  if (roomy) {
+    h.refused_ &= ~roomy;
     if (h.space_fn_) h.sched_.arm(h.space_timer_, h.sched_.now());
   }
 }
@@ -167,13 +182,18 @@ void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   // The engine consumes the packet now: the receive buffer frees at once.
   p.release(cls, bytes);
+  if (!h.admin_up_) {
+    h.port_down_drops_.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (!h.for_us(m)) {
     h.rx_not_for_us_.add();
     p.counters().rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
   }
-  vf::engine::RxMeta meta;
+  wire::RxMeta meta;
   const wire::RxError e = h.cfg_.link_layer == LinkLayer::kInfiniBand ? wire::ib_decapsulate(m, &meta)
                                                                       : wire::roce_decapsulate(m, &meta);
   if (e != wire::RxError::kOk) {
@@ -198,6 +218,7 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   s.tx_frame_errors = tx_frame_errors_.get();
   s.rx_not_for_us = rx_not_for_us_.get();
   s.rx_no_receiver = rx_no_receiver_.get();
+  s.port_down_drops = port_down_drops_.get();
   for (unsigned i = 0; i < wire::kRxErrorCount; ++i) s.rx_errors[i] = rx_errors_[i].get();
   return s;
 }

@@ -1,19 +1,19 @@
 // The HCA side of a link: where the device engine's packets become wire frames
-// and back. The engine sees only vf::engine::PacketIo (transport packets: BTH ..
-// pad); this port adds and strips the link and network headers.
+// and back. The engine sees only HostPort (transport packets: BTH .. pad, and
+// a Route); this port adds and strips the link and network headers.
 //
-// Transmit (IB): LRH [+ GRH] from the address vector — DLID = ah.dlid, SLID =
-// own LID | src_path_bits (within the LMC), SL = ah.sl, VL from the port's
-// SL→VL table (default SL n → VL n % data_vls), GRH when ah.is_global with the
-// SGID from the port's GID table at ah.grh.sgid_index.
-// Transmit (RoCEv2): ah.is_global is required. Source MAC = own, destination
-// MAC = the static neighbour table entry for ah.grh.dgid (set by the daemon;
-// no ARP/ND), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
-// ah.grh.traffic_class (DSCP << 2 | ECN), TTL = hop_limit, UDP source port
-// from the flow label (or, when 0, the destination QP) folded into
-// 0xC000..0xFFFF as Linux does, for ECMP entropy. With `vlan` set the frame
-// carries an 802.1Q tag whose PCP is ah.sl & 7 — the priority the switch and
-// PFC act on; untagged frames are priority 0.
+// Transmit (IB): LRH [+ GRH] from the route — DLID = r.dlid, SLID = own LID |
+// src_path_bits (within the LMC), SL = r.sl, VL from the port's SL→VL table
+// (default SL n → VL n % data_vls), GRH when r.is_global with the SGID from
+// the port's GID table at r.sgid_index.
+// Transmit (RoCEv2): r.is_global is required. Source MAC = own, destination
+// MAC = the static neighbour table entry for r.dgid (set by the daemon; no
+// ARP/ND), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
+// r.traffic_class (DSCP << 2 | ECN), TTL = hop_limit, UDP source port from
+// the flow label (or, when 0, the destination QP) folded into 0xC000..0xFFFF
+// as Linux does, for ECMP entropy. With `vlan` set the frame carries an
+// 802.1Q tag whose PCP is r.sl & 7 — the priority the switch and PFC act on;
+// untagged frames are priority 0.
 // The frame goes to the egress class of its VL / priority. A frame that cannot
 // be routed or framed is dropped (PortXmitDiscards + tx_no_route /
 // tx_frame_errors).
@@ -25,10 +25,15 @@
 // with data at the BTH, ICRC removed, pad still present (what Hca::receive
 // expects). The callback owns the mbuf.
 //
-// Transmit space: can_transmit() is false once the port holds queue_pkts frames
-// (so no class queue can overflow). When room appears again after a refusal,
-// the tx-space callback runs from a zero-delay timer — never synchronously
-// inside transmit(), which the engine's re-entrancy contract forbids.
+// Transmit space, per class: can_transmit(sl) is false once the egress queue
+// of sl's class (VL / priority) holds queue_pkts frames, whatever the other
+// classes hold. When room appears again in a class that refused, the
+// tx-space callback runs from a zero-delay timer — never synchronously inside
+// transmit(), which the engine's re-entrancy contract forbids.
+//
+// Administrative state (an operator's `port set state down`): a down port
+// passes nothing either way, as a disabled physical port; every frame it
+// refuses counts in port_down_drops.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -44,7 +49,7 @@
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/types.hpp"
 #include "dataplane/wire/rx_error.hpp"
-#include "device/engine/packet_io.hpp"
+#include "dataplane/fabric/host_port.hpp"
 
 namespace vf::dp {
 
@@ -67,12 +72,13 @@ struct HcaPortSnapshot {
   uint64_t tx_frame_errors;  // encapsulation refused the packet (segmented, too long, no room)
   uint64_t rx_not_for_us;
   uint64_t rx_no_receiver;   // no receive callback set
+  uint64_t port_down_drops;  // refused either way while administratively down
   std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
 };
 
-class HcaPort final : public vf::engine::PacketIo {
+class HcaPort final : public HostPort {
  public:
-  using RxFn = void (*)(void* ctx, rte_mbuf* m, const vf::engine::RxMeta& meta);
+  using RxFn = void (*)(void* ctx, rte_mbuf* m, const wire::RxMeta& meta);
   using TxSpaceFn = void (*)(void* ctx);
 
   // `pool`: where alloc() takes mbufs (needs >= 66 bytes headroom and 6 bytes
@@ -94,6 +100,8 @@ class HcaPort final : public vf::engine::PacketIo {
   void set_gid(unsigned index, const Gid& gid);
   void set_neighbour(const Gid& gid, const Mac& mac);
   void remove_neighbour(const Gid& gid);
+  void set_admin_up(bool up) { admin_up_ = up; }
+  bool admin_up() const { return admin_up_; }
 
   const std::string& name() const { return port_.name(); }
   LinkLayer link_layer() const { return cfg_.link_layer; }
@@ -102,10 +110,13 @@ class HcaPort final : public vf::engine::PacketIo {
   Port& port() { return port_; }
   const Port& port() const { return port_; }
 
-  // ---- vf::engine::PacketIo (fast path)
+  // ---- HostPort (fast path)
   rte_mbuf* alloc() override;
-  bool can_transmit() const override;
-  void transmit(rte_mbuf* m, const ibv_ah_attr& av) override;
+  bool can_transmit(uint8_t sl) const override;
+  void transmit(rte_mbuf* m, const Route& route) override;
+  // The egress class service level `sl` uses (IB: its VL, kMgmtClass for VL15;
+  // Ethernet: its priority when tagged, else 0).
+  unsigned tx_class(uint8_t sl) const;
 
   HcaPortSnapshot snapshot(Nanos now) const;
 
@@ -117,8 +128,8 @@ class HcaPort final : public vf::engine::PacketIo {
   static void on_tx_done(void* self, Port& p);
   static void on_space_timer(Timer& t, Nanos now);
   bool for_us(const rte_mbuf* m) const;
-  bool frame_ib(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls);
-  bool frame_roce(rte_mbuf* m, const ibv_ah_attr& av, unsigned& cls);
+  bool frame_ib(rte_mbuf* m, const Route& r, unsigned& cls);
+  bool frame_roce(rte_mbuf* m, const Route& r, unsigned& cls);
   void drop_tx(rte_mbuf* m, Counter& why);
 
   Scheduler& sched_;
@@ -132,13 +143,15 @@ class HcaPort final : public vf::engine::PacketIo {
   void* rx_ctx_ = nullptr;
   TxSpaceFn space_fn_ = nullptr;
   void* space_ctx_ = nullptr;
-  mutable bool refused_ = false;  // can_transmit said no; announce room later
+  mutable uint32_t refused_ = 0;  // classes can_transmit said no to; announce room later
+  bool admin_up_ = true;
   CtxTimer space_timer_;
 
   Counter tx_no_route_;
   Counter tx_frame_errors_;
   Counter rx_not_for_us_;
   Counter rx_no_receiver_;
+  Counter port_down_drops_;
   std::array<Counter, wire::kRxErrorCount> rx_errors_;
 };
 

@@ -69,6 +69,7 @@ class Port {
   // ---- egress (fast path)
   bool has_room(unsigned cls) const { return !q_[cls].full(); }
   uint32_t queued() const { return queued_; }
+  uint32_t class_queued(unsigned cls) const { return q_[cls].size(); }
   // Queues `m` on class `cls`, eligible to leave at `eligible_at`. `origin` /
   // `origin_cls`: the receive buffer (inside the same switch) the frame still
   // occupies, released when it leaves this port. On failure (queue full, frame

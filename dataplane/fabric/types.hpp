@@ -1,16 +1,20 @@
-// Vocabulary shared by every fabric element: link layers, traffic classes,
-// addresses and the parameters the daemon reads from its YAML config.
+// Vocabulary shared by every fabric element: traffic classes and link
+// parameters (link layer, GID, MAC and VL15 come from core/types.hpp).
 #pragma once
 
 #include <array>
 #include <cstddef>  // before scheduler.hpp, which uses size_t unqualified
 #include <cstdint>
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
+#include "core/types.hpp"
 
 namespace vf::dp {
 
-enum class LinkLayer : uint8_t { kInfiniBand, kEthernet };
+using vf::Gid;
+using vf::kVl15;
+using vf::LinkLayer;
+using vf::Mac;
 
 // Egress/ingress classes of a port. IB: data VLs 0-7 are classes 0-7 and VL15
 // (subnet management, never flow controlled) is kMgmtClass. Ethernet: the eight
@@ -21,14 +25,10 @@ inline constexpr unsigned kNumDataClasses = 8;
 inline constexpr unsigned kMgmtClass = 8;
 inline constexpr unsigned kCtrlClass = 9;
 inline constexpr unsigned kNumClasses = 10;
-inline constexpr uint8_t kVl15 = 15;
-
-using Mac = std::array<uint8_t, 6>;
-using Gid = std::array<uint8_t, 16>;
 
 // One direction's worth of physical parameters; both directions of a link share
-// them. `rate_bps` is the data rate after line coding (4x EDR = 100 Gb/s), see
-// ib_rates.hpp. `mtu` is the IBA path MTU (256..4096, payload bytes) on IB and
+// them. `rate_bps` is the data rate after line coding (4x EDR = 100 Gb/s; the
+// daemon derives it from width x speed, daemon/link_attrs.hpp). `mtu` is the IBA path MTU (256..4096, payload bytes) on IB and
 // the IP MTU (e.g. 1500) on Ethernet; the largest frame a port accepts is
 // derived from it (max_frame_bytes).
 struct LinkParams {

@@ -45,7 +45,7 @@ bool ib_encapsulate(rte_mbuf* m, const IbRoute& r) {
   return true;
 }
 
-RxError ib_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
+RxError ib_decapsulate(rte_mbuf* m, RxMeta* meta) {
   if (!rte_pktmbuf_is_contiguous(m) || rte_pktmbuf_pkt_len(m) != rte_pktmbuf_data_len(m))
     return RxError::kNonContiguous;
   const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
@@ -78,7 +78,7 @@ RxError ib_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
   if (icrc_ib(f, covered) != icrc_load(f + covered)) return RxError::kBadIcrc;
 
   if (meta) {
-    *meta = vf::engine::RxMeta{};
+    *meta = RxMeta{};
     meta->slid = lrh_slid(f);
     meta->dlid = lrh_dlid(f);
     meta->sl = lrh_sl(f);

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "dataplane/wire/rx_error.hpp"
-#include "device/engine/packet_io.hpp"
+#include "dataplane/wire/rx_meta.hpp"
 
 namespace vf::wire {
 
@@ -32,7 +32,7 @@ bool ib_encapsulate(rte_mbuf* m, const IbRoute& route);
 // data is read. On success fills `meta` (if not null): slid, dlid, sl and, with
 // a GRH, has_grh, sgid, dgid and traffic_class. On failure neither `m` nor
 // `meta` changes. Order of checks: lengths, VCRC, LRH, GRH, ICRC.
-RxError ib_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta);
+RxError ib_decapsulate(rte_mbuf* m, RxMeta* meta);
 
 // What a switch does to a frame it forwards: checks the frame's length and
 // VCRC (a switch drops a frame with a bad VCRC), then rewrites the VL chosen by

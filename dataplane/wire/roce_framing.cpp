@@ -97,7 +97,7 @@ bool roce_encapsulate(rte_mbuf* m, const RoceRoute& r) {
   return true;
 }
 
-RxError roce_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
+RxError roce_decapsulate(rte_mbuf* m, RxMeta* meta) {
   if (!rte_pktmbuf_is_contiguous(m) || rte_pktmbuf_pkt_len(m) != rte_pktmbuf_data_len(m))
     return RxError::kNonContiguous;
   const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
@@ -148,7 +148,7 @@ RxError roce_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta) {
   if (icrc_roce(ip, covered) != icrc_load(ip + covered)) return RxError::kBadIcrc;
 
   if (meta) {
-    *meta = vf::engine::RxMeta{};
+    *meta = RxMeta{};
     meta->has_grh = true;
     meta->sl = l2.pcp;
     if (v4) {

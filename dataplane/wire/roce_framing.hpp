@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "dataplane/wire/rx_error.hpp"
-#include "device/engine/packet_io.hpp"
+#include "dataplane/wire/rx_meta.hpp"
 
 namespace vf::wire {
 
@@ -41,7 +41,7 @@ bool roce_encapsulate(rte_mbuf* m, const RoceRoute& route);
 // traffic_class = TOS / traffic class including ECN, sl = the 802.1Q PCP
 // (0 untagged), LIDs 0. A non-zero UDP checksum is verified; zero is accepted.
 // On failure neither `m` nor `meta` changes.
-RxError roce_decapsulate(rte_mbuf* m, vf::engine::RxMeta* meta);
+RxError roce_decapsulate(rte_mbuf* m, RxMeta* meta);
 
 // What an ECN-marking switch does: sets CE in an ECN-capable IPv4/IPv6 frame
 // (fixing the IPv4 header checksum; the ICRC does not cover ECN). True when

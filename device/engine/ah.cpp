@@ -32,6 +32,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   ah->client = c;
   ah->pd = pd;
   ah->attr = a;
+  ah->route = route_of(a);
   Ah* raw = ah.get();
   const uint32_t h = ahs_.insert(std::move(ah));
   if (!h) return ENOMEM;

@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 
 namespace vf::engine {

@@ -30,7 +30,7 @@ Qp::Qp() : retrans_timer(&Hca::Impl::retrans_timer_fired), rnr_timer(&Hca::Impl:
   rnr_timer.qp = this;
 }
 
-Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
+Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
     : cfg_(cfg), sched_(sched), io_(io) {
   DeviceLimits& l = cfg_.limits;
   if (l.max_qp > kMaxQps) l.max_qp = kMaxQps;
@@ -404,7 +404,7 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
 
 // ------------------------------------------------------------ public API
 
-Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, PacketIo& io)
+Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
     : impl_(std::make_unique<Impl>(cfg, sched, io)) {}
 Hca::~Hca() = default;
 void Hca::set_event_sink(EventSink* s) { impl_->sink_ = s; }

@@ -4,7 +4,7 @@
 // no locks, no threads, no sleeps; timers live on the shared vf::Scheduler.
 //
 // Threading contract: every method is called on the lcore thread only.
-// Re-entrancy contract: PacketIo::transmit() must never call back into any
+// Re-entrancy contract: HostPort::transmit() must never call back into any
 // Hca synchronously (the port queues; delivery happens later from its own
 // poll or timer), so loopback to the same vHCA is fine.
 #pragma once
@@ -17,13 +17,15 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
-#include "device/engine/packet_io.hpp"
+#include "dataplane/fabric/host_port.hpp"
 
 struct rte_mbuf;
 
 namespace vf::engine {
+
+using wire::RxMeta;
 
 using ClientId = uint32_t;  // one per provider context (socket); the daemon assigns
 
@@ -121,7 +123,7 @@ struct Counters {
 
 class Hca {
  public:
-  Hca(const HcaConfig&, vf::Scheduler&, PacketIo&);
+  Hca(const HcaConfig&, vf::Scheduler&, dp::HostPort&);
   ~Hca();
   Hca(const Hca&) = delete;
   Hca& operator=(const Hca&) = delete;
@@ -185,6 +187,12 @@ class Hca {
   // The port's egress drained: requesters stalled on can_transmit()/alloc()
   // run again at the next poll().
   void on_transmit_space();
+  // The same two as plain callbacks (ctx = the Hca), for a port to call
+  // directly: nothing stands between a frame and its engine.
+  static void deliver(void* hca, rte_mbuf* m, const RxMeta& meta) {
+    static_cast<Hca*>(hca)->receive(m, meta);
+  }
+  static void transmit_space(void* hca) { static_cast<Hca*>(hca)->on_transmit_space(); }
 
   // ---- for fabricctl and tests.
   struct ObjectCounts {

@@ -65,7 +65,7 @@ struct RxPlacement {
 
 class Hca::Impl {
  public:
-  Impl(const HcaConfig&, vf::Scheduler&, PacketIo&);
+  Impl(const HcaConfig&, vf::Scheduler&, dp::HostPort&);
   ~Impl();
 
   // ---- slow path (hca.cpp, mr.cpp, cq.cpp, qp.cpp, qp_state.cpp)
@@ -266,7 +266,7 @@ class Hca::Impl {
   // ---- data
   HcaConfig cfg_;
   vf::Scheduler& sched_;
-  PacketIo& io_;
+  dp::HostPort& io_;
   EventSink* sink_ = nullptr;
   Counters ctr_;
   uint32_t port_mtu_ = 4096;  // active MTU in bytes

@@ -11,6 +11,7 @@
 #include "device/engine/dma.hpp"
 #include "device/engine/hca.hpp"
 #include "device/engine/ring.hpp"
+#include "device/engine/route.hpp"
 
 namespace vf::engine {
 
@@ -32,6 +33,7 @@ struct Ah {
   Pd* pd = nullptr;
   uint32_t handle = 0;
   ibv_ah_attr attr{};
+  dp::Route route;  // attr, as the port takes it
 };
 
 // A shared receive queue (recv_queue.hpp says how QPs take WQEs from it).

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
 

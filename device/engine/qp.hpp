@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 #include "device/engine/objects.hpp"
 #include "device/engine/ring.hpp"
@@ -88,6 +88,7 @@ struct Qp {
   ibv_qp_cap cap{};
   ibv_qp_state state = IBV_QPS_RESET;
   ibv_qp_attr attr{};    // what modify_qp set (returned by query_qp)
+  dp::Route route;       // attr.ah_attr, as the port takes it
   uint32_t mtu = 256;    // effective path MTU in bytes (min of path_mtu and port)
   Nanos timeout_ns = 0;  // local ACK timeout, 0 = infinite
   size_t active_index = SIZE_MAX;  // position in Impl::active_

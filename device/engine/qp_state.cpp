@@ -226,6 +226,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (mask & IBV_QP_AV) {
     s.ah_attr = a.ah_attr;
     s.ah_attr.port_num = 1;
+    qp.route = route_of(s.ah_attr);
   }
   if (mask & IBV_QP_PATH_MTU) {
     s.path_mtu = a.path_mtu;

@@ -45,7 +45,7 @@ unsigned Hca::Impl::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
   if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
   ++ctr_.tx_packets;
   ctr_.tx_bytes += total;
-  io_.transmit(m, qp.attr.ah_attr);
+  io_.transmit(m, qp.route);
   qp.pkts_since_ackreq = 0;
   qp.psn = (qp.psn + span) & kPsnMask;
   if (psn_diff(qp.psn, qp.psn_hi) > 0) qp.psn_hi = qp.psn;

@@ -173,7 +173,7 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       qp.res_pending = 0;
       break;
     }
-    if (!io_.can_transmit()) {
+    if (!io_.can_transmit(qp.route.sl)) {
       ++ctr_.tx_stalls;
       break;
     }
@@ -196,7 +196,7 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       atmack_set(b + kBthLen + kAethLen, r->orig);
       ++ctr_.tx_packets;
       ctr_.tx_bytes += total;
-      io_.transmit(m, qp.attr.ah_attr);
+      io_.transmit(m, qp.route);
       r->pending = false;
       --qp.res_pending;
       ++sent;
@@ -266,11 +266,11 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
     }
     unsigned k = 0;
     for (; k < ok; ++k) {
-      if (k && !io_.can_transmit()) break;
+      if (k && !io_.can_transmit(qp.route.sl)) break;
       const uint32_t len = uint32_t(tx_local_[k].iov_len);
       ++ctr_.tx_packets;
       ctr_.tx_bytes += rte_pktmbuf_data_len(m[k]);
-      io_.transmit(m[k], qp.attr.ah_attr);
+      io_.transmit(m[k], qp.route);
       r->offset += len;
       r->next_psn = (r->next_psn + 1) & kPsnMask;
     }

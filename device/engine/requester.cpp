@@ -156,7 +156,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       qp.next_offset = 0;
       qp.sq_started = qp.sq_next + 1;
     }
-    if (!io_.can_transmit()) {
+    if (!io_.can_transmit(qp.route.sl)) {
       ++ctr_.tx_stalls;
       break;
     }
@@ -258,7 +258,7 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
 
   unsigned sent = 0;
   for (; sent < sendable; ++sent) {
-    if (sent && !io_.can_transmit()) break;
+    if (sent && !io_.can_transmit(qp.route.sl)) break;
     rte_mbuf* pkt = m[sent];
     uint8_t* b = tx_bth_[sent];
     const uint32_t len = uint32_t(tx_local_[sent].iov_len);
@@ -282,7 +282,7 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
     ++ctr_.tx_packets;
     ctr_.tx_bytes += kBthLen + ext + len + pad;
-    io_.transmit(pkt, qp.attr.ah_attr);
+    io_.transmit(pkt, qp.route);
     qp.psn = (qp.psn + 1) & kPsnMask;
     if (psn_diff(qp.psn, qp.psn_hi) > 0) qp.psn_hi = qp.psn;
     qp.next_offset += len;
@@ -305,7 +305,7 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
 
   // What a packet-at-a-time loop would have met next, in its order of checks.
   if (sent < want) {
-    if ((sent && !io_.can_transmit()) || sent == n) {
+    if ((sent && !io_.can_transmit(qp.route.sl)) || sent == n) {
       ++ctr_.tx_stalls;
     } else if (fail != IBV_WC_SUCCESS) {
       if (dma_failed) ++ctr_.dma_errors;

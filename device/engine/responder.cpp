@@ -53,7 +53,7 @@ bool Hca::Impl::send_response(Qp& qp) {
   if (!qp.resp_pending) return false;
   // After the READ responses / atomic ACKs of earlier PSNs, never before.
   if (qp.res_pending && response_blocked(qp, qp.resp_psn)) return false;
-  if (!io_.can_transmit()) {
+  if (!io_.can_transmit(qp.route.sl)) {
     ++ctr_.tx_stalls;
     return false;
   }
@@ -80,7 +80,7 @@ bool Hca::Impl::send_response(Qp& qp) {
   }
   ++ctr_.tx_packets;
   ctr_.tx_bytes += kBthLen + kAethLen;
-  io_.transmit(m, qp.attr.ah_attr);
+  io_.transmit(m, qp.route);
   qp.resp_pending = false;
   qp.acks_owed = 0;
   return true;

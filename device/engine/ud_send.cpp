@@ -57,7 +57,7 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
       if (qp.state != IBV_QPS_ERR) qp.state = IBV_QPS_SQE;  // the rest is flushed by poll()
       return done + 1;
     }
-    if (!io_.can_transmit()) {
+    if (!io_.can_transmit(ah->route.sl)) {
       ++ctr_.tx_stalls;
       break;
     }
@@ -100,7 +100,7 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     if (imm) std::memcpy(b + kBthLen + kDethLen, &s.w.imm_data, kImmDtLen);  // network order
     ++ctr_.tx_packets;
     ctr_.tx_bytes += hdr + len + pad;
-    io_.transmit(m, ah->attr);
+    io_.transmit(m, ah->route);
     qp.psn = (qp.psn + 1) & kPsnMask;
     qp.snd_una = qp.psn_hi = qp.psn;  // nothing is ever outstanding
     s.state = SendWqe::kStarted;

@@ -34,7 +34,7 @@
 #include "daemon/device_commands.hpp"
 #include "daemon/device_server.hpp"
 #include "daemon/event_sink.hpp"
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 #include "device/engine/hca.hpp"
 #include "tests/fuzz/fuzz_mbuf.hpp"
@@ -51,17 +51,17 @@ rte_mempool* pool() {
 }
 
 // The vHCA's port, wired back to itself.
-class LoopPort : public vf::engine::PacketIo {
+class LoopPort : public vf::dp::HostPort {
  public:
   rte_mbuf* alloc() override { return rte_pktmbuf_alloc(pool()); }
-  bool can_transmit() const override { return queue.size() < 256; }
-  void transmit(rte_mbuf* m, const ibv_ah_attr& av) override {
+  bool can_transmit(uint8_t) const override { return queue.size() < 256; }
+  void transmit(rte_mbuf* m, const vf::dp::Route& av) override {
     vf::engine::RxMeta meta;
     meta.slid = kLid;
     meta.dlid = av.dlid;
     meta.sl = av.sl;
     meta.has_grh = av.is_global;
-    std::memcpy(meta.dgid, av.grh.dgid.raw, 16);
+    std::memcpy(meta.dgid, av.dgid.data(), 16);
     queue.push_back({m, meta});
   }
   struct Pkt {

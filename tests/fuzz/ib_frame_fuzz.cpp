@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)vf::wire::ib_frame_set_vl(f.get(), uint8_t(vl.value_or(0) ^ 1) & 0xF);
   }
   vf::fuzz::FrameMbuf f(data, size, split);
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
   if (vf::wire::ib_decapsulate(f.get(), &meta) == vf::wire::RxError::kOk) {
     const uint32_t left = rte_pktmbuf_pkt_len(f.get());
     if (left < vf::wire::kBthLen || left > size || rte_pktmbuf_data_len(f.get()) != left) std::abort();

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)vf::wire::roce_frame_mark_ce(f.get());
   }
   vf::fuzz::FrameMbuf f(data, size, split);
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
   if (vf::wire::roce_decapsulate(f.get(), &meta) == vf::wire::RxError::kOk) {
     const uint32_t left = rte_pktmbuf_pkt_len(f.get());
     if (left < vf::wire::kBthLen || left > size || !meta.has_grh) std::abort();

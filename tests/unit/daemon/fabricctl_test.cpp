@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include "core/version.hpp"
 #include "daemon/control_server.hpp"
 #include "test_util.hpp"
 
@@ -276,7 +277,7 @@ TEST(Fabricctl, UsageAndHelp) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("LID/GID"), std::string::npos);
   r = test::run({kCtl, "--version"});
-  EXPECT_EQ(r.out, "fabricctl 0.1.0\n");
+  EXPECT_EQ(r.out, std::string("fabricctl ") + vf::kVersion + "\n");
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ TEST_F(FabricTest, SwitchToSwitchLinksForwardHopByHop) {
   f.connect(*Endpoint::parse("b"), *Endpoint::parse("leaf1/1"), edr);
   f.set_lft("leaf0", 2, 4);
   f.set_lft("leaf1", 2, 1);
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 2;
   rte_mbuf* m = a.alloc();
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, 12));

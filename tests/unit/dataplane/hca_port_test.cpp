@@ -22,14 +22,14 @@ constexpr uint64_t G = 1'000'000'000ULL;
 struct Received {
   Nanos at;
   std::vector<uint8_t> bytes;  // BTH .. pad
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
 };
 
 struct RecordingReceiver {
   Scheduler* s;
   std::vector<Received> got;
   unsigned space_calls = 0;
-  static void rx(void* ctx, rte_mbuf* m, const vf::engine::RxMeta& meta) {
+  static void rx(void* ctx, rte_mbuf* m, const vf::wire::RxMeta& meta) {
     auto* e = static_cast<RecordingReceiver*>(ctx);
     const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
     e->got.push_back({e->s->now(), {p, p + rte_pktmbuf_data_len(m)}, meta});
@@ -56,8 +56,8 @@ rte_mbuf* engine_packet(HcaPort& h, uint32_t dqpn, uint32_t payload, uint8_t fil
   return m;
 }
 
-ibv_ah_attr ah_dlid(uint16_t dlid) {
-  ibv_ah_attr av{};
+vf::dp::Route ah_dlid(uint16_t dlid) {
+  vf::dp::Route av{};
   av.dlid = dlid;
   return av;
 }
@@ -110,10 +110,10 @@ TEST(HcaPortIb, RoundTripThroughASwitch) {
   IbLab lab;
   rte_mbuf* m = engine_packet(*lab.h0, 0x123, 1021, 0xAB);
   const std::vector<uint8_t> sent = bytes_of(m);
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 2;
   av.sl = 3;
-  ASSERT_TRUE(lab.h0->can_transmit());
+  ASSERT_TRUE(lab.h0->can_transmit(0));
   lab.h0->transmit(m, av);
   lab.s.run_until_idle();
   ASSERT_EQ(lab.e1.got.size(), 1u);
@@ -137,13 +137,13 @@ TEST(HcaPortIb, RoundTripThroughASwitch) {
 
 TEST(HcaPortIb, GlobalRouteCarriesTheGrh) {
   IbLab lab;
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 2;
   av.is_global = 1;
-  av.grh.sgid_index = 0;
-  std::memcpy(av.grh.dgid.raw, ib_gid(2).data(), 16);
-  av.grh.traffic_class = 0x28;
-  av.grh.hop_limit = 1;
+  av.sgid_index = 0;
+  std::memcpy(av.dgid.data(), ib_gid(2).data(), 16);
+  av.traffic_class = 0x28;
+  av.hop_limit = 1;
   lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
   lab.s.run_until_idle();
   ASSERT_EQ(lab.e1.got.size(), 1u);
@@ -158,7 +158,7 @@ TEST(HcaPortIb, LmcPathBitsSelectTheSourceLid) {
   IbLab lab;
   lab.h0->set_lid(4, 2);  // answers 4..7
   lab.f.set_lft("ibsw0", 6, 1);
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 6;  // vib1 -> vib0's third LID
   av.src_path_bits = 1;
   lab.h1->transmit(engine_packet(*lab.h1, 5, 8, 1), av);
@@ -171,7 +171,7 @@ TEST(HcaPortIb, LmcPathBitsSelectTheSourceLid) {
 TEST(HcaPortIb, FramesForAnotherLidAreDroppedAndCounted) {
   IbLab lab;
   lab.f.set_lft("ibsw0", 9, 2);  // a stale route: LID 9 leads to vib1
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 9;
   lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
   lab.s.run_until_idle();
@@ -200,13 +200,13 @@ TEST(HcaPortIb, CorruptFramesAreCountedByReason) {
 
 TEST(HcaPortIb, UnusableRoutesAreDroppedAtTheSource) {
   IbLab lab;
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
   av.dlid = 2;
   av.is_global = 1;
-  av.grh.sgid_index = 3;  // no such GID
+  av.sgid_index = 3;  // no such GID
   lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av);
   lab.h0->set_sl2vl(7, kVl15);
-  ibv_ah_attr av7{};
+  vf::dp::Route av7{};
   av7.dlid = 2;
   av7.sl = 7;
   lab.h0->transmit(engine_packet(*lab.h0, 5, 8, 1), av7);
@@ -234,14 +234,14 @@ TEST(HcaPortIb, CanTransmitBoundsTheQueueAndAnnouncesSpaceLater) {
   RecordingReceiver e{&s, {}, 0};
   h.set_tx_space(&RecordingReceiver::space, &e);
   unsigned sent = 0;
-  while (h.can_transmit()) {
+  while (h.can_transmit(0)) {
     h.transmit(engine_packet(h, 1, 1000, 0), ah_dlid(2));
     ++sent;
   }
   EXPECT_EQ(sent, 5u);  // one on the wire, four queued
   EXPECT_EQ(e.space_calls, 0u);
   s.run_next();  // the first frame leaves the wire: room, announced by timer
-  EXPECT_TRUE(h.can_transmit());
+  EXPECT_TRUE(h.can_transmit(0));
   s.run_until_idle();
   EXPECT_EQ(e.space_calls, 1u);
   EXPECT_EQ(h.port().snapshot(0).port_xmit_discards, 0u);
@@ -277,14 +277,14 @@ struct RoceLab {
     h0->set_receiver(&RecordingReceiver::rx, &e0);
     h1->set_receiver(&RecordingReceiver::rx, &e1);
   }
-  ibv_ah_attr ah_to_1(uint8_t sl = 0, uint8_t tclass = 0) const {
-    ibv_ah_attr av{};
+  vf::dp::Route ah_to_1(uint8_t sl = 0, uint8_t tclass = 0) const {
+    vf::dp::Route av{};
     av.is_global = 1;
     av.sl = sl;
-    av.grh.sgid_index = 1;
-    av.grh.hop_limit = 64;
-    av.grh.traffic_class = tclass;
-    std::memcpy(av.grh.dgid.raw, gid1.data(), 16);
+    av.sgid_index = 1;
+    av.hop_limit = 64;
+    av.traffic_class = tclass;
+    std::memcpy(av.dgid.data(), gid1.data(), 16);
     return av;
   }
   Scheduler s;
@@ -332,10 +332,10 @@ TEST(HcaPortRoce, Ipv6AndVlanPriority) {
 
 TEST(HcaPortRoce, NoNeighbourOrNoGrhIsNoRoute) {
   RoceLab lab(false);
-  ibv_ah_attr av = lab.ah_to_1();
-  av.grh.dgid.raw[15] = 99;
+  vf::dp::Route av = lab.ah_to_1();
+  av.dgid[15] = 99;
   lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
-  ibv_ah_attr local{};
+  vf::dp::Route local{};
   lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), local);
   lab.s.run_until_idle();
   EXPECT_EQ(lab.h0->snapshot(0).tx_no_route, 2u);

@@ -19,7 +19,7 @@ namespace {
 
 using test::Bytes;
 using test::flip_bit;
-using vf::engine::RxMeta;
+using vf::wire::RxMeta;
 
 // The route that reproduces samples::kIbGlobal.
 IbRoute global_route() {

@@ -21,7 +21,7 @@ namespace {
 
 using test::Bytes;
 using test::flip_bit;
-using vf::engine::RxMeta;
+using vf::wire::RxMeta;
 
 const uint8_t kMacA[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x0A};
 const uint8_t kMacB[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x0B};

@@ -99,7 +99,7 @@ void BM_RoceEncapDecap(benchmark::State& s) {
   r.sgid[15] = 1;
   r.dgid[15] = 2;
   rte_mbuf* m = transport_mbuf(size_t(s.range(0)));
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
   for (auto _ : s) {
     if (!roce_encapsulate(m, r) || roce_decapsulate(m, &meta) != RxError::kOk) s.SkipWithError("framing failed");
   }
@@ -113,7 +113,7 @@ void BM_RoceV6EncapDecap(benchmark::State& s) {
   r.sgid[0] = r.dgid[0] = 0x20;
   r.dgid[15] = 2;
   rte_mbuf* m = transport_mbuf(size_t(s.range(0)));
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
   for (auto _ : s) {
     if (!roce_encapsulate(m, r) || roce_decapsulate(m, &meta) != RxError::kOk) s.SkipWithError("framing failed");
   }
@@ -127,7 +127,7 @@ void BM_IbEncapDecap(benchmark::State& s) {
   r.slid = 1;
   r.dlid = 2;
   rte_mbuf* m = transport_mbuf(size_t(s.range(0)));
-  vf::engine::RxMeta meta;
+  vf::wire::RxMeta meta;
   for (auto _ : s) {
     if (!ib_encapsulate(m, r) || ib_decapsulate(m, &meta) != RxError::kOk) s.SkipWithError("framing failed");
   }

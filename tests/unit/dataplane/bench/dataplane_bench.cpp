@@ -32,7 +32,7 @@ rte_mempool* pool() {
 
 struct Sink {
   uint64_t frames = 0;
-  static void rx(void* ctx, rte_mbuf* m, const vf::engine::RxMeta&) {
+  static void rx(void* ctx, rte_mbuf* m, const vf::wire::RxMeta&) {
     ++static_cast<Sink*>(ctx)->frames;
     rte_pktmbuf_free(m);
   }
@@ -64,15 +64,15 @@ struct Lab {
     h1->set_receiver(&Sink::rx, &sink);
     av.dlid = 2;
     av.is_global = ll == LinkLayer::kEthernet;
-    std::memcpy(av.grh.dgid.raw, g1.data(), 16);
-    av.grh.hop_limit = 64;
+    std::memcpy(av.dgid.data(), g1.data(), 16);
+    av.hop_limit = 64;
   }
   vf::Scheduler s;
   Fabric f;
   HcaPort* h0;
   HcaPort* h1;
   Sink sink;
-  ibv_ah_attr av{};
+  vf::dp::Route av{};
 };
 
 // The engine's part is excluded as far as possible: a packet is a BTH plus

@@ -1,4 +1,4 @@
-#include "dataplane/scheduler.hpp"
+#include "core/scheduler.hpp"
 
 namespace vf {
 

@@ -1,3 +1,5 @@
+// gtest main for binaries that move mbufs: initialises the EAL once and fails
+// the run when any test ends with more or fewer mbufs in use than it began.
 #include <gtest/gtest.h>
 
 #include <string>

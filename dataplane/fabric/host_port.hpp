@@ -1,0 +1,45 @@
+// The boundary between a host's transport (the vHCA engine above) and the port
+// that frames its packets as IB (LRH/GRH) or RoCEv2 (Ethernet/IP/UDP). The
+// host deals only in the transport part of a packet -- BTH, extended headers,
+// payload and pad -- and in a Route: the parts of an address vector the port
+// needs, in the dataplane's own vocabulary (no libibverbs types down here).
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+#include "core/types.hpp"
+#include "dataplane/wire/rx_meta.hpp"
+
+namespace vf::dp {
+
+struct Route {
+  uint16_t dlid = 0;          // IB destination LID
+  uint8_t sl = 0;             // IB service level; Ethernet priority (802.1Q PCP) = sl & 7
+  uint8_t src_path_bits = 0;  // IB: low SLID bits within the port's LMC
+  bool is_global = false;     // IB: carry a GRH; RoCEv2 requires it
+  uint8_t sgid_index = 0;
+  uint8_t hop_limit = 64;
+  uint8_t traffic_class = 0;  // DSCP << 2 | ECN on RoCEv2
+  uint32_t flow_label = 0;    // 20 bits
+  Gid dgid{};
+};
+
+class HostPort {
+ public:
+  virtual ~HostPort() = default;
+  // An mbuf with headroom for any L2/L3 header; nullptr when the pool is dry.
+  virtual rte_mbuf* alloc() = 0;
+  // Whether the egress class that service level `sl` maps to (IB: its VL,
+  // Ethernet: its priority) can take another packet now. Per class, so a VL
+  // without credit or a paused priority stalls only the QPs that use it. The
+  // host stops producing for that class when it cannot: nothing is dropped at
+  // the source.
+  virtual bool can_transmit(uint8_t sl) const = 0;
+  // Takes ownership of `m`, whose data holds BTH + extended headers + payload +
+  // pad (BTH PadCnt set). The port adds L2/L3 headers and the CRCs.
+  virtual void transmit(rte_mbuf* m, const Route& route) = 0;
+};
+
+}  // namespace vf::dp
