@@ -124,9 +124,15 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
       [&daemon](const json&, control::Reply reply) {
         Topology* topo = &daemon.topology();
         bool queued = daemon.lcore().post([topo, reply] {
-          json out = json::array();
-          for (size_t i = 0; i < topo->vhcas().size(); ++i) out.push_back(topo->hca_json(i));
-          reply.ok(std::move(out));
+          // The lcore copies plain snapshots; JSON is built on the control thread.
+          std::vector<VhcaSnapshot> snaps;
+          snaps.reserve(topo->vhcas().size());
+          for (size_t i = 0; i < topo->vhcas().size(); ++i) snaps.push_back(topo->snapshot(i));
+          reply.ok_with([topo, snaps = std::move(snaps)] {
+            json out = json::array();
+            for (size_t i = 0; i < snaps.size(); ++i) out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
+            return out;
+          });
         });
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },

@@ -99,6 +99,9 @@ struct ServerState;
 class Reply {
  public:
   void ok(json result) const;
+  // Builds the result on the control thread: lets the dataplane answer with a
+  // plain snapshot and leave the formatting to the control side.
+  void ok_with(std::function<json()> make) const;
   void error(std::string message, std::string hint = {}) const;
   bool done() const;  // answered, timed out, or the client went away
 

@@ -49,6 +49,13 @@ void Reply::ok(json result) const {
   });
 }
 
+void Reply::ok_with(std::function<json()> make) const {
+  if (!state_ || state_->done.exchange(true)) return;
+  asio::post(state_->ex, [s = state_->session, no = state_->request_no, m = std::move(make)] {
+    if (auto sp = s.lock()) sp->complete(no, json{{"ok", true}, {"result", m()}});
+  });
+}
+
 void Reply::error(std::string message, std::string hint) const {
   if (!state_ || state_->done.exchange(true)) return;
   asio::post(state_->ex, [s = state_->session, no = state_->request_no, m = std::move(message), h = std::move(hint)] {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "daemon/counter_format.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
 #include "daemon/routing.hpp"
@@ -146,48 +147,36 @@ bool Topology::poll() {
   return any;
 }
 
-nlohmann::json Topology::hca_json(size_t i) const {
-  const VhcaInfo& info = info_.at(i);
+VhcaSnapshot Topology::snapshot(size_t i) const {
   const Vhca& v = *impl_->vhcas.at(i);
-  const auto counts = v.engine->counts();
-  const auto& c = v.engine->counters();
-  const auto snap = v.port->snapshot(impl_->sched.now());
+  return {v.engine->counts(), v.engine->counters(), v.port->snapshot(impl_->sched.now()),
+          v.port->admin_up()};
+}
+
+nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json gids = nlohmann::json::array();
   for (const auto& g : info.gids) {
     addr::Gid a;
     std::memcpy(a.data(), g.raw, 16);
     gids.push_back(addr::format_gid_short(a));
   }
+  const auto& o = snap.objects;
+  nlohmann::json counters = nlohmann::json::object();
+  put_counters(counters, dp::kPortCounters, &snap.port.port);
+  put_counters(counters, dp::kHcaPortCounters, &snap.port);
+  put_counters(counters, engine::kEngineCounters, &snap.engine);
   return {
       {"name", info.name},
       {"fabric", info.fabric},
       {"link_layer", config::to_string(info.link_layer)},
       {"lid", info.lid},
       {"gids", gids},
-      {"port_state", v.port->admin_up() ? "ACTIVE" : "DOWN"},
+      {"port_state", snap.up ? "ACTIVE" : "DOWN"},
       {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
       {"objects",
-       {{"clients", counts.clients}, {"pds", counts.pds}, {"mrs", counts.mrs}, {"cqs", counts.cqs},
-        {"qps", counts.qps}, {"srqs", counts.srqs}, {"ahs", counts.ahs}}},
-      {"counters",
-       {{"PortXmitData", snap.port.port_xmit_data},
-        {"PortRcvData", snap.port.port_rcv_data},
-        {"PortXmitPkts", snap.port.port_xmit_pkts},
-        {"PortRcvPkts", snap.port.port_rcv_pkts},
-        {"PortXmitDiscards", snap.port.port_xmit_discards},
-        {"PortRcvErrors", snap.port.port_rcv_errors},
-        {"PortXmitWait", snap.port.port_xmit_wait_ns},
-        {"retransmit_timeouts", c.retransmit_timeouts},
-        {"retransmitted_packets", c.retransmitted_packets},
-        {"rnr_naks_sent", c.rnr_naks_sent},
-        {"rnr_naks_rcvd", c.rnr_naks_rcvd},
-        {"seq_naks_sent", c.seq_naks_sent},
-        {"duplicate_requests", c.duplicate_requests},
-        {"dma_errors", c.dma_errors},
-        {"hostile_ring_events", c.hostile_ring_events},
-        {"port_down_drops", snap.port_down_drops},
-        {"cqes", c.cqes},
-        {"dma_calls", c.dma_calls}}},
+       {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},
+        {"srqs", o.srqs}, {"ahs", o.ahs}}},
+      {"counters", std::move(counters)},
   };
 }
 

@@ -14,6 +14,7 @@
 
 #include "daemon/config.hpp"
 #include "core/scheduler.hpp"
+#include "dataplane/fabric/hca_port.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {
@@ -27,6 +28,15 @@ struct VhcaInfo {
   uint16_t lid;                   // IB
   std::vector<ibv_gid> gids;      // GID table as the engine and sysfs show it
   engine::HcaConfig engine_config;
+};
+
+// What the lcore copies out of one vHCA for fabricctl: plain values, so the
+// control thread can format them while the lcore runs on.
+struct VhcaSnapshot {
+  engine::Hca::ObjectCounts objects;
+  engine::Counters engine;
+  dp::HcaPortSnapshot port;
+  bool up;
 };
 
 class Topology {
@@ -45,7 +55,7 @@ class Topology {
   // Polls every engine once; true if any did work. Lcore only.
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.
-  nlohmann::json hca_json(size_t i) const;
+  VhcaSnapshot snapshot(size_t i) const;
 
  private:
   void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,
@@ -56,6 +66,9 @@ class Topology {
   std::unique_ptr<Impl> impl_;
   std::vector<VhcaInfo> info_;
 };
+
+// fabricctl's view of one vHCA (hca.list); any thread.
+nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap);
 
 // The engine's view of one HCA from the config: GIDs, LID, MTU, speed/width.
 VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid);

@@ -223,4 +223,21 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   return s;
 }
 
+namespace {
+constexpr CounterDef kHcaPortDefs[] = {
+    VF_COUNTER(HcaPortSnapshot, tx_no_route, "tx_no_route", "tx_no_route", kPackets,
+               "packets dropped before framing: no neighbour, bad SGID index, RoCE without GRH, SL to VL15"),
+    VF_COUNTER(HcaPortSnapshot, tx_frame_errors, "tx_frame_errors", "tx_frame_errors", kPackets,
+               "packets the encapsulation refused (segmented, too long, no head- or tailroom)"),
+    VF_COUNTER(HcaPortSnapshot, rx_not_for_us, "rx_not_for_us", "rx_not_for_us", kPackets,
+               "frames addressed to another LID or MAC"),
+    VF_COUNTER(HcaPortSnapshot, rx_no_receiver, "rx_no_receiver", "rx_no_receiver", kPackets,
+               "frames that arrived before an engine was attached"),
+    VF_COUNTER(HcaPortSnapshot, port_down_drops, "port_down_drops", "port_down_drops", kPackets,
+               "frames refused either way while the port was administratively down"),
+};
+}  // namespace
+
+const CounterTable kHcaPortCounters{kHcaPortDefs};
+
 }  // namespace vf::dp

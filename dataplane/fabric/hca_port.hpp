@@ -76,6 +76,10 @@ struct HcaPortSnapshot {
   std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
 };
 
+// The HCA port's own counters in an HcaPortSnapshot (its Port's are in
+// kPortCounters, read from HcaPortSnapshot::port).
+extern const CounterTable kHcaPortCounters;
+
 class HcaPort final : public HostPort {
  public:
   using RxFn = void (*)(void* ctx, rte_mbuf* m, const wire::RxMeta& meta);

@@ -30,4 +30,28 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
   return s;
 }
 
+namespace {
+constexpr CounterDef kPortDefs[] = {
+    VF_COUNTER(PortSnapshot, port_xmit_data, "PortXmitData", "port_xmit_data", kWords,
+               "data octets sent, divided by 4 (all headers and CRCs included)"),
+    VF_COUNTER(PortSnapshot, port_rcv_data, "PortRcvData", "port_rcv_data", kWords,
+               "data octets received, divided by 4"),
+    VF_COUNTER(PortSnapshot, port_xmit_pkts, "PortXmitPkts", "port_xmit_packets", kPackets,
+               "packets sent"),
+    VF_COUNTER(PortSnapshot, port_rcv_pkts, "PortRcvPkts", "port_rcv_packets", kPackets,
+               "packets received, including those later found in error"),
+    VF_COUNTER(PortSnapshot, port_xmit_discards, "PortXmitDiscards", "port_xmit_discards", kPackets,
+               "outbound packets discarded because the port was down or its queue full"),
+    VF_COUNTER(PortSnapshot, port_rcv_errors, "PortRcvErrors", "port_rcv_errors", kPackets,
+               "received packets with an error (CRC, length, header checks, not for this port)"),
+    VF_COUNTER(PortSnapshot, port_rcv_switch_relay_errors, "PortRcvSwitchRelayErrors",
+               "port_rcv_switch_relay_errors", kPackets,
+               "received packets a switch could not forward (no route, bad VL)"),
+    VF_COUNTER(PortSnapshot, port_xmit_wait_ns, "PortXmitWait", "port_xmit_wait", kNanoseconds,
+               "time a frame was ready but flow control let nothing go"),
+};
+}  // namespace
+
+const CounterTable kPortCounters{kPortDefs};
+
 }  // namespace vf::dp

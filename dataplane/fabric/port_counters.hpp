@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "dataplane/fabric/counter.hpp"
+#include "core/counter_def.hpp"
 #include "dataplane/fabric/types.hpp"
 
 namespace vf::dp {
@@ -88,5 +89,9 @@ struct PortSnapshot {
 // `now` (the dataplane clock's current time as the caller knows it) lets an
 // ongoing wait count; pass 0 to report completed waits only.
 PortSnapshot snapshot(const PortCounters& c, Nanos now);
+
+// The IBA PMA counters of a PortSnapshot, by their PMA names (sysfs: the
+// kernel's ports/N/counters/ files).
+extern const CounterTable kPortCounters;
 
 }  // namespace vf::dp

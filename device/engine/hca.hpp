@@ -19,6 +19,7 @@
 
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
+#include "core/counter_def.hpp"
 #include "dataplane/fabric/host_port.hpp"
 
 struct rte_mbuf;
@@ -120,6 +121,10 @@ struct Counters {
   uint64_t qkey_violations = 0;
   uint64_t ud_no_wqe_drops = 0;
 };
+
+// Every field of Counters with its name, unit and meaning (counters.cpp);
+// the sysfs names follow rxe's hw_counters where rxe has the same counter.
+extern const CounterTable kEngineCounters;
 
 class Hca {
  public:

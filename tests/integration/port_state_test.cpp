@@ -86,6 +86,23 @@ TEST_F(PortState, ADownPortPassesNoTraffic) {
   EXPECT_NE(client.exit_code, 0) << client.describe();
   // Lost on the wire, as with a cable pulled: RC gives up after its retries.
   EXPECT_NE(client.err.find("transport retry counter exceeded"), std::string::npos) << client.describe();
+  // ...and the counters say where: vib0 sent and sent again, vib1's port
+  // refused what reached it.
+  auto list = daemon_->ctl({"--json", "hca", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  for (const auto& h : nlohmann::json::parse(list.out)) {
+    const auto& c = h["counters"];
+    if (h["name"] == "vib0") {
+      EXPECT_GT(c["PortXmitPkts"].get<uint64_t>(), 0u) << h.dump();
+      EXPECT_GT(c["retransmitted_packets"].get<uint64_t>(), 0u) << h.dump();
+      EXPECT_GT(c["retransmit_timeouts"].get<uint64_t>(), 0u) << h.dump();
+    }
+    if (h["name"] == "vib1") {
+      EXPECT_GT(c["port_down_drops"].get<uint64_t>(), 0u) << h.dump();
+    }
+    for (const char* k : {"PortRcvSwitchRelayErrors", "tx_no_route", "tx_stalls", "ud_no_wqe_drops"})
+      EXPECT_TRUE(c.contains(k)) << k << " missing from " << h.dump();
+  }
   server.signal(SIGKILL);
   server.wait(std::chrono::seconds(5));
   ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "up"}).exit_code, 0);

@@ -1,0 +1,46 @@
+// The engine's counter table. Names are the Counters fields (what fabricctl
+// has always shown); sysfs names are rxe's hw_counters where rxe counts the
+// same event, so tools that read those files find them.
+#include "device/engine/hca.hpp"
+
+namespace vf::engine {
+namespace {
+
+#define C(field, sysfs, unit, help) VF_COUNTER(Counters, field, #field, sysfs, unit, help)
+constexpr CounterDef kDefs[] = {
+    C(tx_packets, "sent_pkts", kPackets, "transport packets handed to the port"),
+    C(tx_bytes, "sent_bytes", kBytes, "transport bytes handed to the port (BTH to pad)"),
+    C(rx_packets, "rcvd_pkts", kPackets, "transport packets received from the port"),
+    C(rx_bytes, "rcvd_bytes", kBytes, "transport bytes received from the port"),
+    C(rx_dropped, "rx_dropped", kPackets,
+      "received packets dropped: malformed, unknown QP, wrong state, bad source or P_Key"),
+    C(tx_stalls, "tx_stalls", kEvents, "times a requester found its class full or no mbuf"),
+    C(retransmit_timeouts, "retransmit_timeouts", kEvents, "RC retransmission timer expiries"),
+    C(retransmitted_packets, "retransmitted_packets", kPackets, "packets sent again (go-back-N)"),
+    C(seq_naks_sent, "out_of_seq_request", kEvents, "PSN sequence error NAKs sent"),
+    C(seq_naks_rcvd, "rcvd_seq_err", kEvents, "PSN sequence error NAKs received"),
+    C(rnr_naks_sent, "send_rnr_err", kEvents, "RNR NAKs sent (no receive WQE)"),
+    C(rnr_naks_rcvd, "rcvd_rnr_err", kEvents, "RNR NAKs received"),
+    C(other_naks_sent, "other_naks_sent", kEvents, "access, invalid-request and operational NAKs sent"),
+    C(other_naks_rcvd, "other_naks_rcvd", kEvents, "access, invalid-request and operational NAKs received"),
+    C(acks_sent, "acks_sent", kPackets, "ACK packets sent (coalesced)"),
+    C(acks_rcvd, "acks_rcvd", kPackets, "ACK packets received"),
+    C(duplicate_requests, "duplicate_request", kPackets, "duplicate requests answered again"),
+    C(dma_errors, "dma_errors", kEvents, "process_vm_* copies that were short or failed"),
+    C(dma_calls, "dma_calls", kEvents, "process_vm_* system calls (the lcore's main cost)"),
+    C(hostile_ring_events, "hostile_ring_events", kEvents, "bad indices or WQEs found in an app's rings"),
+    C(cq_overruns, "cq_overruns", kEvents, "CQEs that found their CQ full"),
+    C(cqes, "cqes", kEvents, "completions written"),
+    C(qkey_violations, "qkey_violations", kPackets, "UD packets dropped for a Q_Key mismatch"),
+    C(ud_no_wqe_drops, "ud_no_wqe_drops", kPackets, "UD packets dropped for want of a receive WQE"),
+};
+#undef C
+
+static_assert(sizeof(Counters) == sizeof(kDefs) / sizeof(kDefs[0]) * sizeof(uint64_t),
+              "every Counters field has a row here");
+
+}  // namespace
+
+const CounterTable kEngineCounters{kDefs};
+
+}  // namespace vf::engine
