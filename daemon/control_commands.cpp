@@ -91,18 +91,20 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
   if (i == vhcas.size())
     return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
   const bool up = state == "up";
+  // The values the port's PortInfo takes (query_port reports them) and sysfs shows.
+  const PortState st = up ? PortState::kActive : PortState::kDown;
+  const PhysState phys = up ? PhysState::kLinkUp : PhysState::kDisabled;
   try {
     // sysfs first: an app woken by PORT_ACTIVE must already read ACTIVE there.
-    d.runtime_tree().set_port_state(name, up ? runtime::PortState::Active : runtime::PortState::Down,
-                                    up ? runtime::PhysState::LinkUp : runtime::PhysState::Disabled);
+    d.runtime_tree().set_port_state(name, st, phys);
   } catch (const std::exception& e) {
     return reply.error(std::string("cannot update sysfs: ") + e.what());
   }
   Topology* topo = &d.topology();
   AppEventSink* sink = &d.events(i);
-  bool queued = d.lcore().post([topo, sink, i, up, name, reply] {
+  bool queued = d.lcore().post([topo, sink, i, up, st, phys, name, reply] {
     const bool was = topo->port_up(i);
-    topo->set_port_up(i, up);
+    topo->set_port_state(i, st, phys);
     if (was != up) sink->port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
     reply.ok({{"hca", name}, {"port_state", up ? "ACTIVE" : "DOWN"}, {"changed", was != up}});
   });

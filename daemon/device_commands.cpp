@@ -73,7 +73,7 @@ class RequestFds {
 
 DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engine::ClientId client,
                                    pid_t pid, const std::vector<uint8_t>& msg,
-                                   std::vector<int> req_fds_in, const ContextFds& fds, bool port_up) {
+                                   std::vector<int> req_fds_in, const ContextFds& fds) {
   const auto h = copy_request<vhca_req_hdr>(msg);
   RequestFds req_fds(std::move(req_fds_in));
   // Only OPEN_CONTEXT (two) and CREATE_CQ (one) take fds; anything else sent is closed.
@@ -101,13 +101,9 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
     }
     case VHCA_CMD_QUERY_PORT: {
       vhca_query_port_rsp rsp{};
+      // State and the rest come from the port's PortInfo, which an
+      // operator's `port set state down` changes (as sysfs shows it).
       int st = hca.query_port(client, copy_request<vhca_query_port_req>(msg), rsp);
-      // Administratively down, as `ip link set down` leaves a real port: the
-      // same values sysfs ports/1/state and phys_state then show.
-      if (!st && !port_up) {
-        rsp.attr.state = IBV_PORT_DOWN;
-        rsp.attr.phys_state = 3;  // Disabled
-      }
       return reply(h, st, rsp);
     }
     case VHCA_CMD_ALLOC_PD: {

@@ -10,7 +10,7 @@
 namespace vf {
 
 EngineBackend::EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events)
-    : lcore_(lcore), topo_(topo), index_(index), hca_(topo.engine(index)), events_(events) {}
+    : lcore_(lcore), hca_(topo.engine(index)), events_(events) {}
 
 void EngineBackend::opened(uint32_t client, pid_t pid, uid_t uid) {
   peers_[client] = pid;
@@ -23,13 +23,10 @@ void EngineBackend::request(uint32_t client, std::vector<uint8_t> msg, std::vect
   ContextFds fds{lcore_.doorbell_fd(), lcore_.status_fd_readonly()};
   auto* hca = &hca_;
   auto* events = &events_;
-  auto* topo = &topo_;
-  const size_t index = index_;
   auto shared_msg = std::make_shared<std::vector<uint8_t>>(std::move(msg));
   auto shared_fds = std::make_shared<std::vector<int>>(std::move(req_fds));
-  bool queued = lcore_.post([hca, events, topo, index, client, pid, shared_msg, shared_fds, fds, done] {
-    done(execute_device_command(*hca, *events, client, pid, *shared_msg, std::move(*shared_fds), fds,
-                                topo->port_up(index)));
+  bool queued = lcore_.post([hca, events, client, pid, shared_msg, shared_fds, fds, done] {
+    done(execute_device_command(*hca, *events, client, pid, *shared_msg, std::move(*shared_fds), fds));
   });
   if (!queued) {
     for (int fd : *shared_fds) close(fd);

@@ -13,7 +13,7 @@ namespace vf {
 
 class EngineBackend : public DeviceBackend {
  public:
-  // `index`: the vHCA's place in the topology (for its port switch).
+  // `index`: the vHCA's place in the topology.
   EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events);
 
   void opened(uint32_t client, pid_t pid, uid_t uid) override;
@@ -23,8 +23,6 @@ class EngineBackend : public DeviceBackend {
 
  private:
   Lcore& lcore_;
-  Topology& topo_;
-  size_t index_;
   engine::Hca& hca_;
   AppEventSink& events_;  // lcore only
   std::unordered_map<uint32_t, pid_t> peers_;  // control thread only

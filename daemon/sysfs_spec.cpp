@@ -10,21 +10,21 @@ namespace vf::runtime {
 
 const char* to_string(PortState s) {
   switch (s) {
-    case PortState::Down: return "DOWN";
-    case PortState::Init: return "INIT";
-    case PortState::Armed: return "ARMED";
-    case PortState::Active: return "ACTIVE";
+    case PortState::kDown: return "DOWN";
+    case PortState::kInit: return "INIT";
+    case PortState::kArmed: return "ARMED";
+    case PortState::kActive: return "ACTIVE";
   }
   return "NOP";
 }
 
 const char* to_string(PhysState s) {
   switch (s) {
-    case PhysState::Sleep: return "Sleep";
-    case PhysState::Polling: return "Polling";
-    case PhysState::Disabled: return "Disabled";
-    case PhysState::LinkUp: return "LinkUp";
-    case PhysState::LinkErrorRecovery: return "LinkErrorRecovery";
+    case PhysState::kSleep: return "Sleep";
+    case PhysState::kPolling: return "Polling";
+    case PhysState::kDisabled: return "Disabled";
+    case PhysState::kLinkUp: return "LinkUp";
+    case PhysState::kLinkErrorRecovery: return "LinkErrorRecovery";
   }
   return "<unknown>";
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/port_info.hpp"
 #include "daemon/addr.hpp"
 #include "daemon/config.hpp"
 #include "daemon/lid_assign.hpp"
@@ -15,8 +16,9 @@
 namespace vf::runtime {
 
 // IBA PortState / PortPhysicalState values, as sysfs prints them.
-enum class PortState : uint8_t { Down = 1, Init = 2, Armed = 3, Active = 4 };
-enum class PhysState : uint8_t { Sleep = 1, Polling = 2, Disabled = 3, LinkUp = 5, LinkErrorRecovery = 6 };
+// The IBA states of core/port_info.hpp, in the sysfs text the kernel writes.
+using vf::PhysState;
+using vf::PortState;
 const char* to_string(PortState s);  // "ACTIVE"
 const char* to_string(PhysState s);  // "LinkUp"
 
@@ -40,8 +42,8 @@ struct DeviceSpec {
   std::string board_id = "VFABRIC_VHCA";
   std::string node_desc;              // "<host> <ibdev>" like rdma-ndd writes
   // Port 1.
-  PortState state = PortState::Active;
-  PhysState phys_state = PhysState::LinkUp;
+  PortState state = PortState::kActive;
+  PhysState phys_state = PhysState::kLinkUp;
   uint16_t lid = 0, sm_lid = 0;
   uint8_t lmc = 0, sm_sl = 0;
   uint32_t cap_mask = 0;

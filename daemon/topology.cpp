@@ -55,27 +55,24 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   v.fabric = f.name;
   v.link_layer = f.link_layer;
   v.index = ref.hca->index;
-  v.lid = lid;
-  for (const auto& g : spec.gids) {
-    ibv_gid gid;
-    std::memcpy(gid.raw, g.gid.data(), 16);
-    v.gids.push_back(gid);
-  }
   auto& e = v.engine_config;
   e.name = v.name;
   e.node_guid = spec.node_guid;
   e.sys_image_guid = spec.sys_image_guid;
   e.fw_ver = spec.fw_ver;  // ibv_devinfo's fw_ver must match sysfs
-  e.port.link_layer = attrs.link_layer;
-  e.port.lid = lid;
-  e.port.sm_lid = lids.sm_lid;
-  e.port.lmc = lids.lmc;
-  e.port.gids = v.gids;
-  e.port.active_mtu = ibv_mtu(attrs.active_mtu);
-  e.port.active_speed = attrs.active_speed;
-  e.port.active_width = attrs.active_width;
-  e.port.gid_tbl_len = attrs.gid_tbl_len;      // the same values sysfs shows
-  e.port.port_cap_flags = attrs.port_cap_flags;
+  // Port 1 as it starts; the same values sysfs shows (make_device_spec).
+  PortInfo& p = v.port;
+  p.link_layer = to_dp(f.link_layer);
+  p.lid = lid;
+  p.sm_lid = lids.sm_lid;
+  p.lmc = lids.lmc;
+  for (const auto& g : spec.gids) p.gids.push_back(g.gid);
+  p.mac = ref.hca->mac;
+  p.mtu = attrs.active_mtu_bytes;
+  p.active_speed = attrs.active_speed;
+  p.active_width = attrs.active_width;
+  p.gid_tbl_len = attrs.gid_tbl_len;
+  p.port_cap_flags = attrs.port_cap_flags;
   return v;
 }
 
@@ -102,7 +99,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
       for (const auto& a : f.hcas)
         for (const auto& b : f.hcas)
           if (a.name != b.name)
-            for (const auto& g : vhca_by_name(b.name).gids) fabric.set_neighbour(a.name, raw(g.raw), b.mac);
+            for (const auto& g : vhca_by_name(b.name).port.gids) fabric.set_neighbour(a.name, g, b.mac);
   }
 }
 
@@ -112,11 +109,7 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
   VhcaInfo info = describe_vhca({&f, &h, link}, lid);
   dp::HcaPortConfig pc;
-  pc.link_layer = fabric.link_layer();
-  pc.lid = lid;
-  pc.lmc = lmc;
-  for (const auto& g : info.gids) pc.gids.push_back(raw(g.raw));
-  pc.mac = h.mac;
+  static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
   v->port = &fabric.add_hca_port(h.name, pc);
   v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);
@@ -138,8 +131,10 @@ Topology::~Topology() = default;
 
 engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i)->engine; }
 
-bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->port->admin_up(); }
-void Topology::set_port_up(size_t i, bool up) { impl_->vhcas.at(i)->port->set_admin_up(up); }
+bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->port->passes_data(); }
+void Topology::set_port_state(size_t i, PortState state, PhysState phys) {
+  impl_->vhcas.at(i)->port->set_state(state, phys);
+}
 
 bool Topology::poll() {
   bool any = false;
@@ -150,16 +145,12 @@ bool Topology::poll() {
 VhcaSnapshot Topology::snapshot(size_t i) const {
   const Vhca& v = *impl_->vhcas.at(i);
   return {v.engine->counts(), v.engine->counters(), v.port->snapshot(impl_->sched.now()),
-          v.port->admin_up()};
+          v.port->info()};
 }
 
 nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json gids = nlohmann::json::array();
-  for (const auto& g : info.gids) {
-    addr::Gid a;
-    std::memcpy(a.data(), g.raw, 16);
-    gids.push_back(addr::format_gid_short(a));
-  }
+  for (const auto& g : snap.port_info.gids) gids.push_back(addr::format_gid_short(g));
   const auto& o = snap.objects;
   nlohmann::json counters = nlohmann::json::object();
   put_counters(counters, dp::kPortCounters, &snap.port.port);
@@ -169,10 +160,10 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
       {"name", info.name},
       {"fabric", info.fabric},
       {"link_layer", config::to_string(info.link_layer)},
-      {"lid", info.lid},
+      {"lid", snap.port_info.lid},
       {"gids", gids},
-      {"port_state", snap.up ? "ACTIVE" : "DOWN"},
-      {"active_mtu", 128 << int(info.engine_config.port.active_mtu)},
+      {"port_state", snap.port_info.passes_data() ? "ACTIVE" : "DOWN"},
+      {"active_mtu", snap.port_info.mtu},
       {"objects",
        {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},
         {"srqs", o.srqs}, {"ahs", o.ahs}}},

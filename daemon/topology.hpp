@@ -25,9 +25,8 @@ struct VhcaInfo {
   std::string fabric;
   config::LinkLayer link_layer;
   uint32_t index;
-  uint16_t lid;                   // IB
-  std::vector<ibv_gid> gids;      // GID table as the engine and sysfs show it
-  engine::HcaConfig engine_config;
+  engine::HcaConfig engine_config;  // the device: GUIDs, firmware, limits
+  PortInfo port;                    // port 1 as it starts (then the HcaPort's record)
 };
 
 // What the lcore copies out of one vHCA for fabricctl: plain values, so the
@@ -36,7 +35,7 @@ struct VhcaSnapshot {
   engine::Hca::ObjectCounts objects;
   engine::Counters engine;
   dp::HcaPortSnapshot port;
-  bool up;
+  PortInfo port_info;
 };
 
 class Topology {
@@ -51,7 +50,7 @@ class Topology {
   // The operator's port switch (fabricctl port set): a down port passes no
   // packets either way. Lcore only.
   bool port_up(size_t i) const;
-  void set_port_up(size_t i, bool up);
+  void set_port_state(size_t i, PortState state, PhysState phys);
   // Polls every engine once; true if any did work. Lcore only.
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.

@@ -37,7 +37,9 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
   if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
-  for (unsigned sl = 0; sl < 16; ++sl) sl2vl_[sl] = uint8_t(sl % cfg.data_vls);
+  if (cfg.mtu < 256 || cfg.mtu > 4096 || (cfg.mtu & (cfg.mtu - 1)))
+    throw std::invalid_argument("HCA port " + port_.name() + ": MTU must be 256, 512, 1024, 2048 or 4096");
+  for (unsigned sl = 0; sl < kNumSls; ++sl) cfg_.sl2vl[sl] = uint8_t(sl % cfg.data_vls);
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
 }
 
@@ -52,7 +54,12 @@ void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
 void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
   if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
     throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
-  sl2vl_[sl] = vl;
+  cfg_.sl2vl[sl] = vl;
+}
+
+void HcaPort::set_state(PortState state, PhysState phys) {
+  cfg_.state = state;
+  cfg_.phys_state = phys;
 }
 
 void HcaPort::set_gid(unsigned index, const Gid& gid) {
@@ -70,7 +77,7 @@ rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
 unsigned HcaPort::tx_class(uint8_t sl) const {
   if (cfg_.link_layer == LinkLayer::kInfiniBand) {
-    const uint8_t vl = sl2vl_[sl & 0xF];
+    const uint8_t vl = cfg_.sl2vl[sl & 0xF];
     return vl == kVl15 ? kMgmtClass : vl;
   }
   return cfg_.vlan ? sl & 7 : 0;
@@ -90,7 +97,7 @@ void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
 }
 
 void HcaPort::transmit(rte_mbuf* m, const Route& route) {
-  if (!admin_up_) return drop_tx(m, port_down_drops_);
+  if (!cfg_.passes_data()) return drop_tx(m, port_down_drops_);
   unsigned cls = 0;
   const bool framed =
       cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, cls) : frame_roce(m, route, cls);
@@ -100,7 +107,7 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, unsigned& cls) {
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
-  r.vl = sl2vl_[r.sl];
+  r.vl = cfg_.sl2vl[r.sl];
   if (r.vl == kVl15) return drop_tx(m, tx_no_route_), false;
   const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
   r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));
@@ -182,7 +189,7 @@ void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   // The engine consumes the packet now: the receive buffer frees at once.
   p.release(cls, bytes);
-  if (!h.admin_up_) {
+  if (!h.cfg_.passes_data()) {
     h.port_down_drops_.add();
     rte_pktmbuf_free(m);
     return;

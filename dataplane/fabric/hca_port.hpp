@@ -33,7 +33,8 @@
 //
 // Administrative state (an operator's `port set state down`): a down port
 // passes nothing either way, as a disabled physical port; every frame it
-// refuses counts in port_down_drops.
+// refuses counts in port_down_drops. The state lives in the port's PortInfo
+// (core/port_info.hpp), which the engine's query_port and fabricctl read.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -49,20 +50,16 @@
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/types.hpp"
 #include "dataplane/wire/rx_error.hpp"
+#include "core/port_info.hpp"
 #include "dataplane/fabric/host_port.hpp"
 
 namespace vf::dp {
 
-struct HcaPortConfig {
-  LinkLayer link_layer = LinkLayer::kInfiniBand;
-  uint16_t lid = 0;       // IB base LID; the SM may assign it later (set_lid)
-  uint8_t lmc = 0;        // IB: the port answers LID .. LID + 2^lmc - 1
-  std::vector<Gid> gids;  // GID table (sgid_index). IB: [0] = subnet prefix | port GUID.
-                          // RoCE: the port's addresses, IPv4 as ::ffff:a.b.c.d.
-  Mac mac{};              // Ethernet: the port's MAC
+// The port's PortInfo (its sl2vl is filled from data_vls) plus what only the
+// dataplane needs.
+struct HcaPortConfig : PortInfo {
   bool vlan = false;      // Ethernet: 802.1Q-tag frames so the priority travels
   uint16_t vlan_id = 0;
-  uint8_t data_vls = 8;   // IB: default SL n → VL n % data_vls
   PortConfig port;        // egress queue sizes
 };
 
@@ -104,13 +101,16 @@ class HcaPort final : public HostPort {
   void set_gid(unsigned index, const Gid& gid);
   void set_neighbour(const Gid& gid, const Mac& mac);
   void remove_neighbour(const Gid& gid);
-  void set_admin_up(bool up) { admin_up_ = up; }
-  bool admin_up() const { return admin_up_; }
+  // IBA port state: only an ACTIVE port passes data. Down = an operator's
+  // `port set state down` (PhysState Disabled), as `ip link set down`.
+  void set_state(PortState state, PhysState phys);
+  bool passes_data() const { return cfg_.passes_data(); }
 
   const std::string& name() const { return port_.name(); }
   LinkLayer link_layer() const { return cfg_.link_layer; }
   const HcaPortConfig& config() const { return cfg_; }
   uint16_t lid() const { return cfg_.lid; }
+  const PortInfo& info() const override { return cfg_; }
   Port& port() { return port_; }
   const Port& port() const { return port_; }
 
@@ -140,7 +140,6 @@ class HcaPort final : public HostPort {
   rte_mempool* pool_;
   HcaPortConfig cfg_;
   Port port_;
-  std::array<uint8_t, 16> sl2vl_{};
   std::unordered_map<Gid, Mac, GidHash> neighbours_;
 
   RxFn rx_fn_ = nullptr;
@@ -148,7 +147,6 @@ class HcaPort final : public HostPort {
   TxSpaceFn space_fn_ = nullptr;
   void* space_ctx_ = nullptr;
   mutable uint32_t refused_ = 0;  // classes can_transmit said no to; announce room later
-  bool admin_up_ = true;
   CtxTimer space_timer_;
 
   Counter tx_no_route_;

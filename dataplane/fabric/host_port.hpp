@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "core/port_info.hpp"
 #include "core/types.hpp"
 #include "dataplane/wire/rx_meta.hpp"
 
@@ -40,6 +41,9 @@ class HostPort {
   // Takes ownership of `m`, whose data holds BTH + extended headers + payload +
   // pad (BTH PadCnt set). The port adds L2/L3 headers and the CRCs.
   virtual void transmit(rte_mbuf* m, const Route& route) = 0;
+  // The port's attributes (LID, state, MTU, GIDs, ...): the one record the
+  // host's query_port reports, kept current by the port's owner.
+  virtual const PortInfo& info() const = 0;
 };
 
 }  // namespace vf::dp

@@ -15,7 +15,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   ibv_ah_attr a = req.attr;
   if (a.port_num != 1 || a.sl > 15) return EINVAL;
   if (a.is_global > 1) return EINVAL;
-  if (cfg_.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+  if (io_.info().link_layer == LinkLayer::kEthernet) {
     // RoCE routes by GID only: a GRH is required (mlx5: EINVAL), the LID unused.
     if (!a.is_global) return EINVAL;
     a.dlid = 0;
@@ -26,7 +26,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   }
   // The source GID must be a populated entry (an empty one has no gid_attr
   // in the kernel either). hop_limit is taken as given, as the kernel does.
-  if (a.is_global && a.grh.sgid_index >= cfg_.port.gids.size()) return EINVAL;
+  if (a.is_global && a.grh.sgid_index >= io_.info().gids.size()) return EINVAL;
   if (ahs_.full()) return ENOMEM;
   auto ah = std::make_unique<Ah>();
   ah->client = c;

@@ -41,18 +41,7 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
   if (l.max_qp_init_rd_atom > 16) l.max_qp_init_rd_atom = 16;
   if (l.max_srq_wr > (1u << 15)) l.max_srq_wr = 1u << 15;
   if (l.max_srq_sge > VHCA_MAX_SGE) l.max_srq_sge = VHCA_MAX_SGE;
-  if (cfg_.port.gids.empty()) {
-    ibv_gid g{};
-    g.global.subnet_prefix = htobe64(0xfe80000000000000ull);
-    g.global.interface_id = htobe64(cfg_.node_guid);
-    cfg_.port.gids.push_back(g);
-  }
   if (cfg_.sys_image_guid == 0) cfg_.sys_image_guid = cfg_.node_guid;
-  port_mtu_ = mtu_bytes(cfg_.port.active_mtu);
-  if (port_mtu_ == 0) {
-    cfg_.port.active_mtu = IBV_MTU_1024;
-    port_mtu_ = 1024;
-  }
   pds_.set_capacity(l.max_pd);
   mrs_.set_capacity(l.max_mr);
   cqs_.set_capacity(l.max_cq);
@@ -191,25 +180,25 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
 int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_query_port_rsp& rsp) {
   if (!client(id)) return EINVAL;
   if (req.port_num != 1) return EINVAL;
-  const PortConfig& p = cfg_.port;
+  const PortInfo& p = io_.info();
+  const bool eth = p.link_layer == LinkLayer::kEthernet;
   ibv_port_attr& a = rsp.attr;
   std::memset(&a, 0, sizeof(a));
-  a.state = IBV_PORT_ACTIVE;
+  a.state = ibv_port_state(p.state);
   a.max_mtu = IBV_MTU_4096;
-  a.active_mtu = p.active_mtu;
+  a.active_mtu = ibv_mtu(mtu_enum(port_mtu()));
   // Entries past gids.size() are empty, as on hardware; sgid_index is
   // checked against the populated ones.
   a.gid_tbl_len = int(p.gid_tbl_len ? p.gid_tbl_len : p.gids.size());
   a.port_cap_flags = p.port_cap_flags ? p.port_cap_flags
-                     : p.link_layer == IBV_LINK_LAYER_ETHERNET
-                         ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
+                     : eth ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
                          : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
   a.max_msg_sz = cfg_.limits.max_msg_sz;
   a.bad_pkey_cntr = 0;
   a.qkey_viol_cntr = uint32_t(ctr_.qkey_violations > 0xFFFF ? 0xFFFF : ctr_.qkey_violations);
   a.pkey_tbl_len = 1;
-  a.lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.lid;
-  a.sm_lid = p.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : p.sm_lid;
+  a.lid = eth ? 0 : p.lid;
+  a.sm_lid = eth ? 0 : p.sm_lid;
   a.lmc = p.lmc;
   a.max_vl_num = 4;  // IBA encoding: VL0-7
   a.sm_sl = p.sm_sl;
@@ -217,8 +206,8 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
   a.init_type_reply = 0;
   a.active_width = p.active_width;
   a.active_speed = p.active_speed;
-  a.phys_state = 5;  // LinkUp
-  a.link_layer = p.link_layer;
+  a.phys_state = uint8_t(p.phys_state);
+  a.link_layer = eth ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
   a.flags = 0;
   a.port_cap_flags2 = 0;
   return 0;
@@ -321,9 +310,9 @@ bool Hca::Impl::poll(unsigned budget) {
 
 namespace {
 
-bool source_matches(const HcaConfig& cfg, const Qp& qp, const RxMeta& meta) {
+bool source_matches(const PortInfo& port, const Qp& qp, const RxMeta& meta) {
   const ibv_ah_attr& ah = qp.attr.ah_attr;
-  if (cfg.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+  if (port.link_layer == LinkLayer::kEthernet) {
     return meta.has_grh && std::memcmp(meta.sgid, ah.grh.dgid.raw, 16) == 0;
   }
   if (meta.slid != ah.dlid) return false;
@@ -359,7 +348,7 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   Qp* qp = qp_by_qpn(p.dqpn);
   const ibv_qp_type want = tr == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
   if (!qp || qp->type != want || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
-      qp->state == IBV_QPS_ERR || !source_matches(cfg_, *qp, meta)) {
+      qp->state == IBV_QPS_ERR || !source_matches(io_.info(), *qp, meta)) {
     ++ctr_.rx_dropped;
     rte_pktmbuf_free(m);
     return;

@@ -36,22 +36,6 @@ struct Fd {
   int fd = -1;
 };
 
-struct PortConfig {
-  uint8_t link_layer = IBV_LINK_LAYER_INFINIBAND;  // or IBV_LINK_LAYER_ETHERNET (RoCEv2)
-  uint16_t lid = 0;                                // IB only
-  uint16_t sm_lid = 0;
-  uint8_t sm_sl = 0;
-  uint8_t lmc = 0;
-  std::vector<ibv_gid> gids;  // GID table; index 0 is the default GID. At least one entry.
-  ibv_mtu active_mtu = IBV_MTU_4096;
-  uint8_t active_speed = 32;  // ibv_port_attr encoding: 1 SDR .. 32 EDR, 64 HDR, 128 NDR
-  uint8_t active_width = 2;   // 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x
-  // What query_port reports; must equal what sysfs shows for the same port.
-  // 0 = the engine's own default (gids.size(); IB vs RoCE capability bits).
-  uint32_t gid_tbl_len = 0;
-  uint32_t port_cap_flags = 0;
-};
-
 // What query_device reports, and what the engine enforces.
 struct DeviceLimits {
   uint32_t max_qp = 4096;     // at most 65536 (QPN layout)
@@ -78,8 +62,9 @@ struct HcaConfig {
   uint32_t vendor_id = 0;
   uint32_t vendor_part_id = 0;
   uint32_t hw_ver = 0;
-  PortConfig port;
   DeviceLimits limits;
+  // Port 1's attributes are not here: they are the port's PortInfo
+  // (HostPort::info()), which query_port reports as it is at that moment.
 };
 
 // Notifications the daemon forwards to apps (completion channel sockets and the

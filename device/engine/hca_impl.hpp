@@ -267,9 +267,10 @@ class Hca::Impl {
   HcaConfig cfg_;
   vf::Scheduler& sched_;
   dp::HostPort& io_;
+  // Active MTU in bytes, as the port has it now (the SM may change it).
+  uint32_t port_mtu() const { return io_.info().mtu; }
   EventSink* sink_ = nullptr;
   Counters ctr_;
-  uint32_t port_mtu_ = 4096;  // active MTU in bytes
 
   std::unordered_map<ClientId, std::unique_ptr<Client>> clients_;
   SlotTable<Pd> pds_;

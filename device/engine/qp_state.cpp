@@ -154,15 +154,15 @@ uint32_t raw(const E& e) {
   return v;
 }
 
-bool ah_ok(const HcaConfig& cfg, const ibv_ah_attr& ah) {
+bool ah_ok(const PortInfo& port, const ibv_ah_attr& ah) {
   if (ah.port_num > 1) return false;  // 0 is taken as the only port
   if (ah.sl > 15) return false;
-  if (cfg.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+  if (port.link_layer == LinkLayer::kEthernet) {
     if (!ah.is_global) return false;  // RoCE needs a GRH
   } else if (ah.dlid == 0 || ah.dlid >= 0xC000) {
     return false;  // unicast LID required
   }
-  if (ah.is_global && ah.grh.sgid_index >= cfg.port.gids.size()) return false;
+  if (ah.is_global && ah.grh.sgid_index >= port.gids.size()) return false;
   return true;
 }
 
@@ -198,7 +198,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
     return EINVAL;
   if ((mask & IBV_QP_PATH_MTU) && mtu_bytes(raw(a.path_mtu)) == 0) return EINVAL;
-  if ((mask & IBV_QP_AV) && !ah_ok(cfg_, a.ah_attr)) return EINVAL;
+  if ((mask & IBV_QP_AV) && !ah_ok(io_.info(), a.ah_attr)) return EINVAL;
   if ((mask & IBV_QP_TIMEOUT) && a.timeout > 31) return EINVAL;
   if ((mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return EINVAL;
   if ((mask & IBV_QP_RNR_RETRY) && a.rnr_retry > 7) return EINVAL;
@@ -211,7 +211,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > vf::wire::kPsnMask) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > vf::wire::kPsnMask) return EINVAL;
   if (mask & IBV_QP_ALT_PATH) {
-    if (!ah_ok(cfg_, a.alt_ah_attr) || a.alt_port_num != 1 || a.alt_pkey_index != 0 ||
+    if (!ah_ok(io_.info(), a.alt_ah_attr) || a.alt_port_num != 1 || a.alt_pkey_index != 0 ||
         a.alt_timeout > 31)
       return EINVAL;
   }
@@ -231,7 +231,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (mask & IBV_QP_PATH_MTU) {
     s.path_mtu = a.path_mtu;
     const uint32_t m = mtu_bytes(a.path_mtu);
-    qp.mtu = m < port_mtu_ ? m : port_mtu_;
+    qp.mtu = m < port_mtu() ? m : port_mtu();
   }
   if (mask & IBV_QP_TIMEOUT) {
     s.timeout = a.timeout;

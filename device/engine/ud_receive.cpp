@@ -62,7 +62,7 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
     rte_pktmbuf_free(m);
   };
   const Op op = opcode_op(p.opcode);
-  if ((op != kSendOnly && op != kSendOnlyImm) || p.paylen > port_mtu_) return drop();
+  if ((op != kSendOnly && op != kSendOnlyImm) || p.paylen > port_mtu()) return drop();
   if (deth_qkey(p.ext) != qp.attr.qkey) {
     ++ctr_.qkey_violations;
     return drop();

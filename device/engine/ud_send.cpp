@@ -46,7 +46,7 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
         fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
       else if (ah->pd != qp.pd)
         fail_wqe(s, IBV_WC_LOC_PROT_ERR);
-      else if (s.length > port_mtu_)
+      else if (s.length > port_mtu())
         fail_wqe(s, IBV_WC_LOC_LEN_ERR);
     }
     if (s.state == SendWqe::kError) {

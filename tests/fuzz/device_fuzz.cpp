@@ -55,6 +55,7 @@ class LoopPort : public vf::dp::HostPort {
  public:
   rte_mbuf* alloc() override { return rte_pktmbuf_alloc(pool()); }
   bool can_transmit(uint8_t) const override { return queue.size() < 256; }
+  const vf::PortInfo& info() const override { return info_; }
   void transmit(rte_mbuf* m, const vf::dp::Route& av) override {
     vf::engine::RxMeta meta;
     meta.slid = kLid;
@@ -69,6 +70,14 @@ class LoopPort : public vf::dp::HostPort {
     vf::engine::RxMeta meta;
   };
   std::deque<Pkt> queue;
+  LoopPort() {
+    info_.lid = kLid;
+    info_.sm_lid = kLid;
+    info_.gids = {vf::Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x12, 0x34}};
+  }
+
+ private:
+  vf::PortInfo info_;
 };
 
 class Reader {
@@ -107,11 +116,6 @@ struct Rig {
     vf::engine::HcaConfig cfg;
     cfg.name = "vfuzz0";
     cfg.node_guid = 0x0002c90300001234ull;
-    cfg.port.lid = kLid;
-    ibv_gid gid{};
-    gid.global.subnet_prefix = htobe64(0xfe80000000000000ull);
-    gid.global.interface_id = htobe64(cfg.node_guid);
-    cfg.port.gids = {gid};
     cfg.limits.max_qp_wr = 256;
     cfg.limits.max_cqe = 1023;
     cfg.limits.max_srq_wr = 256;
@@ -180,8 +184,7 @@ void execute(Rig& g, vf::engine::ClientId client, const std::vector<uint8_t>& ms
     close_all(req_fds);
     return;
   }
-  vf::DeviceReply r = vf::execute_device_command(*g.hca, g.events, client, g.child, msg, std::move(req_fds), g.fds,
-                                                 true);
+  vf::DeviceReply r = vf::execute_device_command(*g.hca, g.events, client, g.child, msg, std::move(req_fds), g.fds);
   vhca_req_hdr h;
   std::memcpy(&h, msg.data(), sizeof(h));
   const bool ring_fds = h.cmd == VHCA_CMD_CREATE_CQ || h.cmd == VHCA_CMD_CREATE_QP || h.cmd == VHCA_CMD_CREATE_SRQ;

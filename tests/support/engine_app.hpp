@@ -297,14 +297,10 @@ inline void connect(App& a, AppQp& qa, uint16_t lid_a, App& b, AppQp& qb, uint16
   ASSERT_EQ(b.modify(qb, rts_attr(p.psn_b, p), kRtsMask), 0);
 }
 
-inline HcaConfig hca_config(const char* name, uint16_t lid, uint64_t guid) {
+inline HcaConfig hca_config(const char* name, uint64_t guid) {
   HcaConfig c;
   c.name = name;
   c.node_guid = guid;
-  c.port.link_layer = IBV_LINK_LAYER_INFINIBAND;
-  c.port.lid = lid;
-  c.port.sm_lid = 1;
-  c.port.active_mtu = IBV_MTU_4096;
   return c;
 }
 
@@ -313,6 +309,22 @@ inline ibv_gid gid_of(uint64_t guid) {
   g.global.subnet_prefix = htobe64(0xfe80000000000000ull);
   g.global.interface_id = htobe64(guid);
   return g;
+}
+
+inline Gid to_gid(const ibv_gid& g) {
+  Gid out;
+  std::memcpy(out.data(), g.raw, 16);
+  return out;
+}
+
+// An active IB port with one GID: what the engine tests' ports report.
+inline PortInfo ib_port_info(uint16_t lid, const ibv_gid& gid) {
+  PortInfo p;
+  p.lid = lid;
+  p.sm_lid = 1;
+  p.mtu = 4096;
+  p.gids = {to_gid(gid)};
+  return p;
 }
 
 inline void fill_pattern(uint8_t* p, size_t n, uint32_t seed) {

@@ -135,28 +135,20 @@ class FabricLab {
     engine::HcaConfig ec;
     ec.name = h.name;
     ec.node_guid = 0x0002c90300000000ULL + i + 1;
-    ec.port.sm_lid = 1;
-    ec.port.active_mtu = IBV_MTU_4096;
-    dp::HcaPortConfig pc;
+    dp::HcaPortConfig pc;  // the port's PortInfo, which the engine reports
     pc.link_layer = cfg_.link_layer;
     pc.port = cfg_.port;
+    pc.sm_lid = 1;
+    pc.mtu = cfg_.link_layer == LinkLayer::kInfiniBand ? cfg_.link.mtu : 1024;
     if (is_ib()) {
       h.lid = uint16_t(i + 1);
       h.gids.push_back(ib_gid(ec.node_guid));
-      ec.port.link_layer = IBV_LINK_LAYER_INFINIBAND;
-      ec.port.lid = h.lid;
       pc.lid = h.lid;
     } else {
       h.mac = {0x02, 0, 0, 0, 0, uint8_t(i + 1)};
       h.gids.push_back(link_local(h.mac));
       h.gids.push_back(ipv4_mapped(192, 0, 2, uint8_t(i + 1)));
-      ec.port.link_layer = IBV_LINK_LAYER_ETHERNET;
       pc.mac = h.mac;
-    }
-    for (const Gid& g : h.gids) {
-      ibv_gid e;
-      std::memcpy(e.raw, g.data(), 16);
-      ec.port.gids.push_back(e);
     }
     pc.gids = h.gids;
     h.port = &fabric.add_hca_port(h.name, pc);

@@ -419,10 +419,10 @@ TEST_F(RuntimeTreeTest, PortStateAndLidUpdatesAreAtomicReplacements) {
   const fs::path port = fs::path(sys()) / "class/infiniband/vib1/ports/1";
   struct stat before {};
   ASSERT_EQ(stat(port.parent_path().parent_path().c_str(), &before), 0);
-  tree.set_port_state("vib1", PortState::Down, PhysState::Disabled);
+  tree.set_port_state("vib1", PortState::kDown, PhysState::kDisabled);
   EXPECT_EQ(test::read_file(port / "state"), "1: DOWN\n");
   EXPECT_EQ(test::read_file(port / "phys_state"), "3: Disabled\n");
-  tree.set_port_state("vib1", PortState::Active, PhysState::LinkUp);
+  tree.set_port_state("vib1", PortState::kActive, PhysState::kLinkUp);
   EXPECT_EQ(test::read_file(port / "state"), "4: ACTIVE\n");
   tree.set_port_lid("vib1", 0x1234, 7, 2);
   EXPECT_EQ(test::read_file(port / "lid"), "0x1234\n");
@@ -435,7 +435,7 @@ TEST_F(RuntimeTreeTest, PortStateAndLidUpdatesAreAtomicReplacements) {
   EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
   EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
   for (const auto& e : fs::directory_iterator(port)) EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
-  EXPECT_THROW(tree.set_port_state("nope", PortState::Down, PhysState::Disabled), RuntimeTreeError);
+  EXPECT_THROW(tree.set_port_state("nope", PortState::kDown, PhysState::kDisabled), RuntimeTreeError);
 }
 
 TEST_F(RuntimeTreeTest, MovedFromTreeRemovesNothing) {

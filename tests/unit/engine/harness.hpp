@@ -53,10 +53,13 @@ class TestNet;
 
 class TestPort : public vf::dp::HostPort {
  public:
-  TestPort(TestNet& net, uint16_t lid, const ibv_gid& gid) : net_(net), lid_(lid), gid_(gid) {}
+  TestPort(TestNet& net, uint16_t lid, const ibv_gid& gid)
+      : port(ib_port_info(lid, gid)), net_(net), lid_(lid), gid_(gid) {}
   rte_mbuf* alloc() override { return rte_pktmbuf_alloc(vf::test::test_mbuf_pool()); }
   bool can_transmit(uint8_t sl) const override { return !blocked && !(blocked_sls >> (sl & 0xF) & 1); }
   void transmit(rte_mbuf* m, const vf::dp::Route& r) override;
+  const PortInfo& info() const override { return port; }
+  PortInfo port;  // what query_port reports; tests edit it
   uint16_t lid() const { return lid_; }
   const ibv_gid& gid() const { return gid_; }
   bool blocked = false;
@@ -239,19 +242,19 @@ class Pair : public ::testing::Test {
       : net(sched, kDelay),
         port_a(net, kLidA, gid_of(0xA)),
         port_b(net, kLidB, gid_of(0xB)),
-        hca_a(hca_config("vhca_a", kLidA, 0xA), sched, port_a),
-        hca_b(hca_config("vhca_b", kLidB, 0xB), sched, port_b) {
+        hca_a(hca_config("vhca_a", 0xA), sched, port_a),
+        hca_b(hca_config("vhca_b", 0xB), sched, port_b) {
     net.attach(kLidA, &hca_a);
     net.attach(kLidB, &hca_b);
     hca_a.set_event_sink(&ev_a);
     hca_b.set_event_sink(&ev_b);
   }
 
-  // Rebuilds both vHCAs with other settings (before setup()).
-  void reconfigure(const std::function<void(HcaConfig&)>& edit) {
-    HcaConfig ca = hca_config("vhca_a", kLidA, 0xA), cb = hca_config("vhca_b", kLidB, 0xB);
-    edit(ca);
-    edit(cb);
+  // Rebuilds both vHCAs with other device and port settings (before setup()).
+  void reconfigure(const std::function<void(HcaConfig&, PortInfo&)>& edit) {
+    HcaConfig ca = hca_config("vhca_a", 0xA), cb = hca_config("vhca_b", 0xB);
+    edit(ca, port_a.port);
+    edit(cb, port_b.port);
     hca_a.~Hca();
     new (&hca_a) Hca(ca, sched, port_a);
     hca_b.~Hca();

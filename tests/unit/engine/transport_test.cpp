@@ -89,7 +89,7 @@ TEST_F(Transport, MultiPacketMultiSge) {
 }
 
 TEST_F(Transport, PathMtuCappedByPort) {
-  reconfigure([](HcaConfig& c) { c.port.active_mtu = IBV_MTU_2048; });
+  reconfigure([](HcaConfig&, PortInfo& p) { p.mtu = 2048; });
   ConnParams p;
   p.mtu = IBV_MTU_4096;
   setup(p);

@@ -29,16 +29,14 @@ class UdPair : public ::testing::Test {
     net->roce_ipv4 = roce;
     port_a = std::make_unique<TestPort>(*net, roce ? 0 : kLidA, gid_a);
     port_b = std::make_unique<TestPort>(*net, roce ? 0 : kLidB, gid_b);
-    HcaConfig ca = hca_config("vhca_a", kLidA, 0xA), cb = hca_config("vhca_b", kLidB, 0xB);
-    for (HcaConfig* c : {&ca, &cb}) {
-      c->port.active_mtu = mtu;
+    HcaConfig ca = hca_config("vhca_a", 0xA), cb = hca_config("vhca_b", 0xB);
+    for (TestPort* p : {port_a.get(), port_b.get()}) {
+      p->port.mtu = 128u << mtu;
       if (roce) {
-        c->port.link_layer = IBV_LINK_LAYER_ETHERNET;
-        c->port.lid = 0;
+        p->port.link_layer = LinkLayer::kEthernet;
+        p->port.lid = 0;
       }
     }
-    ca.port.gids = {gid_a};
-    cb.port.gids = {gid_b};
     hca_a = std::make_unique<Hca>(ca, sched, *port_a);
     hca_b = std::make_unique<Hca>(cb, sched, *port_b);
     hca_a->set_event_sink(&ev_a);

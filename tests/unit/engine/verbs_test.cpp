@@ -56,12 +56,12 @@ TEST_F(Verbs, QueryPortIbAndRoce) {
   q.port_num = 2;
   EXPECT_EQ(hca_a.query_port(1, q, r), EINVAL);
 
-  reconfigure([](HcaConfig& c) {
-    c.port.link_layer = IBV_LINK_LAYER_ETHERNET;
-    c.port.active_mtu = IBV_MTU_1024;
-    c.port.gids = {gid_of(1), gid_of(2)};
-    c.port.active_speed = 64;
-    c.port.active_width = 1;
+  reconfigure([](HcaConfig&, PortInfo& p) {
+    p.link_layer = LinkLayer::kEthernet;
+    p.mtu = 1024;
+    p.gids = {to_gid(gid_of(1)), to_gid(gid_of(2))};
+    p.active_speed = 64;
+    p.active_width = 1;
   });
   App app2(hca_a, 1);
   q.port_num = 1;
@@ -75,9 +75,9 @@ TEST_F(Verbs, QueryPortIbAndRoce) {
 }
 
 TEST_F(Verbs, RoceQpNeedsGrh) {
-  reconfigure([](HcaConfig& c) {
-    c.port.link_layer = IBV_LINK_LAYER_ETHERNET;
-    c.port.gids = {gid_of(c.node_guid)};
+  reconfigure([](HcaConfig& c, PortInfo& p) {
+    p.link_layer = LinkLayer::kEthernet;
+    p.gids = {to_gid(gid_of(c.node_guid))};
   });
   App app(hca_a, 1);
   uint32_t pd = app.alloc_pd();
@@ -94,9 +94,9 @@ TEST_F(Verbs, RoceQpNeedsGrh) {
 }
 
 TEST_F(Verbs, RoceSendRecv) {
-  reconfigure([](HcaConfig& c) {
-    c.port.link_layer = IBV_LINK_LAYER_ETHERNET;
-    c.port.gids = {gid_of(c.node_guid)};
+  reconfigure([](HcaConfig& c, PortInfo& p) {
+    p.link_layer = LinkLayer::kEthernet;
+    p.gids = {to_gid(gid_of(c.node_guid))};
   });
   app_a = std::make_unique<App>(hca_a, 1);
   app_b = std::make_unique<App>(hca_b, 2);
@@ -129,7 +129,7 @@ TEST_F(Verbs, PacketsFromTheWrongSourceAreDropped) {
   setup();
   // A third vHCA (LID 3) sends to B's QP, which is connected to A.
   TestPort port_c(net, 3, gid_of(0xC));
-  Hca hca_c(hca_config("vhca_c", 3, 0xC), sched, port_c);
+  Hca hca_c(hca_config("vhca_c", 0xC), sched, port_c);
   net.attach(3, &hca_c);
   extra_hcas.push_back(&hca_c);
   App app_c(hca_c, 5);
@@ -163,7 +163,7 @@ TEST_F(Verbs, PacketsFromTheWrongSourceAreDropped) {
 }
 
 TEST_F(Verbs, CreateChecksAndLimits) {
-  reconfigure([](HcaConfig& c) {
+  reconfigure([](HcaConfig& c, PortInfo&) {
     c.limits.max_qp = 2;
     c.limits.max_cq = 3;
     c.limits.max_pd = 2;
