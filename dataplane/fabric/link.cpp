@@ -35,6 +35,8 @@ WireTime LinkDirection::send(rte_mbuf* m) {
   arrive.ns += params_.delay_ns;
   frames_sent.add();
   bytes_on_wire.add(bytes);
+  if (staged_ && !run_stages(m, depart, arrive)) [[unlikely]]
+    return arrive;
   if (flight_.full()) {
     // Cannot happen while max_frames_in_flight holds; never silently reorder.
     overflow.add();
@@ -45,6 +47,14 @@ WireTime LinkDirection::send(rte_mbuf* m) {
   flight_.push(InFlight{m, arrive.ceil_ns()});
   if (was_empty) sched_.arm(timer_, arrive.ceil_ns());
   return arrive;
+}
+
+bool LinkDirection::run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive) {
+  tap_.pass(m, depart, arrive);
+  if (impair_.pass(m, depart, arrive)) return true;
+  lost.add();
+  rte_pktmbuf_free(m);
+  return false;
 }
 
 void LinkDirection::on_arrival(Timer& t, Nanos now) {

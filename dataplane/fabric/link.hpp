@@ -25,6 +25,7 @@
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/ring.hpp"
 #include "dataplane/fabric/types.hpp"
+#include "dataplane/fabric/wire_stage.hpp"
 #include "dataplane/fabric/wire_time.hpp"
 
 namespace vf::dp {
@@ -43,6 +44,15 @@ class LinkDirection {
   LinkDirection& operator=(const LinkDirection&) = delete;
 
   void set_sink(FrameSink sink) { sink_ = sink; }
+  // The capture tap and the impairment of this direction (wire_stage.hpp).
+  void set_tap(WireStage s) {
+    tap_ = s;
+    staged_ = tap_.on_frame || impair_.on_frame;
+  }
+  void set_impairment(WireStage s) {
+    impair_ = s;
+    staged_ = tap_.on_frame || impair_.on_frame;
+  }
 
   // Whether a frame handed over now departs within this ns (see above).
   bool idle(Nanos now) const { return now >= busy_.ns; }
@@ -61,6 +71,7 @@ class LinkDirection {
   Counter frames_sent;  // frames put on the wire
   Counter bytes_on_wire;  // incl. Ethernet overhead
   Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
+  Counter lost;        // frames the impairment stage lost on the wire
 
  private:
   struct InFlight {
@@ -68,14 +79,19 @@ class LinkDirection {
     Nanos arrive;  // ceil of the exact arrival
   };
   static void on_arrival(Timer& t, Nanos now);
+  // Tap, then impairment; false when the frame was lost (and freed).
+  [[gnu::noinline, gnu::cold]] bool run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive);
 
   Scheduler& sched_;
   const LinkLayer ll_;
   const LinkParams params_;
   WireTime busy_;
+  bool staged_ = false;  // a tap or an impairment is set
   Ring<InFlight> flight_;
   CtxTimer timer_;
   FrameSink sink_;
+  WireStage tap_;
+  WireStage impair_;
 };
 
 class Link {

@@ -27,8 +27,16 @@ void Port::attach(LinkDirection& tx) {
 // ---------------------------------------------------------------- egress
 
 bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, uint8_t origin_cls) {
+  // Hooks first, before the fast path below loads anything: it stays as if
+  // they did not exist.
+  if (extras_ && enqueue_hook_.on_enqueue && cls < kNumDataClasses) [[unlikely]] {
+    if (!enqueue_hook_.on_enqueue(enqueue_hook_.ctx, cls, m, q_[cls].size(), ctr_.cls[cls].depth_bytes.get())) {
+      drop_egress(cls, m, origin, origin_cls);
+      return false;
+    }
+  }
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-  if (q_[cls].full() || bytes > max_frame_ || !tx_) {
+  if (q_[cls].full() || bytes > max_frame_ || !tx_) [[unlikely]] {
     drop_egress(cls, m, origin, origin_cls);
     return false;
   }
@@ -130,10 +138,19 @@ int Port::classify(const rte_mbuf* m) const {
 void Port::receive(rte_mbuf* m) {
   if (ingress_.control && ingress_.control(ingress_.ctx, *this, m)) return;
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  // No room in the switch's memory: counted as received, then discarded.
+  if (extras_ && buffer_ && !buffer_->take(bytes)) [[unlikely]] {
+    ctr_.rcv_pkts.add();
+    ctr_.rcv_bytes.add(bytes);
+    ctr_.rcv_discards.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   ctr_.rcv_pkts.add();
   ctr_.rcv_bytes.add(bytes);
   const int cls = classify(m);
   if (cls < 0) {
+    if (extras_ && buffer_) buffer_->give(bytes);
     ctr_.rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
@@ -142,6 +159,7 @@ void Port::receive(rte_mbuf* m) {
   k.rcv_pkts.add();
   k.rcv_bytes.add(bytes);
   if (ingress_.admit && !ingress_.admit(ingress_.ctx, unsigned(cls), bytes)) {
+    if (extras_ && buffer_) buffer_->give(bytes);
     ctr_.rcv_discards.add();
     rte_pktmbuf_free(m);
     return;
@@ -159,6 +177,7 @@ void Port::receive(rte_mbuf* m) {
 
 void Port::release(unsigned cls, uint32_t bytes) {
   ctr_.cls[cls].rx_buffered_bytes.sub(bytes);
+  if (extras_ && buffer_) [[unlikely]] buffer_->give(bytes);
   if (ingress_.release) ingress_.release(ingress_.ctx, cls, bytes);
 }
 

@@ -22,6 +22,7 @@
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/port_counters.hpp"
 #include "dataplane/fabric/port_hooks.hpp"
+#include "dataplane/fabric/shared_buffer.hpp"
 #include "dataplane/fabric/types.hpp"
 
 namespace vf::dp {
@@ -52,6 +53,16 @@ class Port {
   }
   void set_gate(const EgressGate& g) { gate_ = g; }
   void set_ingress(const IngressHooks& h) { ingress_ = h; }
+  void set_enqueue_hook(const EnqueueHook& h) {
+    enqueue_hook_ = h;
+    extras_ = enqueue_hook_.on_enqueue || buffer_;
+  }
+  // The switch memory this port's received frames occupy (shared by several
+  // ports; null = unlimited). A frame that does not fit is a receive discard.
+  void set_buffer(SharedBuffer* b) {
+    buffer_ = b;
+    extras_ = enqueue_hook_.on_enqueue || buffer_;
+  }
   // Connects the egress side to `tx`; the link's other direction delivers to rx_sink().
   void attach(LinkDirection& tx);
   FrameSink rx_sink() { return FrameSink{&Port::on_frame, this}; }
@@ -105,6 +116,7 @@ class Port {
   const LinkLayer ll_;
   uint16_t number_ = 1;
   LinkDirection* tx_ = nullptr;
+  bool extras_ = false;  // an enqueue hook or a shared buffer is set: one test on the fast path
   LinkParams link_{0, 0, 0};
   uint32_t max_frame_ = 0;
 
@@ -122,6 +134,9 @@ class Port {
   TxDoneFn tx_done_ = nullptr;
 
   PortCounters ctr_;
+  // Rarely set; kept after the hot members so they keep their cache lines.
+  EnqueueHook enqueue_hook_;
+  SharedBuffer* buffer_ = nullptr;
 };
 
 }  // namespace vf::dp

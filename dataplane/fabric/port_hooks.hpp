@@ -1,6 +1,11 @@
-// The two places where link-level flow control plugs into a Port, as small
-// strategies (a context pointer and plain function pointers: one indirect call
-// per frame, no virtual hierarchy, null = default behaviour).
+// Where features plug into a Port, as small strategies (a context pointer and
+// plain function pointers: one indirect call per frame, no virtual hierarchy,
+// null = default behaviour). Each concern has its own place:
+//   EgressGate    link-level flow control, sender side (credits, PFC pause)
+//   IngressHooks  link-level flow control, receiver side
+//   EnqueueHook   egress queue admission (ECN marking, WRED)
+// and outside the port: a switch's SharedBuffer (shared_buffer.hpp), and a
+// link direction's WireStage tap and impairment (wire_stage.hpp).
 //
 // EgressGate — may this class send a frame of this size now?
 //   default (both null): always open, i.e. a lossy link.
@@ -59,6 +64,19 @@ struct EgressGate {
   }
   void sent(unsigned cls, uint32_t bytes) const {
     if (on_transmit) on_transmit(ctx, cls, bytes);
+  }
+};
+
+// EnqueueHook — a data frame is about to join egress queue `cls`, which
+// already holds depth_pkts frames / depth_bytes: where ECN marking (set CE in
+// place) and WRED (false = drop, counted as PortXmitDiscards) sit. Link
+// control frames and VL15 bypass it. Default: every frame queues unchanged.
+struct EnqueueHook {
+  void* ctx = nullptr;
+  bool (*on_enqueue)(void* ctx, unsigned cls, rte_mbuf* m, uint32_t depth_pkts, uint64_t depth_bytes) = nullptr;
+
+  bool admit(unsigned cls, rte_mbuf* m, uint32_t depth_pkts, uint64_t depth_bytes) const {
+    return !on_enqueue || on_enqueue(ctx, cls, m, depth_pkts, depth_bytes);
   }
 };
 

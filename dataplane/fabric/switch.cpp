@@ -12,11 +12,13 @@ Switch::Switch(Scheduler& sched, std::string name, LinkLayer ll, const SwitchCon
   if (cfg.nports == 0 || cfg.nports > 254) throw std::invalid_argument("switch " + name_ + ": 1..254 ports");
   if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
     throw std::invalid_argument("switch " + name_ + ": data_vls must be 1..8");
+  if (cfg.buffer_bytes) buffer_ = std::make_unique<SharedBuffer>(cfg.buffer_bytes);
   ports_.reserve(cfg.nports);
   for (unsigned i = 1; i <= cfg.nports; ++i) {
     auto p = std::make_unique<Port>(sched, name_ + "/" + std::to_string(i), ll, cfg.port);
     p->set_number(uint16_t(i));
     p->set_owner(this, &Switch::on_rx);
+    p->set_buffer(buffer_.get());
     ports_.push_back(std::move(p));
   }
   std::array<uint8_t, 16> map{};

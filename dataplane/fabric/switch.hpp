@@ -44,6 +44,7 @@ struct SwitchConfig {
   Nanos latency_ns = 0;        // store-and-forward switching latency
   uint8_t data_vls = 8;        // IB: operational data VLs (1, 2, 4 or 8)
   PortConfig port;             // queue sizes of every port
+  uint64_t buffer_bytes = 0;   // shared packet memory of all ports; 0 = unlimited
 };
 
 class Switch {
@@ -61,6 +62,8 @@ class Switch {
   Nanos latency() const { return cfg_.latency_ns; }
   // Port `num`, 1..nports.
   Port& port(unsigned num) { return *ports_.at(num - 1); }
+  // The shared packet memory (SwitchConfig::buffer_bytes), or null.
+  const SharedBuffer* buffer() const { return buffer_.get(); }
   const Port& port(unsigned num) const { return *ports_.at(num - 1); }
 
   // ---- InfiniBand
@@ -85,6 +88,7 @@ class Switch {
   const LinkLayer ll_;
   const SwitchConfig cfg_;
   Scheduler& sched_;
+  std::unique_ptr<SharedBuffer> buffer_;  // before ports_: they point into it
   std::vector<std::unique_ptr<Port>> ports_;
   std::vector<uint8_t> lft_;
   std::vector<std::array<uint8_t, 16>> sl2vl_;

@@ -33,10 +33,9 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   ah->pd = pd;
   ah->attr = a;
   ah->route = route_of(a);
-  Ah* raw = ah.get();
-  const uint32_t h = ahs_.insert(std::move(ah));
-  if (!h) return ENOMEM;
-  raw->handle = h;
+  Ah* raw = ahs_.add(std::move(ah));
+  if (!raw) return ENOMEM;
+  const uint32_t h = raw->handle;
   ++pd->users;
   ++c->ahs;
   rsp.ah_handle = h;

@@ -23,13 +23,12 @@ int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create
   cq->client = c;
   int ringfd = -1;
   if (int err = cq->ring.create("vhca-cq", entries, sizeof(vhca_cqe), ringfd)) return err;
-  Cq* raw = cq.get();
-  const uint32_t h = cqs_.insert(std::move(cq));
-  if (!h) {
+  Cq* raw = cqs_.add(std::move(cq));
+  if (!raw) {
     close(ringfd);
     return ENOMEM;
   }
-  raw->handle = h;
+  const uint32_t h = raw->handle;
   ++c->cqs;
   fd.fd = ringfd;
   rsp.cq_handle = h;

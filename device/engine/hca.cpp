@@ -220,10 +220,9 @@ int Hca::Impl::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) {
   if (!c) return EINVAL;
   auto pd = std::make_unique<Pd>();
   pd->client = c;
-  Pd* raw = pd.get();
-  uint32_t h = pds_.insert(std::move(pd));
-  if (!h) return ENOMEM;
-  raw->handle = h;
+  Pd* raw = pds_.add(std::move(pd));
+  if (!raw) return ENOMEM;
+  const uint32_t h = raw->handle;
   ++c->pds;
   rsp.pd_handle = h;
   rsp.reserved = 0;

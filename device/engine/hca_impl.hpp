@@ -103,30 +103,12 @@ class Hca::Impl {
     auto it = clients_.find(id);
     return it == clients_.end() ? nullptr : it->second.get();
   }
-  Pd* pd_of(Client* c, uint32_t h) const {
-    Pd* p = pds_.get(h);
-    return p && p->client == c ? p : nullptr;
-  }
-  Cq* cq_of(Client* c, uint32_t h) const {
-    Cq* q = cqs_.get(h);
-    return q && q->client == c ? q : nullptr;
-  }
-  Mr* mr_of(Client* c, uint32_t h) const {
-    Mr* m = mrs_.get(h);
-    return m && m->client == c ? m : nullptr;
-  }
-  Qp* qp_of(Client* c, uint32_t h) const {
-    Qp* q = qps_.get(h);
-    return q && q->client == c ? q : nullptr;
-  }
-  Srq* srq_of(Client* c, uint32_t h) const {
-    Srq* s = srqs_.get(h);
-    return s && s->client == c ? s : nullptr;
-  }
-  Ah* ah_of(Client* c, uint32_t h) const {
-    Ah* a = ahs_.get(h);
-    return a && a->client == c ? a : nullptr;
-  }
+  Pd* pd_of(Client* c, uint32_t h) const { return pds_.owned(h, c); }
+  Cq* cq_of(Client* c, uint32_t h) const { return cqs_.owned(h, c); }
+  Mr* mr_of(Client* c, uint32_t h) const { return mrs_.owned(h, c); }
+  Qp* qp_of(Client* c, uint32_t h) const { return qps_.owned(h, c); }
+  Srq* srq_of(Client* c, uint32_t h) const { return srqs_.owned(h, c); }
+  Ah* ah_of(Client* c, uint32_t h) const { return ahs_.owned(h, c); }
   Qp* qp_by_qpn(uint32_t qpn) const {
     Qp* q = qps_.get(qpn & 0xFFFF);
     return q && q->qpn == qpn ? q : nullptr;

@@ -38,10 +38,9 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   mr->access = access;
   mr->addr = req.addr;
   mr->length = req.length;
-  Mr* raw = mr.get();
-  const uint32_t h = mrs_.insert(std::move(mr));
-  if (!h) return ENOMEM;
-  raw->handle = h;
+  Mr* raw = mrs_.add(std::move(mr));
+  if (!raw) return ENOMEM;
+  const uint32_t h = raw->handle;
   // Fresh tags, never the ones this slot had last: a stale key must not
   // resolve to the next registration that reuses the slot.
   if (mr_last_tags_.size() <= h) mr_last_tags_.resize(size_t(h) + 1, 0);

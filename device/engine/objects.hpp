@@ -104,6 +104,20 @@ class SlotTable {
     return idx;
   }
   T* get(uint32_t idx) const { return idx < slots_.size() ? slots_[idx].get() : nullptr; }
+  // Takes `obj` and sets its handle to its slot index; nullptr when full.
+  T* add(std::unique_ptr<T> obj) {
+    T* raw = obj.get();
+    const uint32_t h = insert(std::move(obj));
+    if (!h) return nullptr;
+    raw->handle = h;
+    return raw;
+  }
+  // The object at handle `h` if `owner` created it: another client's handle
+  // never resolves.
+  T* owned(uint32_t h, const Client* owner) const {
+    T* o = get(h);
+    return o && o->client == owner ? o : nullptr;
+  }
   void erase(uint32_t idx) {
     if (idx == 0 || idx >= slots_.size() || !slots_[idx]) return;
     slots_[idx].reset();

@@ -69,16 +69,15 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
   qp->cap.max_recv_sge = srq ? 0 : cap.max_recv_sge ? cap.max_recv_sge : 1;
   qp->cap.max_inline_data = cap.max_inline_data;
-  Qp* raw = qp.get();
-  const uint32_t h = qps_.insert(std::move(qp));
-  if (!h) {
+  Qp* raw = qps_.add(std::move(qp));
+  if (!raw) {
     close(sfd);
     close(rfd);
     return ENOMEM;
   }
+  const uint32_t h = raw->handle;
   uint8_t& gen = qp_gen_[h];
   gen = uint8_t(gen >= 254 ? 1 : gen + 1);
-  raw->handle = h;
   raw->qpn = uint32_t(gen) << 16 | h;
   raw->state = IBV_QPS_RESET;
   qp_reset_state(*raw);

@@ -31,13 +31,12 @@ int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_crea
   s->pd = pd;
   s->max_wr = entries;
   s->max_sge = a.max_sge ? a.max_sge : 1;
-  Srq* raw = s.get();
-  const uint32_t h = srqs_.insert(std::move(s));
-  if (!h) {
+  Srq* raw = srqs_.add(std::move(s));
+  if (!raw) {
     close(fd);
     return ENOMEM;
   }
-  raw->handle = h;
+  const uint32_t h = raw->handle;
   ++pd->users;
   ++c->srqs;
   ring_fd.fd = fd;

@@ -49,6 +49,7 @@ struct LabConfig {
   dp::LinkParams link{100'000'000'000ULL, 500, 4096};
   Nanos switch_latency_ns = 100;
   dp::PortConfig port;  // queue sizes, for switch and HCA ports alike
+  uint64_t switch_buffer_bytes = 0;  // the switch's shared packet memory; 0 = unlimited
 };
 
 class FabricLab {
@@ -59,6 +60,7 @@ class FabricLab {
     sc.nports = cfg.hosts;
     sc.latency_ns = cfg.switch_latency_ns;
     sc.port = cfg.port;
+    sc.buffer_bytes = cfg.switch_buffer_bytes;
     fabric.add_switch("sw0", sc);
     hosts_.resize(cfg.hosts);
     for (unsigned i = 0; i < cfg.hosts; ++i) add_host(i);
@@ -77,6 +79,8 @@ class FabricLab {
   unsigned size() const { return unsigned(hosts_.size()); }
   bool is_ib() const { return cfg_.link_layer == LinkLayer::kInfiniBand; }
   dp::Port& switch_port_to(unsigned i) { return fabric.port({"sw0", i + 1}); }
+  // Host i's link: a_to_b() carries what it sends, b_to_a() what it receives.
+  dp::Link& link_of(unsigned i) { return *fabric.links().at(i).link; }
 
   // The address vector that reaches host `to` (IB: its LID; RoCEv2: its IPv4 GID).
   ibv_ah_attr av_to(unsigned to, uint8_t sl = 0) const {
