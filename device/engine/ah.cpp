@@ -8,10 +8,9 @@
 namespace vf::engine {
 
 int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Pd* pd = pd_of(c, req.pd_handle);
+  Pd* pd = owned(id, pds_, req.pd_handle);
   if (!pd) return EINVAL;
+  Client* c = pd->client;
   ibv_ah_attr a = req.attr;
   if (a.port_num != 1 || a.sl > 15) return EINVAL;
   if (a.is_global > 1) return EINVAL;
@@ -44,9 +43,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
 }
 
 int Hca::Impl::destroy_ah(ClientId id, const vhca_handle_req& req) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Ah* ah = ah_of(c, req.handle);
+  Ah* ah = owned(id, ahs_, req.handle);
   if (!ah) return EINVAL;
   // A UD WQE already sent copied what it needed; a later one naming this
   // handle fails at fetch. Nothing else refers to an AH.

@@ -37,10 +37,9 @@ int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create
 }
 
 int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Cq* cq = cq_of(c, req.handle);
+  Cq* cq = owned(id, cqs_, req.handle);
   if (!cq) return EINVAL;
+  Client* c = cq->client;
   if (cq->users) return EBUSY;
   --c->cqs;
   cqs_.erase(req.handle);

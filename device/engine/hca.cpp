@@ -230,10 +230,9 @@ int Hca::Impl::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) {
 }
 
 int Hca::Impl::dealloc_pd(ClientId id, const vhca_handle_req& req) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Pd* pd = pd_of(c, req.handle);
+  Pd* pd = owned(id, pds_, req.handle);
   if (!pd) return EINVAL;
+  Client* c = pd->client;
   if (pd->users) return EBUSY;
   --c->pds;
   pds_.erase(req.handle);

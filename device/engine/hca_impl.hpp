@@ -109,6 +109,13 @@ class Hca::Impl {
   Qp* qp_of(Client* c, uint32_t h) const { return qps_.owned(h, c); }
   Srq* srq_of(Client* c, uint32_t h) const { return srqs_.owned(h, c); }
   Ah* ah_of(Client* c, uint32_t h) const { return ahs_.owned(h, c); }
+  // The object `h` of `table` if client `id` owns it: how every verb on an
+  // existing object starts (another client's handle never resolves).
+  template <class T>
+  T* owned(ClientId id, const SlotTable<T>& table, uint32_t h) const {
+    Client* c = client(id);
+    return c ? table.owned(h, c) : nullptr;
+  }
   Qp* qp_by_qpn(uint32_t qpn) const {
     Qp* q = qps_.get(qpn & 0xFFFF);
     return q && q->qpn == qpn ? q : nullptr;

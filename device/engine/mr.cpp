@@ -16,10 +16,9 @@ constexpr uint32_t kWriteAccess =
 }  // namespace
 
 int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Pd* pd = pd_of(c, req.pd_handle);
+  Pd* pd = owned(id, pds_, req.pd_handle);
   if (!pd) return EINVAL;
+  Client* c = pd->client;
   // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
   const uint32_t access = req.access & ~uint32_t(IBV_ACCESS_OPTIONAL_RANGE);
   if (access & ~kSupportedAccess) return EINVAL;
@@ -64,10 +63,9 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
 }
 
 int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Mr* mr = mr_of(c, req.handle);
+  Mr* mr = owned(id, mrs_, req.handle);
   if (!mr) return EINVAL;
+  Client* c = mr->client;
   // Queued payloads were accepted into this memory while it was registered:
   // they land now, never after the app may have reused or unmapped it.
   flush_rx();

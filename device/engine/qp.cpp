@@ -124,9 +124,7 @@ void Hca::Impl::destroy_qp_obj(Qp& qp) {
 }
 
 int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Qp* qp = qp_of(c, req.handle);
+  Qp* qp = owned(id, qps_, req.handle);
   if (!qp) return EINVAL;
   flush_rx();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;
@@ -136,9 +134,7 @@ int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_
 }
 
 int Hca::Impl::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Qp* qp = qp_of(c, req.qp_handle);
+  Qp* qp = owned(id, qps_, req.qp_handle);
   if (!qp) return EINVAL;
   flush_rx();  // report the state after every payload that arrived is placed
   // Like drivers, every attribute is returned whatever the mask asks for.

@@ -12,10 +12,9 @@ namespace vf::engine {
 int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp,
                           Fd& ring_fd) {
   ring_fd.fd = -1;
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Pd* pd = pd_of(c, req.pd_handle);
+  Pd* pd = owned(id, pds_, req.pd_handle);
   if (!pd) return EINVAL;
+  Client* c = pd->client;
   const ibv_srq_attr a = req.attr;
   const DeviceLimits& l = cfg_.limits;
   // srq_limit is ignored at creation (ibv_create_srq(3)): the SRQ starts
@@ -49,9 +48,7 @@ int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_crea
 }
 
 int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Srq* s = srq_of(c, req.srq_handle);
+  Srq* s = owned(id, srqs_, req.srq_handle);
   if (!s) return EINVAL;
   const uint32_t mask = req.attr_mask;
   // Resizing is not supported (mlx5 refuses IBV_SRQ_MAX_WR with EINVAL too).
@@ -67,9 +64,7 @@ int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
 }
 
 int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Srq* s = srq_of(c, req.handle);
+  Srq* s = owned(id, srqs_, req.handle);
   if (!s) return EINVAL;
   flush_rx();
   rsp.attr.max_wr = s->max_wr;
@@ -79,9 +74,7 @@ int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq
 }
 
 int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Client* c = client(id);
-  if (!c) return EINVAL;
-  Srq* s = srq_of(c, req.handle);
+  Srq* s = owned(id, srqs_, req.handle);
   if (!s) return EINVAL;
   if (s->users) return EBUSY;
   rsp.events_reported = s->events_reported;
