@@ -49,7 +49,10 @@ Switch& Fabric::add_switch(const std::string& name, const SwitchConfig& cfg) {
   if (name.empty() || name.find('/') != std::string::npos)
     throw std::invalid_argument("fabric " + name_ + ": bad switch name '" + name + "'");
   if (name_taken(name)) throw std::invalid_argument("fabric " + name_ + ": duplicate name " + name);
-  switches_.push_back(std::make_unique<Switch>(sched_, name, ll_, cfg));
+  if (ll_ == LinkLayer::kInfiniBand)
+    switches_.push_back(std::make_unique<IbSwitch>(sched_, name, cfg));
+  else
+    switches_.push_back(std::make_unique<EthSwitch>(sched_, name, cfg));
   return *switches_.back();
 }
 
@@ -108,13 +111,15 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
 void Fabric::set_lft(std::string_view sw, uint16_t dlid, uint8_t port) {
   Switch* s = find_switch(sw);
   if (!s) throw std::invalid_argument("fabric " + name_ + ": unknown switch " + std::string(sw));
-  s->set_lft(dlid, port);
+  if (ll_ != LinkLayer::kInfiniBand) throw std::invalid_argument("fabric " + name_ + ": an LFT is for IB switches");
+  static_cast<IbSwitch*>(s)->set_lft(dlid, port);
 }
 
 void Fabric::add_fdb(std::string_view sw, const Mac& mac, unsigned port) {
   Switch* s = find_switch(sw);
   if (!s) throw std::invalid_argument("fabric " + name_ + ": unknown switch " + std::string(sw));
-  s->add_fdb(mac, port);
+  if (ll_ != LinkLayer::kEthernet) throw std::invalid_argument("fabric " + name_ + ": an FDB is for Ethernet switches");
+  static_cast<EthSwitch*>(s)->add_fdb(mac, port);
 }
 
 void Fabric::set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac) {

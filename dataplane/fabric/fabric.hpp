@@ -28,6 +28,8 @@
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/eth_switch.hpp"
+#include "dataplane/fabric/ib_switch.hpp"
 #include "dataplane/fabric/switch.hpp"
 #include "dataplane/fabric/types.hpp"
 

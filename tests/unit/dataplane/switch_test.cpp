@@ -6,7 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "dataplane/fabric/switch.hpp"
+#include "dataplane/fabric/eth_switch.hpp"
+#include "dataplane/fabric/ib_switch.hpp"
 #include "dataplane/wire/ib_framing.hpp"
 #include "dataplane/wire/lrh.hpp"
 #include "dataplane/wire/transport.hpp"
@@ -26,7 +27,9 @@ constexpr uint64_t G = 1'000'000'000ULL;
 struct Bench {
   Bench(LinkLayer ll, unsigned hosts, SwitchConfig cfg, LinkParams lp = {100 * G, 100, 4096},
         std::vector<LinkParams> per_host = {})
-      : sw(s, "sw", ll, cfg) {
+      : ib(ll == LinkLayer::kInfiniBand ? std::make_unique<IbSwitch>(s, "sw", cfg) : nullptr),
+        eth(ll == LinkLayer::kEthernet ? std::make_unique<EthSwitch>(s, "sw", cfg) : nullptr),
+        sw(ib ? static_cast<Switch&>(*ib) : *eth) {
     for (unsigned i = 0; i < hosts; ++i) {
       host.push_back(std::make_unique<Port>(s, "h" + std::to_string(i), ll));
       rec.push_back(std::make_unique<Recorder>(s));
@@ -36,7 +39,9 @@ struct Bench {
     }
   }
   Scheduler s;
-  Switch sw;
+  std::unique_ptr<IbSwitch> ib;    // the one of the two the link layer asks for
+  std::unique_ptr<EthSwitch> eth;
+  Switch& sw;
   std::vector<std::unique_ptr<Port>> host;
   std::vector<std::unique_ptr<Recorder>> rec;
   std::vector<std::unique_ptr<Link>> link;
@@ -52,8 +57,8 @@ SwitchConfig ib_cfg(Nanos latency = 0, uint32_t queue = 256) {
 
 TEST(SwitchIb, ForwardsByDlidWithStoreAndForwardLatency) {
   Bench b(LinkLayer::kInfiniBand, 3, ib_cfg(50));
-  b.sw.set_lft(2, 2);
-  b.sw.set_lft(3, 3);
+  b.ib->set_lft(2, 2);
+  b.ib->set_lft(3, 3);
   b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, 1));
   b.s.run_until_idle();
   // 80 ns in + 100 ns delay, 50 ns switching, 80 ns out + 100 ns delay.
@@ -68,7 +73,7 @@ TEST(SwitchIb, ForwardsByDlidWithStoreAndForwardLatency) {
 
 TEST(SwitchIb, ZeroLatencyForwardsAtArrival) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg(0));
-  b.sw.set_lft(2, 2);
+  b.ib->set_lft(2, 2);
   b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, 1));
   b.s.run_until_idle();
   EXPECT_EQ(b.rec[1]->got.at(0).at, 360u);
@@ -76,10 +81,10 @@ TEST(SwitchIb, ZeroLatencyForwardsAtArrival) {
 
 TEST(SwitchIb, UnknownUnsetMulticastAndLoopingDlidsAreRelayErrors) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
-  b.sw.set_lft(2, 2);
-  b.sw.set_lft(5, 1);  // back out the ingress port
-  b.sw.set_lft(6, 0);  // management port 0: not modelled
-  b.sw.set_lft(7, 9);  // no such port
+  b.ib->set_lft(2, 2);
+  b.ib->set_lft(5, 1);  // back out the ingress port
+  b.ib->set_lft(6, 0);  // management port 0: not modelled
+  b.ib->set_lft(7, 9);  // no such port
   for (uint16_t dlid : {uint16_t(4), uint16_t(5), uint16_t(6), uint16_t(7), uint16_t(0xC001), uint16_t(0xFFFF)})
     b.host[0]->enqueue(0, make_ib(100, 0, 0, dlid));
   b.host[0]->enqueue(0, make_ib(100, 0, 0, 2, 42));
@@ -89,7 +94,7 @@ TEST(SwitchIb, UnknownUnsetMulticastAndLoopingDlidsAreRelayErrors) {
   EXPECT_EQ(in.port_rcv_switch_relay_errors, 6u);
   EXPECT_EQ(in.rx_drops, 6u);
   EXPECT_EQ(in.classes[0].rx_buffered_bytes, 0u);
-  b.sw.set_lft(2, Switch::kNoRoute);
+  b.ib->set_lft(2, IbSwitch::kNoRoute);
   b.host[0]->enqueue(0, make_ib(100, 0, 0, 2));
   b.s.run_until_idle();
   EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 7u);
@@ -97,9 +102,9 @@ TEST(SwitchIb, UnknownUnsetMulticastAndLoopingDlidsAreRelayErrors) {
 
 TEST(SwitchIb, LftRejectsMulticastRange) {
   Scheduler s;
-  Switch sw(s, "sw", LinkLayer::kInfiniBand, ib_cfg());
+  IbSwitch sw(s, "sw", ib_cfg());
   EXPECT_THROW(sw.set_lft(0xC000, 1), std::invalid_argument);
-  EXPECT_EQ(sw.lft(0xC000), Switch::kNoRoute);
+  EXPECT_EQ(sw.lft(0xC000), IbSwitch::kNoRoute);
 }
 
 // A real IB packet (valid VCRC) so the switch can move it to another VL.
@@ -119,10 +124,10 @@ rte_mbuf* framed_ib(uint8_t sl, uint8_t vl, uint16_t dlid, uint32_t tag) {
 
 TEST(SwitchIb, SlToVlMapsAndRewritesTheVl) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
-  b.sw.set_lft(2, 2);
-  EXPECT_EQ(b.sw.sl2vl(2, 11), 3);  // default: SL n -> VL n % 8
-  b.sw.set_sl2vl(2, 3, 1);
-  b.sw.set_sl2vl(2, 4, kVl15);  // SL4 may not use this port
+  b.ib->set_lft(2, 2);
+  EXPECT_EQ(b.ib->sl2vl(2, 11), 3);  // default: SL n -> VL n % 8
+  b.ib->set_sl2vl(2, 3, 1);
+  b.ib->set_sl2vl(2, 4, kVl15);  // SL4 may not use this port
   b.host[0]->enqueue(3, framed_ib(3, 3, 2, 1));
   b.host[0]->enqueue(4, framed_ib(4, 4, 2, 2));
   b.host[0]->enqueue(5, framed_ib(5, 5, 2, 3));
@@ -137,8 +142,8 @@ TEST(SwitchIb, SlToVlMapsAndRewritesTheVl) {
 
 TEST(SwitchIb, RewritingTheVlOfAFrameWithBadVcrcIsARcvError) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
-  b.sw.set_lft(2, 2);
-  b.sw.set_sl2vl(2, 3, 1);
+  b.ib->set_lft(2, 2);
+  b.ib->set_sl2vl(2, 3, 1);
   b.host[0]->enqueue(3, make_ib(100, 3, 3, 2));  // no valid VCRC
   b.s.run_until_idle();
   EXPECT_TRUE(b.rec[1]->got.empty());
@@ -147,7 +152,7 @@ TEST(SwitchIb, RewritingTheVlOfAFrameWithBadVcrcIsARcvError) {
 
 TEST(SwitchIb, Vl15StaysOnVl15) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
-  b.sw.set_lft(2, 2);
+  b.ib->set_lft(2, 2);
   b.host[0]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 2, 1));
   b.s.run_until_idle();
   ASSERT_EQ(b.rec[1]->got.size(), 1u);
@@ -157,7 +162,7 @@ TEST(SwitchIb, Vl15StaysOnVl15) {
 TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
   // 100 Gb/s in, 1 Gb/s out: frames arrive every 80 ns, leave every 8 us.
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg(0, 2), {}, {{100 * G, 100, 4096}, {1 * G, 100, 4096}});
-  b.sw.set_lft(2, 2);
+  b.ib->set_lft(2, 2);
   for (uint32_t i = 0; i < 10; ++i) b.host[0]->enqueue(0, make_ib(1000, 0, 0, 2, i));
   b.s.run_until_idle();
   // One on the wire, two queued, seven discarded.
@@ -172,7 +177,7 @@ TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
 
 TEST(SwitchIb, TwoSendersShareAnEgressPort) {
   Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
-  b.sw.set_lft(3, 3);
+  b.ib->set_lft(3, 3);
   for (uint32_t i = 0; i < 3; ++i) {
     b.host[0]->enqueue(0, make_ib(1000, 0, 0, 3, 10 + i));
     b.host[1]->enqueue(0, make_ib(1000, 0, 0, 3, 20 + i));
@@ -197,7 +202,7 @@ SwitchConfig eth_cfg(Nanos latency = 0) {
 
 TEST(SwitchEth, ForwardsByMacAndKeepsThePriority) {
   Bench b(LinkLayer::kEthernet, 3, eth_cfg(300), {10 * G, 50, 1500});
-  b.sw.add_fdb(kMacB, 2);
+  b.eth->add_fdb(kMacB, 2);
   b.host[0]->enqueue(5, make_eth(60, kMacB, 5, 1));
   b.host[0]->enqueue(0, make_eth(60, kMacB, -1, 2));
   b.s.run_until_idle();
@@ -212,8 +217,8 @@ TEST(SwitchEth, ForwardsByMacAndKeepsThePriority) {
 
 TEST(SwitchEth, UnknownUnicastAndBroadcastAreDroppedAndCounted) {
   Bench b(LinkLayer::kEthernet, 2, eth_cfg(), {10 * G, 50, 1500});
-  b.sw.add_fdb(kMacB, 2);
-  b.sw.add_fdb(kMacA, 1);
+  b.eth->add_fdb(kMacB, 2);
+  b.eth->add_fdb(kMacA, 1);
   b.host[0]->enqueue(0, make_eth(60, Mac{0x02, 0, 0, 0, 0, 0xC}, -1));
   b.host[0]->enqueue(0, make_eth(60, Mac{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, -1));
   b.host[0]->enqueue(0, make_eth(60, kMacA, -1));  // its own port: filtered
@@ -224,7 +229,7 @@ TEST(SwitchEth, UnknownUnicastAndBroadcastAreDroppedAndCounted) {
   EXPECT_EQ(in.port_rcv_switch_relay_errors, 3u);
   EXPECT_EQ(in.port_rcv_errors, 1u);
   EXPECT_EQ(in.rx_drops, 4u);
-  b.sw.remove_fdb(kMacB);
+  b.eth->remove_fdb(kMacB);
   b.host[0]->enqueue(0, make_eth(60, kMacB, -1));
   b.s.run_until_idle();
   EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 4u);

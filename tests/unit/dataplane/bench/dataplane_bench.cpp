@@ -106,7 +106,7 @@ BENCHMARK(BM_RocePath)->Arg(64)->Arg(1024)->Arg(4096);
 // Link -> Port, no CRCs, to separate timing/queueing cost from framing cost.
 void BM_SwitchedFrameNoFraming(benchmark::State& st) {
   vf::Scheduler s;
-  Switch sw(s, "sw", LinkLayer::kInfiniBand, SwitchConfig{});
+  IbSwitch sw(s, "sw", SwitchConfig{});
   Port a(s, "a", LinkLayer::kInfiniBand), b(s, "b", LinkLayer::kInfiniBand);
   const LinkParams lp{100'000'000'000ULL, 100, 4096};
   Link la(s, LinkLayer::kInfiniBand, lp), lb(s, LinkLayer::kInfiniBand, lp);

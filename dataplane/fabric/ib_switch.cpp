@@ -1,0 +1,53 @@
+#include "dataplane/fabric/ib_switch.hpp"
+
+#include <stdexcept>
+
+#include "dataplane/wire/ib_framing.hpp"
+#include "dataplane/wire/lrh.hpp"
+
+namespace vf::dp {
+
+IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
+    : Switch(sched, std::move(name), LinkLayer::kInfiniBand, cfg, this, &IbSwitch::on_rx),
+      lft_(kLftSize, kNoRoute) {
+  std::array<uint8_t, kNumSls> map{};
+  for (unsigned sl = 0; sl < kNumSls; ++sl) map[sl] = uint8_t(sl % cfg.data_vls);
+  sl2vl_.assign(cfg.nports, map);
+}
+
+void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
+  if (dlid >= kLftSize) throw std::invalid_argument("switch " + name_ + ": LFT covers unicast LIDs only");
+  lft_[dlid] = port;
+}
+
+void IbSwitch::set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl) {
+  if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
+    throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry");
+  sl2vl_.at(out_port - 1)[sl] = vl;
+}
+
+void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
+  auto& sw = *static_cast<IbSwitch*>(self);
+  // The ingress port classified the frame by its LRH, so the LRH is there.
+  const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
+  Port* out = sw.egress(in, sw.lft(wire::lrh_dlid(f)));
+  if (!out) return sw.relay_error(in, m, cls);
+  unsigned out_cls = kMgmtClass;
+  if (cls != kMgmtClass) {
+    const uint8_t vl = sw.sl2vl_[out->number() - 1][wire::lrh_sl(f)];
+    if (vl == kVl15) return sw.relay_error(in, m, cls);
+    // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
+    // is already bad is a link error here. (Frames that keep their VL are not
+    // re-checked: the HCA checks.)
+    if (vl != cls && wire::ib_frame_set_vl(m, vl) != wire::RxError::kOk) {
+      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+      in.counters().rcv_errors.add();
+      rte_pktmbuf_free(m);
+      return in.release(cls, bytes);
+    }
+    out_cls = vl;
+  }
+  sw.forward(in, cls, *out, out_cls, m);
+}
+
+}  // namespace vf::dp

@@ -1,0 +1,42 @@
+// An InfiniBand switch: egress port = LFT[DLID]. The LFT is linear, 0xC000
+// entries (the unicast LID space), 0xFF = unset, filled by the subnet
+// manager. Multicast DLIDs (no MFT yet), unset entries, port 0, ports out of
+// range and the ingress port itself are relay errors. The egress VL is the
+// egress port's SL→VL table for the packet's SL (default SL n → VL n %
+// data_vls); an SL mapped to VL15 is a relay error too. VL15 packets stay on
+// VL15. The VL field travels in the LRH; when the map changes it the switch
+// rewrites it and recomputes the VCRC (checking the old one first: a bad VCRC
+// is a PortRcvErrors drop).
+// Simplification: the IBA's SL→VL table is per (input, output) port pair; here
+// it is per output port.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dataplane/fabric/switch.hpp"
+
+namespace vf::dp {
+
+class IbSwitch final : public Switch {
+ public:
+  static constexpr uint8_t kNoRoute = 0xFF;
+  static constexpr size_t kLftSize = 0xC000;
+
+  IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg);
+
+  void set_lft(uint16_t dlid, uint8_t port);  // kNoRoute clears
+  uint8_t lft(uint16_t dlid) const { return dlid < kLftSize ? lft_[dlid] : kNoRoute; }
+  void set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl);
+  uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return sl2vl_.at(out_port - 1)[sl & 15]; }
+
+ private:
+  static void on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls);
+
+  std::vector<uint8_t> lft_;
+  std::vector<std::array<uint8_t, kNumSls>> sl2vl_;
+};
+
+}  // namespace vf::dp
