@@ -19,6 +19,15 @@ namespace vf {
 enum class PortState : uint8_t { kDown = 1, kInit = 2, kArmed = 3, kActive = 4 };
 enum class PhysState : uint8_t { kSleep = 1, kPolling = 2, kDisabled = 3, kLinkUp = 5, kLinkErrorRecovery = 6 };
 
+// The IBA's MTU encoding (PortInfo MTUCap / NeighborMTU; enum ibv_mtu uses
+// the same numbers): 256 -> 1 .. 4096 -> 5, 0 for anything else.
+constexpr uint8_t mtu_code(uint32_t bytes) {
+  for (uint8_t c = 1; c <= 5; ++c)
+    if (bytes == 128u << c) return c;
+  return 0;
+}
+constexpr uint32_t mtu_from_code(uint32_t code) { return code >= 1 && code <= 5 ? 128u << code : 0; }
+
 struct PortInfo {
   LinkLayer link_layer = LinkLayer::kInfiniBand;
   PortState state = PortState::kActive;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
+#include "core/port_info.hpp"
+
 namespace vf::config {
 namespace {
 // Our numbers must be the ones libibverbs' callers compare against.
@@ -37,16 +39,7 @@ uint8_t ibv_active_speed(IbSpeed s) {
   return 0;
 }
 
-uint8_t ibv_mtu_enum(uint32_t bytes) {
-  switch (bytes) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 1024: return IBV_MTU_1024;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
-    default: return 0;
-  }
-}
+uint8_t ibv_mtu_enum(uint32_t bytes) { return mtu_code(bytes); }
 
 uint32_t active_mtu_bytes(LinkLayer ll, const Link& link) {
   if (ll == LinkLayer::Infiniband) return link.mtu;

@@ -1,7 +1,5 @@
 #include "daemon/topology.hpp"
 
-#include <array>
-#include <cstring>
 #include <stdexcept>
 
 #include "daemon/counter_format.hpp"
@@ -25,13 +23,6 @@ struct Vhca {
 };
 
 dp::Endpoint to_dp(const config::Endpoint& ep) { return {ep.node, ep.is_switch ? ep.port : 0}; }
-
-template <size_t N>
-std::array<uint8_t, N> raw(const uint8_t (&bytes)[N]) {
-  std::array<uint8_t, N> out;
-  std::memcpy(out.data(), bytes, N);
-  return out;
-}
 
 }  // namespace
 

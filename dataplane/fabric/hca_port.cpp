@@ -37,7 +37,7 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
   if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
-  if (cfg.mtu < 256 || cfg.mtu > 4096 || (cfg.mtu & (cfg.mtu - 1)))
+  if (!mtu_code(cfg.mtu))
     throw std::invalid_argument("HCA port " + port_.name() + ": MTU must be 256, 512, 1024, 2048 or 4096");
   for (unsigned sl = 0; sl < kNumSls; ++sl) cfg_.sl2vl[sl] = uint8_t(sl % cfg.data_vls);
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
@@ -98,13 +98,11 @@ void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
 
 void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (!cfg_.passes_data()) return drop_tx(m, port_down_drops_);
-  unsigned cls = 0;
-  const bool framed =
-      cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, cls) : frame_roce(m, route, cls);
-  if (framed) port_.enqueue(cls, m);
+  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route) : frame_roce(m, route);
+  if (framed) port_.enqueue(tx_class(route.sl), m);
 }
 
-bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, unsigned& cls) {
+bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
   r.vl = cfg_.sl2vl[r.sl];
@@ -122,11 +120,10 @@ bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, unsigned& cls) {
     r.flow_label = av.flow_label & 0xFFFFF;
   }
   if (!wire::ib_encapsulate(m, r)) return drop_tx(m, tx_frame_errors_), false;
-  cls = r.vl;
   return true;
 }
 
-bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, unsigned& cls) {
+bool HcaPort::frame_roce(rte_mbuf* m, const Route& av) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
   const auto nb = neighbours_.find(dgid);
@@ -148,7 +145,6 @@ bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, unsigned& cls) {
   }
   r.udp_sport = udp_sport_from_flow(fl);
   if (!wire::roce_encapsulate(m, r)) return drop_tx(m, tx_frame_errors_), false;
-  cls = cfg_.vlan ? r.pcp : 0;
   return true;
 }
 

@@ -132,8 +132,9 @@ class HcaPort final : public HostPort {
   static void on_tx_done(void* self, Port& p);
   static void on_space_timer(Timer& t, Nanos now);
   bool for_us(const rte_mbuf* m) const;
-  bool frame_ib(rte_mbuf* m, const Route& r, unsigned& cls);
-  bool frame_roce(rte_mbuf* m, const Route& r, unsigned& cls);
+  // Add the link and network headers; false (counted, m freed) when they cannot.
+  bool frame_ib(rte_mbuf* m, const Route& r);
+  bool frame_roce(rte_mbuf* m, const Route& r);
   void drop_tx(rte_mbuf* m, Counter& why);
 
   Scheduler& sched_;

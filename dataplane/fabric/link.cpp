@@ -35,7 +35,7 @@ WireTime LinkDirection::send(rte_mbuf* m) {
   arrive.ns += params_.delay_ns;
   frames_sent.add();
   bytes_on_wire.add(bytes);
-  if (staged_ && !run_stages(m, depart, arrive)) [[unlikely]]
+  if ((tap_.on_frame || impair_.on_frame) && !run_stages(m, depart, arrive)) [[unlikely]]
     return arrive;
   if (flight_.full()) {
     // Cannot happen while max_frames_in_flight holds; never silently reorder.

@@ -45,14 +45,8 @@ class LinkDirection {
 
   void set_sink(FrameSink sink) { sink_ = sink; }
   // The capture tap and the impairment of this direction (wire_stage.hpp).
-  void set_tap(WireStage s) {
-    tap_ = s;
-    staged_ = tap_.on_frame || impair_.on_frame;
-  }
-  void set_impairment(WireStage s) {
-    impair_ = s;
-    staged_ = tap_.on_frame || impair_.on_frame;
-  }
+  void set_tap(WireStage s) { tap_ = s; }
+  void set_impairment(WireStage s) { impair_ = s; }
 
   // Whether a frame handed over now departs within this ns (see above).
   bool idle(Nanos now) const { return now >= busy_.ns; }
@@ -86,7 +80,6 @@ class LinkDirection {
   const LinkLayer ll_;
   const LinkParams params_;
   WireTime busy_;
-  bool staged_ = false;  // a tap or an impairment is set
   Ring<InFlight> flight_;
   CtxTimer timer_;
   FrameSink sink_;

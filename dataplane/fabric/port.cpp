@@ -27,13 +27,11 @@ void Port::attach(LinkDirection& tx) {
 // ---------------------------------------------------------------- egress
 
 bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, uint8_t origin_cls) {
-  // Hooks first, before the fast path below loads anything: it stays as if
-  // they did not exist.
-  if (extras_ && enqueue_hook_.on_enqueue && cls < kNumDataClasses) [[unlikely]] {
-    if (!enqueue_hook_.on_enqueue(enqueue_hook_.ctx, cls, m, q_[cls].size(), ctr_.cls[cls].depth_bytes.get())) {
-      drop_egress(cls, m, origin, origin_cls);
-      return false;
-    }
+  // The hook first, before the fast path below loads anything.
+  if (enqueue_hook_.on_enqueue && cls < kNumDataClasses &&
+      !enqueue_hook_.admit(cls, m, q_[cls].size(), ctr_.cls[cls].depth_bytes.get())) [[unlikely]] {
+    drop_egress(cls, m, origin, origin_cls);
+    return false;
   }
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   if (q_[cls].full() || bytes > max_frame_ || !tx_) [[unlikely]] {
@@ -138,19 +136,10 @@ int Port::classify(const rte_mbuf* m) const {
 void Port::receive(rte_mbuf* m) {
   if (ingress_.control && ingress_.control(ingress_.ctx, *this, m)) return;
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-  // No room in the switch's memory: counted as received, then discarded.
-  if (extras_ && buffer_ && !buffer_->take(bytes)) [[unlikely]] {
-    ctr_.rcv_pkts.add();
-    ctr_.rcv_bytes.add(bytes);
-    ctr_.rcv_discards.add();
-    rte_pktmbuf_free(m);
-    return;
-  }
   ctr_.rcv_pkts.add();
   ctr_.rcv_bytes.add(bytes);
   const int cls = classify(m);
   if (cls < 0) {
-    if (extras_ && buffer_) buffer_->give(bytes);
     ctr_.rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
@@ -158,8 +147,14 @@ void Port::receive(rte_mbuf* m) {
   ClassCounters& k = ctr_.cls[cls];
   k.rcv_pkts.add();
   k.rcv_bytes.add(bytes);
+  // No room in the switch's memory, or flow control refuses: a discard.
+  if (buffer_ && !buffer_->take(bytes)) [[unlikely]] {
+    ctr_.rcv_discards.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (ingress_.admit && !ingress_.admit(ingress_.ctx, unsigned(cls), bytes)) {
-    if (extras_ && buffer_) buffer_->give(bytes);
+    if (buffer_) buffer_->give(bytes);
     ctr_.rcv_discards.add();
     rte_pktmbuf_free(m);
     return;
@@ -177,7 +172,7 @@ void Port::receive(rte_mbuf* m) {
 
 void Port::release(unsigned cls, uint32_t bytes) {
   ctr_.cls[cls].rx_buffered_bytes.sub(bytes);
-  if (extras_ && buffer_) [[unlikely]] buffer_->give(bytes);
+  if (buffer_) [[unlikely]] buffer_->give(bytes);
   if (ingress_.release) ingress_.release(ingress_.ctx, cls, bytes);
 }
 

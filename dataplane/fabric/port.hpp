@@ -53,16 +53,10 @@ class Port {
   }
   void set_gate(const EgressGate& g) { gate_ = g; }
   void set_ingress(const IngressHooks& h) { ingress_ = h; }
-  void set_enqueue_hook(const EnqueueHook& h) {
-    enqueue_hook_ = h;
-    extras_ = enqueue_hook_.on_enqueue || buffer_;
-  }
+  void set_enqueue_hook(const EnqueueHook& h) { enqueue_hook_ = h; }
   // The switch memory this port's received frames occupy (shared by several
   // ports; null = unlimited). A frame that does not fit is a receive discard.
-  void set_buffer(SharedBuffer* b) {
-    buffer_ = b;
-    extras_ = enqueue_hook_.on_enqueue || buffer_;
-  }
+  void set_buffer(SharedBuffer* b) { buffer_ = b; }
   // Connects the egress side to `tx`; the link's other direction delivers to rx_sink().
   void attach(LinkDirection& tx);
   FrameSink rx_sink() { return FrameSink{&Port::on_frame, this}; }
@@ -116,7 +110,6 @@ class Port {
   const LinkLayer ll_;
   uint16_t number_ = 1;
   LinkDirection* tx_ = nullptr;
-  bool extras_ = false;  // an enqueue hook or a shared buffer is set: one test on the fast path
   LinkParams link_{0, 0, 0};
   uint32_t max_frame_ = 0;
 

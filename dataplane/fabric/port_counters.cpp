@@ -16,10 +16,11 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
   s.port_rcv_errors = c.rcv_errors.get();
   s.port_rcv_switch_relay_errors = c.rcv_switch_relay_errors.get();
   s.port_xmit_wait_ns = c.xmit_wait_ns.get();
+  s.port_rcv_discards = c.rcv_discards.get();
   const Nanos since = c.wait_since.get();
   if (since != kNever && now > since) s.port_xmit_wait_ns += now - since;
   s.tx_drops = s.port_xmit_discards;
-  s.rx_drops = s.port_rcv_errors + s.port_rcv_switch_relay_errors + c.rcv_discards.get();
+  s.rx_drops = s.port_rcv_errors + s.port_rcv_switch_relay_errors + s.port_rcv_discards;
   for (unsigned i = 0; i < kNumClasses; ++i) {
     const ClassCounters& k = c.cls[i];
     s.classes[i] = ClassSnapshot{k.depth_pkts.get(),    k.depth_bytes.get(), k.max_depth_pkts.get(),
@@ -49,6 +50,10 @@ constexpr CounterDef kPortDefs[] = {
                "received packets a switch could not forward (no route, bad VL)"),
     VF_COUNTER(PortSnapshot, port_xmit_wait_ns, "PortXmitWait", "port_xmit_wait", kNanoseconds,
                "time a frame was ready but flow control let nothing go"),
+    // Not an IBA PMA counter: the IBA has no name for a frame a receiver had
+    // no room for, because a credit-respecting sender never causes one.
+    VF_COUNTER(PortSnapshot, port_rcv_discards, "PortRcvDiscards", "port_rcv_discards", kPackets,
+               "received frames dropped for want of buffer (switch memory, flow control) or receiver"),
 };
 }  // namespace
 

@@ -21,7 +21,7 @@
 //  - PortRcvSwitchRelayErrors: a switch could not forward the frame (unknown or
 //    unset DLID / unknown destination MAC, route back out the ingress port,
 //    SL mapped to VL15).
-//  - rcv_discards: refused by the ingress admission hook (receive buffer full).
+//  - rcv_discards: refused at ingress (switch memory full, flow-control admission, no receiver).
 #pragma once
 
 #include <array>
@@ -79,6 +79,7 @@ struct PortSnapshot {
   uint64_t port_rcv_errors;
   uint64_t port_rcv_switch_relay_errors;
   uint64_t port_xmit_wait_ns;
+  uint64_t port_rcv_discards;  // refused at ingress: no buffer, flow control, no receiver
   // Ethernet-style totals (same events, bytes not words).
   uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
   uint64_t tx_drops;  // = port_xmit_discards

@@ -186,7 +186,7 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
   std::memset(&a, 0, sizeof(a));
   a.state = ibv_port_state(p.state);
   a.max_mtu = IBV_MTU_4096;
-  a.active_mtu = ibv_mtu(mtu_enum(port_mtu()));
+  a.active_mtu = ibv_mtu(mtu_code(port_mtu()));
   // Entries past gids.size() are empty, as on hardware; sgid_index is
   // checked against the populated ones.
   a.gid_tbl_len = int(p.gid_tbl_len ? p.gid_tbl_len : p.gids.size());

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/port_info.hpp"
 #include "core/scheduler.hpp"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
@@ -72,15 +73,6 @@ inline ibv_wc_status nak_status(uint8_t code) {
   }
 }
 
-// 256 -> 1 .. 4096 -> 5 (enum ibv_mtu); 0 for anything else.
-inline uint32_t mtu_enum(uint32_t bytes) {
-  for (uint32_t e = 1; e <= 5; ++e)
-    if (bytes == 128u << e) return e;
-  return 0;
-}
-
-inline uint32_t mtu_bytes(uint32_t mtu_enum) {
-  return mtu_enum >= IBV_MTU_256 && mtu_enum <= IBV_MTU_4096 ? 128u << mtu_enum : 0;
-}
+inline uint32_t mtu_bytes(uint32_t mtu_enum) { return mtu_from_code(mtu_enum); }
 
 }  // namespace vf::engine

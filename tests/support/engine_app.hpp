@@ -79,6 +79,7 @@ struct QpCaps {
   uint32_t send_wr = 64, recv_wr = 64, send_sge = 4, recv_sge = 4, inline_data = 256;
   bool sig_all = false;
   ibv_qp_type type = IBV_QPT_RC;
+  uint32_t srq = 0;  // SRQ handle, 0 = own receive queue
 };
 
 class App {
@@ -128,6 +129,7 @@ class App {
     req.pd_handle = pd;
     req.send_cq_handle = scq.handle;
     req.recv_cq_handle = rcq.handle;
+    req.srq_handle = caps.srq;
     req.qp_type = caps.type;
     req.sq_sig_all = caps.sig_all;
     req.cap.max_send_wr = caps.send_wr;

@@ -42,9 +42,11 @@ TEST(CounterTables, ReadTheFieldsTheyName) {
   p.port_xmit_data = 11;
   p.port_xmit_discards = 22;
   p.port_xmit_wait_ns = 33;
+  p.port_rcv_discards = 34;
   EXPECT_EQ(by_name(dp::kPortCounters, "PortXmitData", &p), 11u);
   EXPECT_EQ(by_name(dp::kPortCounters, "PortXmitDiscards", &p), 22u);
   EXPECT_EQ(by_name(dp::kPortCounters, "PortXmitWait", &p), 33u);
+  EXPECT_EQ(by_name(dp::kPortCounters, "PortRcvDiscards", &p), 34u);
   engine::Counters c{};
   c.retransmitted_packets = 44;
   c.ud_no_wqe_drops = 55;

@@ -65,27 +65,10 @@ inline int destroy_srq(App& app, uint32_t handle) {
 
 // A QP of any type, optionally on an SRQ.
 inline int create_qp_ex(App& app, uint32_t pd, const AppCq& scq, const AppCq& rcq, ibv_qp_type type,
-                        uint32_t srq, AppQp& q, const QpCaps& caps = {}) {
-  vhca_create_qp_req req{};
-  req.pd_handle = pd;
-  req.send_cq_handle = scq.handle;
-  req.recv_cq_handle = rcq.handle;
-  req.srq_handle = srq;
-  req.qp_type = type;
-  req.sq_sig_all = caps.sig_all;
-  req.cap.max_send_wr = caps.send_wr;
-  req.cap.max_recv_wr = caps.recv_wr;
-  req.cap.max_send_sge = caps.send_sge;
-  req.cap.max_recv_sge = caps.recv_sge;
-  req.cap.max_inline_data = caps.inline_data;
-  Fd sq, rq;
-  const int st = app.hca().create_qp(app.id(), req, q.rsp, sq, rq);
-  if (st) return st;
-  q.handle = q.rsp.qp_handle;
-  q.qpn = q.rsp.qp_num;
-  q.sq.map(sq.fd, q.rsp.sq_entries, sizeof(vhca_send_wqe));
-  q.rq.map(rq.fd, q.rsp.rq_entries, sizeof(vhca_recv_wqe));
-  return 0;
+                        uint32_t srq, AppQp& q, QpCaps caps = {}) {
+  caps.type = type;
+  caps.srq = srq;
+  return app.create_qp(pd, scq, rcq, caps, q);
 }
 
 inline int create_ah(App& app, uint32_t pd, const ibv_ah_attr& a, uint32_t& handle) {

@@ -177,7 +177,7 @@ TEST(SharedBuffer, AFullSwitchMemoryDropsAtIngressAndEmptiesAgain) {
   EXPECT_GT(b.peak(), b.size() - (4096 + 128)) << "it did fill";
   EXPECT_EQ(b.used(), 0u) << "every frame gave its bytes back";
   uint64_t discards = 0;
-  for (unsigned i = 0; i < 4; ++i) discards += lab.switch_port_to(i).counters().rcv_discards.get();
+  for (unsigned i = 0; i < 4; ++i) discards += lab.switch_port_to(i).snapshot(lab.sched.now()).port_rcv_discards;
   EXPECT_EQ(discards, b.refused.get());
 }
 
