@@ -8,9 +8,8 @@
 namespace vf::engine {
 
 int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {
-  Pd* pd = owned(id, pds_, req.pd_handle);
+  Pd* pd = owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
-  Client* c = pd->client;
   ibv_ah_attr a = req.attr;
   if (a.port_num != 1 || a.sl > 15) return EINVAL;
   if (a.is_global > 1) return EINVAL;
@@ -26,35 +25,25 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   // The source GID must be a populated entry (an empty one has no gid_attr
   // in the kernel either). hop_limit is taken as given, as the kernel does.
   if (a.is_global && a.grh.sgid_index >= io_.info().gids.size()) return EINVAL;
-  if (ahs_.full()) return ENOMEM;
   auto ah = std::make_unique<Ah>();
-  ah->client = c;
+  ah->client = pd->client;
   ah->pd = pd;
   ah->attr = a;
   ah->route = route_of(a);
-  Ah* raw = ahs_.add(std::move(ah));
+  Ah* raw = objs_.adopt(std::move(ah));
   if (!raw) return ENOMEM;
-  const uint32_t h = raw->handle;
-  ++pd->users;
-  ++c->ahs;
-  rsp.ah_handle = h;
+  rsp.ah_handle = raw->handle;
   rsp.reserved = 0;
   return 0;
 }
 
 int Hca::Impl::destroy_ah(ClientId id, const vhca_handle_req& req) {
-  Ah* ah = owned(id, ahs_, req.handle);
+  Ah* ah = owned<Ah>(id, req.handle);
   if (!ah) return EINVAL;
   // A UD WQE already sent copied what it needed; a later one naming this
   // handle fails at fetch. Nothing else refers to an AH.
-  destroy_ah_obj(*ah);
+  objs_.release(*ah);
   return 0;
-}
-
-void Hca::Impl::destroy_ah_obj(Ah& ah) {
-  --ah.pd->users;
-  --ah.client->ahs;
-  ahs_.erase(ah.handle);
 }
 
 int Hca::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {

@@ -17,33 +17,22 @@ int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create
   if (!c) return EINVAL;
   if (req.cqe == 0 || req.cqe > cfg_.limits.max_cqe) return EINVAL;
   if (req.comp_vector != 0) return EINVAL;  // num_comp_vectors == 1
-  if (cqs_.full()) return ENOMEM;
   const uint32_t entries = round_up_pow2(req.cqe + 1);
-  auto cq = std::make_unique<Cq>();
-  cq->client = c;
-  int ringfd = -1;
-  if (int err = cq->ring.create("vhca-cq", entries, sizeof(vhca_cqe), ringfd)) return err;
-  Cq* raw = cqs_.add(std::move(cq));
-  if (!raw) {
-    close(ringfd);
-    return ENOMEM;
+  auto obj = std::make_unique<Cq>();
+  obj->client = c;
+  Cq* cq = objs_.adopt(std::move(obj));
+  if (!cq) return ENOMEM;
+  if (int err = cq->ring.create("vhca-cq", entries, sizeof(vhca_cqe), fd.fd)) {
+    objs_.release(*cq);
+    return err;
   }
-  const uint32_t h = raw->handle;
-  ++c->cqs;
-  fd.fd = ringfd;
-  rsp.cq_handle = h;
+  rsp.cq_handle = cq->handle;
   rsp.entries = entries;
   return 0;
 }
 
 int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {
-  Cq* cq = owned(id, cqs_, req.handle);
-  if (!cq) return EINVAL;
-  Client* c = cq->client;
-  if (cq->users) return EBUSY;
-  --c->cqs;
-  cqs_.erase(req.handle);
-  return 0;
+  return destroy_unused<Cq>(id, req.handle);
 }
 
 bool Hca::Impl::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {

@@ -42,12 +42,7 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
   if (l.max_srq_wr > (1u << 15)) l.max_srq_wr = 1u << 15;
   if (l.max_srq_sge > VHCA_MAX_SGE) l.max_srq_sge = VHCA_MAX_SGE;
   if (cfg_.sys_image_guid == 0) cfg_.sys_image_guid = cfg_.node_guid;
-  pds_.set_capacity(l.max_pd);
-  mrs_.set_capacity(l.max_mr);
-  cqs_.set_capacity(l.max_cq);
-  qps_.set_capacity(l.max_qp);
-  srqs_.set_capacity(l.max_srq);
-  ahs_.set_capacity(l.max_ah);
+  objs_.set_capacity(l);
   qp_gen_.assign(size_t(l.max_qp) + 1, 0);
   active_.reserve(l.max_qp);
   resp_list_.reserve(l.max_qp);
@@ -57,9 +52,7 @@ Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
 
 Hca::Impl::~Impl() {
   drop_rx();  // a dying device places nothing more; no queued mbuf outlives it
-  std::vector<ClientId> ids;
-  for (auto& [id, c] : clients_) ids.push_back(id);
-  for (ClientId id : ids) close_client(id);
+  for (ClientId id : objs_.client_ids()) close_client(id);
 }
 
 uint32_t Hca::Impl::random32() {
@@ -73,14 +66,14 @@ uint32_t Hca::Impl::random32() {
 // ------------------------------------------------------------------ clients
 
 int Hca::Impl::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
-  if (clients_.count(id)) {
+  if (client(id)) {
     if (mem_fd >= 0) close(mem_fd);
     return EEXIST;
   }
   auto c = std::make_unique<Client>();
   c->id = id;
   if (int err = c->mem.open(pid, mem_fd)) return err;
-  clients_.emplace(id, std::move(c));
+  objs_.add_client(std::move(c));
   rsp.num_comp_vectors = 1;
   rsp.reserved = 0;
   return 0;
@@ -90,38 +83,8 @@ void Hca::Impl::close_client(ClientId id) {
   Client* c = client(id);
   if (!c) return;
   flush_rx();  // the queue points at QPs about to go
-  // uverbs order: QPs, then CQs, then MRs, then PDs.
-  std::vector<uint32_t> handles;
-  qps_.for_each([&](Qp& q) {
-    if (q.client == c) handles.push_back(q.handle);
-  });
-  for (uint32_t h : handles) destroy_qp_obj(*qps_.get(h));
-  handles.clear();
-  ahs_.for_each([&](Ah& a) {
-    if (a.client == c) handles.push_back(a.handle);
-  });
-  for (uint32_t h : handles) destroy_ah_obj(*ahs_.get(h));
-  handles.clear();
-  srqs_.for_each([&](Srq& s) {
-    if (s.client == c) handles.push_back(s.handle);
-  });
-  for (uint32_t h : handles) destroy_srq_obj(*srqs_.get(h));
-  handles.clear();
-  cqs_.for_each([&](Cq& q) {
-    if (q.client == c) handles.push_back(q.handle);
-  });
-  for (uint32_t h : handles) cqs_.erase(h);
-  handles.clear();
-  mrs_.for_each([&](Mr& m) {
-    if (m.client == c) handles.push_back(m.handle);
-  });
-  for (uint32_t h : handles) mrs_.erase(h);
-  handles.clear();
-  pds_.for_each([&](Pd& p) {
-    if (p.client == c) handles.push_back(p.handle);
-  });
-  for (uint32_t h : handles) pds_.erase(h);
-  clients_.erase(id);
+  destroy_all(c, TeardownOrder{});
+  objs_.erase_client(id);
 }
 
 // ---------------------------------------------------------------- queries
@@ -220,29 +183,18 @@ int Hca::Impl::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) {
   if (!c) return EINVAL;
   auto pd = std::make_unique<Pd>();
   pd->client = c;
-  Pd* raw = pds_.add(std::move(pd));
+  Pd* raw = objs_.adopt(std::move(pd));
   if (!raw) return ENOMEM;
-  const uint32_t h = raw->handle;
-  ++c->pds;
-  rsp.pd_handle = h;
+  rsp.pd_handle = raw->handle;
   rsp.reserved = 0;
   return 0;
 }
 
 int Hca::Impl::dealloc_pd(ClientId id, const vhca_handle_req& req) {
-  Pd* pd = owned(id, pds_, req.handle);
-  if (!pd) return EINVAL;
-  Client* c = pd->client;
-  if (pd->users) return EBUSY;
-  --c->pds;
-  pds_.erase(req.handle);
-  return 0;
+  return destroy_unused<Pd>(id, req.handle);
 }
 
-Hca::ObjectCounts Hca::Impl::counts() const {
-  return {unsigned(clients_.size()), pds_.live(), mrs_.live(), cqs_.live(), qps_.live(),
-          srqs_.live(), ahs_.live()};
-}
+Hca::ObjectCounts Hca::Impl::counts() const { return objs_.counts(); }
 
 void Hca::Impl::async_event(Client* c, ibv_event_type type, uint32_t handle) {
   if (sink_ && c) sink_->async_event(c->id, type, handle);

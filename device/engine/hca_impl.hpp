@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "device/engine/hca.hpp"
-#include "device/engine/objects.hpp"
+#include "device/engine/object_tables.hpp"
 #include "device/engine/packet.hpp"
 #include "device/engine/qp.hpp"
 
@@ -88,10 +88,8 @@ class Hca::Impl {
   int modify_srq(ClientId, const vhca_modify_srq_req&);
   int query_srq(ClientId, const vhca_handle_req&, vhca_query_srq_rsp&);
   int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
-  void destroy_srq_obj(Srq&);
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);
-  void destroy_ah_obj(Ah&);
 
   // ---- fast path (hca.cpp)
   bool poll(unsigned budget);
@@ -99,33 +97,23 @@ class Hca::Impl {
   Hca::ObjectCounts counts() const;
 
   // ---- lookups
-  Client* client(ClientId id) const {
-    auto it = clients_.find(id);
-    return it == clients_.end() ? nullptr : it->second.get();
-  }
-  Pd* pd_of(Client* c, uint32_t h) const { return pds_.owned(h, c); }
-  Cq* cq_of(Client* c, uint32_t h) const { return cqs_.owned(h, c); }
-  Mr* mr_of(Client* c, uint32_t h) const { return mrs_.owned(h, c); }
-  Qp* qp_of(Client* c, uint32_t h) const { return qps_.owned(h, c); }
-  Srq* srq_of(Client* c, uint32_t h) const { return srqs_.owned(h, c); }
-  Ah* ah_of(Client* c, uint32_t h) const { return ahs_.owned(h, c); }
-  // The object `h` of `table` if client `id` owns it: how every verb on an
+  Client* client(ClientId id) const { return objs_.client(id); }
+  // The object `h` of type T if client `id` owns it: how every verb on an
   // existing object starts (another client's handle never resolves).
   template <class T>
-  T* owned(ClientId id, const SlotTable<T>& table, uint32_t h) const {
-    Client* c = client(id);
-    return c ? table.owned(h, c) : nullptr;
+  T* owned(ClientId id, uint32_t h) const {
+    return objs_.owned<T>(client(id), h);
   }
   Qp* qp_by_qpn(uint32_t qpn) const {
-    Qp* q = qps_.get(qpn & 0xFFFF);
+    Qp* q = objs_.of<Qp>().get(qpn & 0xFFFF);
     return q && q->qpn == qpn ? q : nullptr;
   }
   Mr* mr_by_lkey(uint32_t key) const {
-    Mr* m = mrs_.get(key & 0xFFFF);
+    Mr* m = objs_.of<Mr>().get(key & 0xFFFF);
     return m && m->lkey == key ? m : nullptr;
   }
   Mr* mr_by_rkey(uint32_t key) const {
-    Mr* m = mrs_.get(key & 0xFFFF);
+    Mr* m = objs_.of<Mr>().get(key & 0xFFFF);
     return m && m->rkey == key ? m : nullptr;
   }
 
@@ -134,7 +122,29 @@ class Hca::Impl {
   bool cq_post(Cq&, const vhca_cqe&, bool solicited);
 
   // ---- qp.cpp / qp_state.cpp
-  void destroy_qp_obj(Qp&);
+  // Destroys an object whatever uses it (its client is going): a QP leaves
+  // the transport first, the rest only drop their references.
+  template <class T>
+  void destroy_obj(T& o) { objs_.release(o); }
+  void destroy_obj(Qp&);
+  // dealloc_pd / destroy_cq: refused while anything uses the object (EBUSY,
+  // as uverbs does).
+  template <class T>
+  int destroy_unused(ClientId id, uint32_t h) {
+    T* o = owned<T>(id, h);
+    if (!o) return EINVAL;
+    if (o->users) return EBUSY;
+    objs_.release(*o);
+    return 0;
+  }
+  template <class... T>
+  void destroy_all(const Client* c, TypeList<T...>) {
+    (destroy_all_of<T>(c), ...);
+  }
+  template <class T>
+  void destroy_all_of(const Client* c) {
+    for (uint32_t h : objs_.handles_of<T>(c)) destroy_obj(*objs_.of<T>().get(h));
+  }
   void qp_reset_state(Qp&);
   // Moves a QP to ERR: timers off, flush in poll(). `fatal_event` raises
   // IBV_EVENT_QP_FATAL (errors that no completion reports).
@@ -261,13 +271,7 @@ class Hca::Impl {
   EventSink* sink_ = nullptr;
   Counters ctr_;
 
-  std::unordered_map<ClientId, std::unique_ptr<Client>> clients_;
-  SlotTable<Pd> pds_;
-  SlotTable<Mr> mrs_;
-  SlotTable<Cq> cqs_;
-  SlotTable<Qp> qps_;
-  SlotTable<Srq> srqs_;
-  SlotTable<Ah> ahs_;
+  ObjectTables objs_;
   std::vector<uint32_t> mr_last_tags_;  // per MR slot: rkey tag << 16 | lkey tag
   std::vector<uint8_t> qp_gen_;  // per QP slot: QPN generation (1..254)
   std::vector<Qp*> active_;      // every QP, for the poll scan

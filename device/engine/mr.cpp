@@ -16,7 +16,7 @@ constexpr uint32_t kWriteAccess =
 }  // namespace
 
 int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
-  Pd* pd = owned(id, pds_, req.pd_handle);
+  Pd* pd = owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
   Client* c = pd->client;
   // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
@@ -28,7 +28,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
     return EINVAL;
   if (req.length == 0 || req.length > cfg_.limits.max_mr_size) return EINVAL;
   if (req.addr + req.length < req.addr) return EINVAL;
-  if (mrs_.full()) return ENOMEM;
+  if (objs_.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
   if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
 
   auto mr = std::make_unique<Mr>();
@@ -37,7 +37,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   mr->access = access;
   mr->addr = req.addr;
   mr->length = req.length;
-  Mr* raw = mrs_.add(std::move(mr));
+  Mr* raw = objs_.adopt(std::move(mr));
   if (!raw) return ENOMEM;
   const uint32_t h = raw->handle;
   // Fresh tags, never the ones this slot had last: a stale key must not
@@ -53,8 +53,6 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   mr_last_tags_[h] = rtag << 16 | ltag;
   raw->lkey = ltag << 16 | h;
   raw->rkey = rtag << 16 | h;
-  ++pd->users;
-  ++c->mrs;
   rsp.mr_handle = h;
   rsp.lkey = raw->lkey;
   rsp.rkey = raw->rkey;
@@ -63,17 +61,14 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
 }
 
 int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
-  Mr* mr = owned(id, mrs_, req.handle);
+  Mr* mr = owned<Mr>(id, req.handle);
   if (!mr) return EINVAL;
-  Client* c = mr->client;
   // Queued payloads were accepted into this memory while it was registered:
   // they land now, never after the app may have reused or unmapped it.
   flush_rx();
   // In-flight work that still names the keys fails its next lookup (IBA:
   // deregistering memory in use makes that work complete in error).
-  --mr->pd->users;
-  --c->mrs;
-  mrs_.erase(req.handle);
+  objs_.release(*mr);
   return 0;
 }
 

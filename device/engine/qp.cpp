@@ -13,14 +13,14 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   sq_fd.fd = rq_fd.fd = -1;
   Client* c = client(id);
   if (!c) return EINVAL;
-  Pd* pd = pd_of(c, req.pd_handle);
-  Cq* scq = cq_of(c, req.send_cq_handle);
-  Cq* rcq = cq_of(c, req.recv_cq_handle);
+  Pd* pd = objs_.owned<Pd>(c, req.pd_handle);
+  Cq* scq = objs_.owned<Cq>(c, req.send_cq_handle);
+  Cq* rcq = objs_.owned<Cq>(c, req.recv_cq_handle);
   if (!pd || !scq || !rcq) return EINVAL;
   // Any QP type may use an SRQ (the check is type-agnostic); it may be of
   // another PD (its own PD governs its WQEs' memory).
   Srq* srq = nullptr;
-  if (req.srq_handle != 0 && !(srq = srq_of(c, req.srq_handle))) return EINVAL;
+  if (req.srq_handle != 0 && !(srq = objs_.owned<Srq>(c, req.srq_handle))) return EINVAL;
   ibv_qp_type type;
   switch (req.qp_type) {
     case IBV_QPT_RC: type = IBV_QPT_RC; break;
@@ -36,7 +36,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
       cap.max_send_sge > VHCA_MAX_SGE || cap.max_recv_sge > VHCA_MAX_SGE ||
       cap.max_inline_data > VHCA_MAX_INLINE)
     return EINVAL;
-  if (qps_.full()) return ENOMEM;
+  if (objs_.of<Qp>().full()) return ENOMEM;  // before two rings are made
 
   const uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
   // An SRQ QP still gets an RQ ring -- one entry, never read -- because the
@@ -51,11 +51,6 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   }
   // Default-initialised: the pages are only touched as WQEs are fetched.
   qp->swqe.reset(new (std::nothrow) SendWqe[sq_entries]);
-  if (!qp->swqe) {
-    close(sfd);
-    close(rfd);
-    return ENOMEM;
-  }
   qp->hca = this;
   qp->client = c;
   qp->pd = pd;
@@ -69,7 +64,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
   qp->cap.max_recv_sge = srq ? 0 : cap.max_recv_sge ? cap.max_recv_sge : 1;
   qp->cap.max_inline_data = cap.max_inline_data;
-  Qp* raw = qps_.add(std::move(qp));
+  Qp* raw = qp->swqe ? objs_.adopt(std::move(qp)) : nullptr;
   if (!raw) {
     close(sfd);
     close(rfd);
@@ -83,11 +78,6 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp_reset_state(*raw);
   raw->active_index = active_.size();
   active_.push_back(raw);
-  ++pd->users;
-  ++scq->users;
-  ++rcq->users;
-  if (srq) ++srq->users;
-  ++c->qps;
 
   sq_fd.fd = sfd;
   rq_fd.fd = rfd;
@@ -99,7 +89,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   return 0;
 }
 
-void Hca::Impl::destroy_qp_obj(Qp& qp) {
+void Hca::Impl::destroy_obj(Qp& qp) {
   sched_.disarm(qp.retrans_timer);
   sched_.disarm(qp.rnr_timer);
   if (qp.on_resp_list) {
@@ -115,26 +105,21 @@ void Hca::Impl::destroy_qp_obj(Qp& qp) {
     active_[i]->active_index = i;
     active_.pop_back();
   }
-  --qp.pd->users;
-  --qp.scq->users;
-  --qp.rcq->users;
-  if (qp.srq) --qp.srq->users;
-  --qp.client->qps;
-  qps_.erase(qp.handle);
+  objs_.release(qp);
 }
 
 int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Qp* qp = owned(id, qps_, req.handle);
+  Qp* qp = owned<Qp>(id, req.handle);
   if (!qp) return EINVAL;
   flush_rx();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;
   rsp.reserved = 0;
-  destroy_qp_obj(*qp);
+  destroy_obj(*qp);
   return 0;
 }
 
 int Hca::Impl::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
-  Qp* qp = owned(id, qps_, req.qp_handle);
+  Qp* qp = owned<Qp>(id, req.qp_handle);
   if (!qp) return EINVAL;
   flush_rx();  // report the state after every payload that arrived is placed
   // Like drivers, every attribute is returned whatever the mask asks for.

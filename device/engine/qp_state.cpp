@@ -169,7 +169,7 @@ bool ah_ok(const PortInfo& port, const ibv_ah_attr& ah) {
 }  // namespace
 
 int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
-  Qp* qpp = owned(id, qps_, req.qp_handle);
+  Qp* qpp = owned<Qp>(id, req.qp_handle);
   if (!qpp) return EINVAL;
   Qp& qp = *qpp;
   // The QP's state is the one after every payload that arrived is placed.

@@ -66,7 +66,7 @@ void Hca::Impl::srq_fail(Srq& s) {
   async_event(s.client, IBV_EVENT_SRQ_ERR, s.handle);
   // Every QP on it loses its receive queue: each flushes the WQEs it holds
   // and reports its last WQE (flush()).
-  qps_.for_each([&](Qp& q) {
+  objs_.of<Qp>().for_each([&](Qp& q) {
     // RESET/INIT QPs are not running (and RESET->ERR is no transition):
     // they meet the broken SRQ at their first receive.
     if (q.srq == &s && q.state >= IBV_QPS_RTR && q.state != IBV_QPS_ERR) qp_to_error(q, false);

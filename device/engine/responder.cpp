@@ -22,6 +22,7 @@
 // owed, and an ACK never replaces a NAK for a later PSN.
 #include <cstring>
 
+#include "device/engine/cqe.hpp"
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
 #include "device/engine/recv_queue.hpp"
@@ -88,21 +89,14 @@ bool Hca::Impl::send_response(Qp& qp) {
 
 void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
                               const Pkt* p, uint16_t slid, uint8_t sl) {
-  vhca_cqe cqe;
-  std::memset(&cqe, 0, sizeof(cqe));
-  cqe.wr_id = wr_id;
-  cqe.status = status;
+  vhca_cqe cqe = recv_cqe(qp, wr_id, status, byte_len, slid, sl);
   // RDMA WRITE with immediate consumes a receive WQE: RECV_RDMA_WITH_IMM.
-  cqe.opcode = p && (p->flags & kIsWrite) ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-  cqe.byte_len = byte_len;
-  cqe.qp_num = qp.qpn;
+  if (p && (p->flags & kIsWrite)) cqe.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
   cqe.src_qp = qp.attr.dest_qp_num;
   if (p && p->imm && (p->flags & kHasImm)) {
     cqe.wc_flags |= IBV_WC_WITH_IMM;
     std::memcpy(&cqe.imm_data, p->imm, 4);  // network order, as the sender gave it
   }
-  cqe.slid = slid;
-  cqe.sl = sl;
   if (!cq_post(*qp.rcq, cqe, p && p->se)) qp_to_error(qp, true);
 }
 

@@ -1,8 +1,6 @@
 // Shared receive queues: create / modify / query / destroy. The ring holds
 // vhca_recv_wqe like an RQ (sealed memfd, power-of-two entries); QPs created
 // with its handle take WQEs from it in order (recv_queue.cpp).
-#include <unistd.h>
-
 #include <cerrno>
 
 #include "device/engine/hca_impl.hpp"
@@ -12,34 +10,27 @@ namespace vf::engine {
 int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp,
                           Fd& ring_fd) {
   ring_fd.fd = -1;
-  Pd* pd = owned(id, pds_, req.pd_handle);
+  Pd* pd = owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
-  Client* c = pd->client;
   const ibv_srq_attr a = req.attr;
   const DeviceLimits& l = cfg_.limits;
   // srq_limit is ignored at creation (ibv_create_srq(3)): the SRQ starts
   // disarmed. 0 WRs / SGEs are rounded up to 1, as rxe does.
   if (a.max_wr > l.max_srq_wr || a.max_sge > l.max_srq_sge || a.max_sge > VHCA_MAX_SGE)
     return EINVAL;
-  if (srqs_.full()) return ENOMEM;
   const uint32_t entries = round_up_pow2(a.max_wr ? a.max_wr : 1);
-  auto s = std::make_unique<Srq>();
-  int fd = -1;
-  if (int err = s->ring.create("vhca-srq", entries, sizeof(vhca_recv_wqe), fd)) return err;
-  s->client = c;
-  s->pd = pd;
-  s->max_wr = entries;
-  s->max_sge = a.max_sge ? a.max_sge : 1;
-  Srq* raw = srqs_.add(std::move(s));
-  if (!raw) {
-    close(fd);
-    return ENOMEM;
+  auto obj = std::make_unique<Srq>();
+  obj->client = pd->client;
+  obj->pd = pd;
+  obj->max_wr = entries;
+  obj->max_sge = a.max_sge ? a.max_sge : 1;
+  Srq* raw = objs_.adopt(std::move(obj));
+  if (!raw) return ENOMEM;
+  if (int err = raw->ring.create("vhca-srq", entries, sizeof(vhca_recv_wqe), ring_fd.fd)) {
+    objs_.release(*raw);
+    return err;
   }
-  const uint32_t h = raw->handle;
-  ++pd->users;
-  ++c->srqs;
-  ring_fd.fd = fd;
-  rsp.srq_handle = h;
+  rsp.srq_handle = raw->handle;
   rsp.entries = entries;
   rsp.attr.max_wr = raw->max_wr;
   rsp.attr.max_sge = raw->max_sge;
@@ -48,7 +39,7 @@ int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_crea
 }
 
 int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
-  Srq* s = owned(id, srqs_, req.srq_handle);
+  Srq* s = owned<Srq>(id, req.srq_handle);
   if (!s) return EINVAL;
   const uint32_t mask = req.attr_mask;
   // Resizing is not supported (mlx5 refuses IBV_SRQ_MAX_WR with EINVAL too).
@@ -64,7 +55,7 @@ int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
 }
 
 int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
-  Srq* s = owned(id, srqs_, req.handle);
+  Srq* s = owned<Srq>(id, req.handle);
   if (!s) return EINVAL;
   flush_rx();
   rsp.attr.max_wr = s->max_wr;
@@ -74,19 +65,13 @@ int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq
 }
 
 int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Srq* s = owned(id, srqs_, req.handle);
+  Srq* s = owned<Srq>(id, req.handle);
   if (!s) return EINVAL;
   if (s->users) return EBUSY;
   rsp.events_reported = s->events_reported;
   rsp.reserved = 0;
-  destroy_srq_obj(*s);
+  objs_.release(*s);
   return 0;
-}
-
-void Hca::Impl::destroy_srq_obj(Srq& s) {
-  --s.pd->users;
-  --s.client->srqs;
-  srqs_.erase(s.handle);
 }
 
 int Hca::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp, Fd& fd) {

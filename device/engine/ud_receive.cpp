@@ -19,6 +19,7 @@
 // IBV_WC_LOC_PROT_ERR and the QP goes to ERR, as for RC.
 #include <cstring>
 
+#include "device/engine/cqe.hpp"
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
 #include "device/engine/recv_queue.hpp"
@@ -33,13 +34,7 @@ constexpr uint32_t kGrhArea = 40;
 
 void Hca::Impl::post_ud_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
                                  const RxPlacement* e, uint16_t slid, uint8_t sl) {
-  vhca_cqe cqe;
-  std::memset(&cqe, 0, sizeof(cqe));
-  cqe.wr_id = wr_id;
-  cqe.status = status;
-  cqe.opcode = IBV_WC_RECV;
-  cqe.byte_len = byte_len;
-  cqe.qp_num = qp.qpn;
+  vhca_cqe cqe = recv_cqe(qp, wr_id, status, byte_len, slid, sl);
   bool se = false;
   if (e) {
     cqe.src_qp = e->ud_src_qp;
@@ -50,9 +45,6 @@ void Hca::Impl::post_ud_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, u
     }
     se = e->p.se;
   }
-  cqe.pkey_index = 0;  // the only P_Key
-  cqe.slid = slid;
-  cqe.sl = sl;
   if (!cq_post(*qp.rcq, cqe, se)) qp_to_error(qp, true);
 }
 

@@ -39,7 +39,7 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     const Ah* ah = nullptr;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
-      ah = ahs_.get(s.w.ah_handle);
+      ah = objs_.of<Ah>().get(s.w.ah_handle);
       if (s.w.opcode != IBV_WR_SEND && s.w.opcode != IBV_WR_SEND_WITH_IMM)
         fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
       else if (!ah || ah->client != qp.client)
