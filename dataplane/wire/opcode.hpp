@@ -1,8 +1,14 @@
-// IBA BTH opcodes (Vol. 1 table 38) and what each carries, so framing and the
-// engine agree on header layout from one table.
+// IBA BTH opcodes (Vol. 1 table 38) and what each carries: one constexpr
+// table (kOps) of legality, header flags, header offsets and names, which
+// parsing, packet building and tracing all read, so they cannot disagree on
+// layout. The provider's and the engine's work-request checks are tested
+// against it (device/engine/wr_ops.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "dataplane/wire/transport.hpp"
 
 namespace vf::wire {
 
@@ -112,16 +118,84 @@ constexpr bool opcode_valid(uint8_t opc) {
   }
 }
 
-// Bytes of transport headers after the BTH (UD adds DETH in front of the rest).
-constexpr unsigned ext_headers_len(uint8_t opc) {
-  const OpInfo info = op_info(opc & 0x1F);
-  unsigned n = opcode_transport(opc) == Transport::kUD ? 8 : 0;
-  if (info.flags & kHasReth) n += 16;
-  if (info.flags & kHasAtomicEth) n += 28;
-  if (info.flags & kHasAeth) n += 4;
-  if (info.flags & kHasAtomicAckEth) n += 8;
-  if (info.flags & (kHasImm | kHasIeth)) n += 4;
-  return n;
+// Where each extended header starts, in bytes after the BTH, in the IBA's
+// order (DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt/IETH); kAbsent
+// where the opcode has none. `payload` is also the headers' total length.
+inline constexpr uint8_t kAbsent = 0xFF;
+struct HdrLayout {
+  uint8_t deth = kAbsent, reth = kAbsent, atomic_eth = kAbsent, aeth = kAbsent,
+          atomic_ack_eth = kAbsent, imm = kAbsent;
+  uint8_t payload = 0;
+};
+
+// One full BTH opcode (transport bits included).
+struct OpDesc {
+  bool valid = false;
+  uint16_t flags = 0;  // HdrFlag
+  HdrLayout at;
+  const char* name = "reserved";  // IBA table 38, e.g. "SEND First"
+};
+
+constexpr const char* op_name(uint8_t low5) {
+  constexpr const char* kNames[32] = {
+      "SEND First", "SEND Middle", "SEND Last", "SEND Last with Immediate", "SEND Only",
+      "SEND Only with Immediate", "RDMA WRITE First", "RDMA WRITE Middle", "RDMA WRITE Last",
+      "RDMA WRITE Last with Immediate", "RDMA WRITE Only", "RDMA WRITE Only with Immediate",
+      "RDMA READ Request", "RDMA READ response First", "RDMA READ response Middle",
+      "RDMA READ response Last", "RDMA READ response Only", "Acknowledge", "ATOMIC Acknowledge",
+      "CmpSwap", "FetchAdd", "reserved", "SEND Last with Invalidate",
+      "SEND Only with Invalidate", "reserved", "reserved", "reserved", "reserved", "reserved",
+      "reserved", "reserved", "reserved"};
+  return kNames[low5 & 0x1F];
 }
+
+constexpr const char* transport_name(Transport t) {
+  switch (t) {
+    case Transport::kRC: return "RC";
+    case Transport::kUC: return "UC";
+    case Transport::kRD: return "RD";
+    case Transport::kUD: return "UD";
+    case Transport::kCNP: return "CNP";
+    default: return "reserved";
+  }
+}
+
+constexpr OpDesc describe_opcode(uint8_t opc) {
+  OpDesc d;
+  if (!opcode_valid(opc)) return d;
+  d.valid = true;
+  if (opc == kOpcodeCnp) {
+    d.name = "CNP";
+    return d;
+  }
+  const OpInfo info = op_info(opc & 0x1F);
+  d.flags = info.flags;
+  d.name = op_name(opc & 0x1F);
+  uint8_t at = 0;
+  auto place = [&](bool present, uint8_t& field, unsigned len) {
+    if (!present) return;
+    field = at;
+    at = uint8_t(at + len);
+  };
+  place(opcode_transport(opc) == Transport::kUD, d.at.deth, kDethLen);
+  place(info.flags & kHasReth, d.at.reth, kRethLen);
+  place(info.flags & kHasAtomicEth, d.at.atomic_eth, kAtomicEthLen);
+  place(info.flags & kHasAeth, d.at.aeth, kAethLen);
+  place(info.flags & kHasAtomicAckEth, d.at.atomic_ack_eth, kAtomicAckEthLen);
+  place(info.flags & (kHasImm | kHasIeth), d.at.imm, kImmDtLen);
+  d.at.payload = at;
+  return d;
+}
+
+inline constexpr std::array<OpDesc, 256> kOps = [] {
+  std::array<OpDesc, 256> t{};
+  for (unsigned o = 0; o < 256; ++o) t[o] = describe_opcode(uint8_t(o));
+  return t;
+}();
+
+constexpr const OpDesc& op_desc(uint8_t opc) { return kOps[opc]; }
+constexpr const HdrLayout& layout(uint8_t opc) { return kOps[opc].at; }
+// Bytes of transport headers after the BTH (0 for an invalid opcode).
+constexpr unsigned ext_headers_len(uint8_t opc) { return kOps[opc].at.payload; }
 
 }  // namespace vf::wire

@@ -16,7 +16,7 @@ void Hca::Impl::post_send_cqe(Qp& qp, const SendWqe& s, ibv_wc_status status) {
   std::memset(&cqe, 0, sizeof(cqe));
   cqe.wr_id = s.w.wr_id;
   cqe.status = status;
-  const WrOpInfo* op = wr_op_info(s.w.opcode);
+  const vhca_wr_op* op = vhca_wr_op_info(s.w.opcode);
   cqe.opcode = op ? op->wc_opcode : uint32_t(IBV_WC_SEND);
   cqe.byte_len = status == IBV_WC_SUCCESS ? uint32_t(s.length) : 0;
   cqe.qp_num = qp.qpn;

@@ -211,7 +211,7 @@ bool Hca::Impl::poll(unsigned budget) {
   bool did = false;
   // Payloads whose completion or ACK is due: place them, one DMA call per
   // app, before either goes out. Middle packets may wait for more.
-  if (rx_due_) did = flush_rx();
+  if (rxq_.due) did = flush_rx();
   // Owed ACKs/NAKs first: they were coalesced over the last receive burst.
   if (!resp_list_.empty()) {
     size_t keep = 0;
@@ -277,7 +277,6 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
   Pkt p;
   const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p) &&
-                  vf::wire::opcode_valid(p.opcode) &&
                   (vf::wire::bth_pkey(p.bth) & 0x7FFF) == 0x7FFF;
   const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
   if (tt == vf::wire::Transport::kUD) {
@@ -332,8 +331,8 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     return response ? on_rd_atomic_response(*qp, p, m, ordered)
                     : on_request(*qp, p, meta, m, ordered);
   };
-  if (rx_n_ == kRxBatch && !place_queue()) return;
-  Rx r = offer(rx_n_ == 0);
+  if (rxq_.n == kRxBatch && !place_queue()) return;
+  Rx r = offer(rxq_.n == 0);
   if (r == Rx::kUnordered) {
     if (!place_queue()) return;
     r = offer(true);

@@ -1,14 +1,17 @@
-// Hca::Impl: the object tables and the transport, split over one file per
-// concern like rxe: hca.cpp (clients, device/port queries, PDs, poll and
-// receive dispatch), mr.cpp, cq.cpp, qp.cpp (create/query/destroy),
-// qp_state.cpp (modify_qp, error and flush), requester.cpp, completer.cpp,
-// responder.cpp, placement.cpp (the receive placement queue); RDMA:
+// Hca::Impl: the transport over the engine's objects, split over one file per
+// concern like rxe. Data: object_tables.hpp (PD, MR, CQ, QP, SRQ, AH tables,
+// uverbs teardown order), placement.hpp (the receive placement queue and the
+// transmit burst). Code: hca.cpp
+// (clients, device/port queries, PDs, poll and receive dispatch), mr.cpp,
+// cq.cpp, qp.cpp (create/query/destroy), qp_state.cpp (modify_qp, error and
+// flush), requester.cpp, completer.cpp, responder.cpp, placement.cpp; RDMA:
 // write_request.cpp (responder WRITE), rd_atomic_request.cpp (READ/atomic
 // request packets), rd_atomic_responder.cpp (responder resources, READ
 // responses, atomic execution), read_response.cpp (requester side of READ
 // responses / atomic ACKs), request_reject.cpp (refused requests, RC vs UC);
 // receive queues: srq.cpp, recv_queue.cpp (RQ or SRQ as a responder's WQE
-// source); UD: ah.cpp, ud_send.cpp, ud_receive.cpp.
+// source); UD: ah.cpp, ud_send.cpp, ud_receive.cpp. Packet layouts come from
+// dataplane/wire/opcode.hpp, work-request rules from device/abi/vhca_wr_ops.h.
 #pragma once
 
 #include <array>
@@ -20,6 +23,7 @@
 #include "device/engine/hca.hpp"
 #include "device/engine/object_tables.hpp"
 #include "device/engine/packet.hpp"
+#include "device/engine/placement.hpp"
 #include "device/engine/qp.hpp"
 
 namespace vf::engine {
@@ -31,37 +35,6 @@ inline constexpr unsigned kAckCoalesceMax = 16;    // owed ACKs before one is fo
 inline constexpr unsigned kQpQuantum = 16;         // packets per QP per poll round
 inline constexpr uint32_t kMaxQps = 65535;         // QPN = gen << 16 | slot
 inline constexpr uint32_t kMaxMrs = 65535;         // key = tag << 16 | slot
-inline constexpr unsigned kTxBurst = 32;  // packets of one WQE filled by one DMA read
-inline constexpr unsigned kRxBatch = 64;  // received packets queued for one DMA write
-// A full queue's remote pieces fit one system call.
-static_assert(kRxBatch * VHCA_MAX_SGE <= ProcessMem::kIovMax);
-
-// A packet accepted in PSN order whose payload is not in the app yet: a
-// request (SEND / RDMA WRITE: its receive completion and ACK wait with it) or,
-// on the requester side, a READ response or atomic ACK (its send completion
-// waits with it; e.p.flags has kIsResponse). See placement.cpp.
-struct RxPlacement {
-  enum State : uint8_t { kWaiting, kPlaced, kFailed, kSkipped };
-  Qp* qp;
-  rte_mbuf* m;        // owns the payload until the flush
-  Pkt p;              // points into m
-  uint64_t wr_id;     // the receive WQE it lands in,
-  uint32_t rq_index;  // and that WQE's RQ index
-  uint32_t byte_len;  // message bytes up to and including this packet
-  uint16_t slid;
-  uint8_t sl;
-  uint8_t niov;
-  bool has_wqe;  // a receive WQE is behind it (SEND; last packet of WRITE with immediate)
-  State state;
-  // UD (ud_receive.cpp): p.payload/p.paylen then cover the 40-byte GRH area
-  // and the payload; the headers they overwrote were copied here first.
-  bool ud = false;
-  bool ud_grh;  // IBV_WC_GRH
-  bool ud_imm;
-  uint32_t ud_imm_data;  // network order
-  uint32_t ud_src_qp;
-  iovec iov[VHCA_MAX_SGE];  // where the payload goes in the app
-};
 
 class Hca::Impl {
  public:
@@ -278,21 +251,8 @@ class Hca::Impl {
   size_t rr_ = 0;                // round-robin cursor into active_
   std::vector<Qp*> resp_list_;   // QPs owing a response
 
-  // Receive placement queue (placement.cpp), preallocated: no allocation per
-  // packet. rx_due_: some entry carries a completion or an ACK request.
-  std::array<RxPlacement, kRxBatch> rx_q_;
-  unsigned rx_n_ = 0;
-  bool rx_due_ = false;
-  uint64_t rx_gen_ = 0;  // flushes so far (tags QPs that fail in one)
-  std::array<iovec, kRxBatch> rx_local_;
-  std::array<iovec, kRxBatch * VHCA_MAX_SGE> rx_remote_;
-  std::array<unsigned, kRxBatch> rx_batch_;
-  // Requester burst (requester.cpp). Without merging a packet needs at most
-  // VHCA_MAX_SGE remote pieces, so the burst always fits.
-  std::array<rte_mbuf*, kTxBurst> tx_m_;
-  std::array<uint8_t*, kTxBurst> tx_bth_;
-  std::array<iovec, kTxBurst> tx_local_;
-  std::array<iovec, kTxBurst * VHCA_MAX_SGE> tx_remote_;
+  RxPlacementQueue rxq_;  // placement.hpp
+  TxBurst txb_;           // placement.hpp
   uint64_t rng_;
   uint32_t random32();
 };

@@ -8,44 +8,30 @@
 
 #include "core/port_info.hpp"
 #include "core/scheduler.hpp"
+#include "device/abi/vhca_wr_ops.h"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
 
 namespace vf::engine {
 
-// Per ibv_wr_opcode: the RC/UC opcodes of its packets (low 5 bits are the
-// same for both). UC has only the SEND and WRITE rows (the requester refuses
-// the rest for UC). SEND with invalidate, LOCAL_INV, BIND_MW: no memory
-// windows exist (max_mw 0), so they have no row and fail LOC_QP_OP_ERR, what
-// IBA 10.8.2 gives an HCA without the capability.
+// Per ibv_wr_opcode the device supports (device/abi/vhca_wr_ops.h says which,
+// for which QP types, and how they complete): the RC/UC opcodes of its
+// packets (the low 5 bits are the same for both; UD sends only SEND Only).
 struct WrOpInfo {
-  bool supported;
   uint8_t first, middle, last, only;  // low 5 bits (wire::Op)
-  uint8_t wc_opcode;                  // ibv_wc_opcode of the send completion
-  bool has_imm;
-  bool has_payload;  // the request carries the data (not READ/atomics)
 };
 
 inline const WrOpInfo* wr_op_info(uint8_t op) {
   using namespace vf::wire;
   static constexpr WrOpInfo kTable[] = {
-      /* IBV_WR_RDMA_WRITE */ {true, kWriteFirst, kWriteMiddle, kWriteLast, kWriteOnly,
-                               IBV_WC_RDMA_WRITE, false, true},
-      /* IBV_WR_RDMA_WRITE_WITH_IMM */
-      {true, kWriteFirst, kWriteMiddle, kWriteLastImm, kWriteOnlyImm, IBV_WC_RDMA_WRITE, true,
-       true},
-      /* IBV_WR_SEND */ {true, kSendFirst, kSendMiddle, kSendLast, kSendOnly, IBV_WC_SEND, false,
-                         true},
-      /* IBV_WR_SEND_WITH_IMM */
-      {true, kSendFirst, kSendMiddle, kSendLastImm, kSendOnlyImm, IBV_WC_SEND, true, true},
-      /* IBV_WR_RDMA_READ */ {true, kReadRequest, kReadRequest, kReadRequest, kReadRequest,
-                              IBV_WC_RDMA_READ, false, false},
-      /* IBV_WR_ATOMIC_CMP_AND_SWP */ {true, kCompareSwap, kCompareSwap, kCompareSwap,
-                                       kCompareSwap, IBV_WC_COMP_SWAP, false, false},
-      /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {true, kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd,
-                                         IBV_WC_FETCH_ADD, false, false},
+      /* IBV_WR_RDMA_WRITE */ {kWriteFirst, kWriteMiddle, kWriteLast, kWriteOnly},
+      /* IBV_WR_RDMA_WRITE_WITH_IMM */ {kWriteFirst, kWriteMiddle, kWriteLastImm, kWriteOnlyImm},
+      /* IBV_WR_SEND */ {kSendFirst, kSendMiddle, kSendLast, kSendOnly},
+      /* IBV_WR_SEND_WITH_IMM */ {kSendFirst, kSendMiddle, kSendLastImm, kSendOnlyImm},
+      /* IBV_WR_RDMA_READ */ {kReadRequest, kReadRequest, kReadRequest, kReadRequest},
+      /* IBV_WR_ATOMIC_CMP_AND_SWP */ {kCompareSwap, kCompareSwap, kCompareSwap, kCompareSwap},
+      /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd},
   };
-  static_assert(IBV_WR_RDMA_WRITE == 0 && IBV_WR_SEND == 2 && IBV_WR_ATOMIC_FETCH_AND_ADD == 6);
   return op < sizeof(kTable) / sizeof(kTable[0]) ? &kTable[op] : nullptr;
 }
 

@@ -27,7 +27,8 @@ struct Pkt {
   uint32_t paylen = 0;
 };
 
-// Validates lengths and opcode; false for anything malformed.
+// Validates lengths and opcode (valid for its transport, kOps); false for
+// anything malformed and for CNPs, which carry no transport payload.
 inline bool parse_packet(rte_mbuf* m, Pkt& p) {
   using namespace vf::wire;
   const uint32_t len = rte_pktmbuf_data_len(m);
@@ -35,10 +36,10 @@ inline bool parse_packet(rte_mbuf* m, Pkt& p) {
   uint8_t* b = rte_pktmbuf_mtod(m, uint8_t*);
   p.bth = b;
   p.opcode = bth_opcode(b);
-  const OpInfo info = op_info(p.opcode & 0x1F);
-  if (!info.valid || bth_tver(b) != 0) return false;
-  p.flags = info.flags;
-  const unsigned ext = ext_headers_len(p.opcode);
+  const OpDesc& d = op_desc(p.opcode);
+  if (!d.valid || bth_tver(b) != 0 || p.opcode == kOpcodeCnp) return false;
+  p.flags = d.flags;
+  const unsigned ext = d.at.payload;
   const unsigned pad = bth_padcnt(b);
   if (len < kBthLen + ext + pad) return false;
   p.psn = bth_psn(b);
@@ -47,23 +48,12 @@ inline bool parse_packet(rte_mbuf* m, Pkt& p) {
   p.se = bth_se(b);
   uint8_t* h = b + kBthLen;
   p.ext = h;
-  if (opcode_transport(p.opcode) == Transport::kUD) h += kDethLen;
-  if (info.flags & kHasReth) h += kRethLen;
-  if (info.flags & kHasAtomicEth) h += kAtomicEthLen;
-  p.aeth = nullptr;
-  if (info.flags & kHasAeth) {
-    p.aeth = h;
-    h += kAethLen;
-  }
-  if (info.flags & kHasAtomicAckEth) h += kAtomicAckEthLen;
-  p.imm = nullptr;
-  if (info.flags & (kHasImm | kHasIeth)) {
-    p.imm = h;
-    h += kImmDtLen;
-  }
+  p.aeth = d.at.aeth == kAbsent ? nullptr : h + d.at.aeth;
+  p.imm = d.at.imm == kAbsent ? nullptr : h + d.at.imm;
+  h += ext;
   p.payload = h;
   p.paylen = len - kBthLen - ext - pad;
-  if (!(info.flags & kHasPayload) && p.paylen != 0) return false;
+  if (!(d.flags & kHasPayload) && p.paylen != 0) return false;
   return true;
 }
 

@@ -30,19 +30,19 @@ namespace vf::engine {
 
 using namespace vf::wire;
 
-// Writes every waiting entry of the client of rx_q_[first] (all after
+// Writes every waiting entry of the client of rxq_.q[first] (all after
 // `first` too), as few system calls as IOV_MAX allows; marks each kPlaced,
 // kFailed (the first of its QP the kernel did not finish) or kSkipped (its
 // QP failed earlier).
 void Hca::Impl::place_client(unsigned first) {
-  Client* c = rx_q_[first].qp->client;
+  Client* c = rxq_.q[first].qp->client;
   for (;;) {
     unsigned nb = 0;
-    IoList remote(rx_remote_.data(), ProcessMem::kIovMax);
-    for (unsigned i = first; i < rx_n_; ++i) {
-      RxPlacement& e = rx_q_[i];
+    IoList remote(rxq_.remote.data(), ProcessMem::kIovMax);
+    for (unsigned i = first; i < rxq_.n; ++i) {
+      RxPlacement& e = rxq_.q[i];
       if (e.state != RxPlacement::kWaiting || e.qp->client != c) continue;
-      if (e.qp->rx_fail_gen == rx_gen_) {
+      if (e.qp->rx_fail_gen == rxq_.gen) {
         e.state = RxPlacement::kSkipped;
         continue;
       }
@@ -53,17 +53,17 @@ void Hca::Impl::place_client(unsigned first) {
       if (remote.n + e.niov > ProcessMem::kIovMax) break;  // the rest in the next call
       for (unsigned k = 0; k < e.niov; ++k)
         remote.add(reinterpret_cast<uint64_t>(e.iov[k].iov_base), e.iov[k].iov_len);
-      rx_local_[nb] = iovec{e.p.payload, e.p.paylen};
-      rx_batch_[nb++] = i;
+      rxq_.local[nb] = iovec{e.p.payload, e.p.paylen};
+      rxq_.batch[nb++] = i;
     }
     if (nb == 0) return;
-    const size_t got = c->mem.writev(rx_local_.data(), nb, remote.iov, remote.n, sched_.now(),
+    const size_t got = c->mem.writev(rxq_.local.data(), nb, remote.iov, remote.n, sched_.now(),
                                      ctr_.dma_calls);
     size_t whole = 0;
     bool short_write = false;
     for (unsigned k = 0; k < nb; ++k) {
-      RxPlacement& e = rx_q_[rx_batch_[k]];
-      if (e.qp->rx_fail_gen == rx_gen_) {
+      RxPlacement& e = rxq_.q[rxq_.batch[k]];
+      if (e.qp->rx_fail_gen == rxq_.gen) {
         e.state = RxPlacement::kSkipped;  // behind its QP's failure: never placed
       } else if (!short_write && whole + e.p.paylen <= got) {
         whole += e.p.paylen;
@@ -71,7 +71,7 @@ void Hca::Impl::place_client(unsigned first) {
       } else if (!short_write) {
         short_write = true;
         e.state = RxPlacement::kFailed;
-        e.qp->rx_fail_gen = rx_gen_;
+        e.qp->rx_fail_gen = rxq_.gen;
       }
       // else: another QP's packet behind the failure stays kWaiting: written
       // again by the next call.
@@ -80,25 +80,25 @@ void Hca::Impl::place_client(unsigned first) {
 }
 
 bool Hca::Impl::flush_rx() {
-  if (rx_n_ == 0) return false;
-  ++rx_gen_;
-  for (unsigned i = 0; i < rx_n_; ++i)
-    if (rx_q_[i].state == RxPlacement::kWaiting) place_client(i);
+  if (rxq_.n == 0) return false;
+  ++rxq_.gen;
+  for (unsigned i = 0; i < rxq_.n; ++i)
+    if (rxq_.q[i].state == RxPlacement::kWaiting) place_client(i);
 
-  for (unsigned i = 0; i < rx_n_; ++i) {
-    RxPlacement& e = rx_q_[i];
+  for (unsigned i = 0; i < rxq_.n; ++i) {
+    RxPlacement& e = rxq_.q[i];
     Qp& qp = *e.qp;
     --qp.rx_pending;
     if (e.p.flags & kIsResponse) {
       // READ response / atomic ACK (read_response.cpp): the requester's side.
       --qp.rd_queued;
-      if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
-        qp.rx_dead_gen = rx_gen_;
+      if (qp.rx_dead_gen == rxq_.gen || qp.state == IBV_QPS_ERR) {
+        qp.rx_dead_gen = rxq_.gen;
         ++ctr_.rx_dropped;
       } else if (e.state != RxPlacement::kPlaced) {
         ++ctr_.dma_errors;
         fail_head(qp, IBV_WC_LOC_PROT_ERR);
-        qp.rx_dead_gen = rx_gen_;
+        qp.rx_dead_gen = rxq_.gen;
       } else {
         rd_atomic_response_placed(qp, e);
       }
@@ -106,9 +106,9 @@ bool Hca::Impl::flush_rx() {
       continue;
     }
     if (e.ud) {
-      ud_complete(e, qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR);
-    } else if (qp.rx_dead_gen == rx_gen_ || qp.state == IBV_QPS_ERR) {
-      qp.rx_dead_gen = rx_gen_;
+      ud_complete(e, qp.rx_dead_gen == rxq_.gen || qp.state == IBV_QPS_ERR);
+    } else if (qp.rx_dead_gen == rxq_.gen || qp.state == IBV_QPS_ERR) {
+      qp.rx_dead_gen = rxq_.gen;
       ++ctr_.rx_dropped;  // arrived after its QP failed: dropped on arrival before
       // An SRQ WQE this message took is the QP's: it completes, flushed.
       if (qp.srq && e.has_wqe && (e.p.flags & kIsLast) &&
@@ -120,7 +120,7 @@ bool Hca::Impl::flush_rx() {
       ++ctr_.dma_errors;
       fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, e.has_wqe,
                    e.wr_id, e.rq_index);
-      qp.rx_dead_gen = rx_gen_;
+      qp.rx_dead_gen = rxq_.gen;
     } else {
       if (e.p.flags & kIsLast) qp.msn = (qp.msn + 1) & 0xFFFFFF;
       // A message that consumed a receive WQE (SEND, WRITE with immediate).
@@ -133,28 +133,28 @@ bool Hca::Impl::flush_rx() {
           // flush() completes it.)
           if (!qp.srq) qp.rwqe_valid = false;
           qp.rq_spec = qp.rq_cons;
-          qp.rx_dead_gen = rx_gen_;
+          qp.rx_dead_gen = rxq_.gen;
         }
       }
-      if (e.p.ackreq && qp.rx_dead_gen != rx_gen_)
+      if (e.p.ackreq && qp.rx_dead_gen != rxq_.gen)
         owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), e.p.psn, false);
     }
     rte_pktmbuf_free(e.m);
     e.ud = false;  // the slot's next user may be RC, which leaves it alone
   }
-  rx_n_ = 0;
-  rx_due_ = false;
+  rxq_.n = 0;
+  rxq_.due = false;
   return true;
 }
 
 void Hca::Impl::drop_rx() {
-  for (unsigned i = 0; i < rx_n_; ++i) {
-    --rx_q_[i].qp->rx_pending;
-    rte_pktmbuf_free(rx_q_[i].m);
-    rx_q_[i].ud = false;
+  for (unsigned i = 0; i < rxq_.n; ++i) {
+    --rxq_.q[i].qp->rx_pending;
+    rte_pktmbuf_free(rxq_.q[i].m);
+    rxq_.q[i].ud = false;
   }
-  rx_n_ = 0;
-  rx_due_ = false;
+  rxq_.n = 0;
+  rxq_.due = false;
 }
 
 }  // namespace vf::engine

@@ -11,6 +11,7 @@
 
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
+#include "device/abi/vhca_wr_ops.h"
 #include "device/engine/objects.hpp"
 #include "device/engine/ring.hpp"
 
@@ -40,8 +41,8 @@ struct SendWqe {
 
 // READ and atomics: the requester waits for response data, never an ACK.
 inline bool wr_is_rd_atomic(uint8_t opcode) {
-  return opcode == IBV_WR_RDMA_READ || opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-         opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  const vhca_wr_op* op = vhca_wr_op_info(opcode);
+  return op && op->rd_atomic;
 }
 
 // One responder resource (IBA 9.5 "responder resources", ibv max_dest_rd_atomic):

@@ -20,7 +20,11 @@ unsigned Hca::Impl::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
     ++ctr_.tx_stalls;
     return 0;
   }
-  const unsigned total = kBthLen + (read ? kRethLen : kAtomicEthLen);
+  const uint8_t low = read ? kReadRequest
+                           : s.w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? kCompareSwap : kFetchAdd;
+  const uint8_t opc = opcode(Transport::kRC, Op(low));
+  const HdrLayout& at = layout(opc);
+  const unsigned total = kBthLen + at.payload;
   uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(total)));
   if (!b) {
     rte_pktmbuf_free(m);
@@ -28,19 +32,17 @@ unsigned Hca::Impl::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
     s.status = IBV_WC_GENERAL_ERR;
     return 0;
   }
-  const uint8_t low = read ? kReadRequest
-                           : s.w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? kCompareSwap : kFetchAdd;
-  put_bth(b, opcode(Transport::kRC, Op(low)), false, 0, qp.attr.dest_qp_num, true, qp.psn);
+  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, true, qp.psn);
   uint32_t span = 1;
   if (read) {
     const uint64_t off = qp.next_offset;
     const uint64_t left = s.length - off;
     span = uint32_t(left ? (left + s.pmtu - 1) / s.pmtu : 1);
-    reth_set(b + kBthLen, s.w.remote_addr + off, s.w.rkey, uint32_t(left));
+    reth_set(b + kBthLen + at.reth, s.w.remote_addr + off, s.w.rkey, uint32_t(left));
   } else if (low == kCompareSwap) {
-    atmeth_set(b + kBthLen, s.w.remote_addr, s.w.rkey, s.w.swap, s.w.compare_add);
+    atmeth_set(b + kBthLen + at.atomic_eth, s.w.remote_addr, s.w.rkey, s.w.swap, s.w.compare_add);
   } else {
-    atmeth_set(b + kBthLen, s.w.remote_addr, s.w.rkey, s.w.compare_add, 0);
+    atmeth_set(b + kBthLen + at.atomic_eth, s.w.remote_addr, s.w.rkey, s.w.compare_add, 0);
   }
   if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
   ++ctr_.tx_packets;

@@ -184,16 +184,17 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
         ++ctr_.tx_stalls;
         break;
       }
-      const unsigned total = kBthLen + kAethLen + kAtomicAckEthLen;
+      constexpr uint8_t opc = opcode(Transport::kRC, kAtomicAck);
+      constexpr HdrLayout at = layout(opc);
+      const unsigned total = kBthLen + at.payload;
       uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, total));
       if (!b) {
         rte_pktmbuf_free(m);
         break;
       }
-      put_bth(b, opcode(Transport::kRC, kAtomicAck), false, 0, qp.attr.dest_qp_num, false,
-              r->first_psn);
-      aeth_set(b + kBthLen, syn, qp.msn);
-      atmack_set(b + kBthLen + kAethLen, r->orig);
+      put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, r->first_psn);
+      aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
+      atmack_set(b + kBthLen + at.atomic_ack_eth, r->orig);
       ++ctr_.tx_packets;
       ctr_.tx_bytes += total;
       io_.transmit(m, qp.route);
@@ -219,14 +220,14 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
     uint64_t want = left ? (left + qp.mtu - 1) / qp.mtu : 1;
     if (want > budget - sent) want = budget - sent;
     if (want > kTxBurst) want = kTxBurst;
-    rte_mbuf** m = tx_m_.data();
+    rte_mbuf** m = txb_.m.data();
     unsigned n = 0;
     while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
     if (n == 0) {
       ++ctr_.tx_stalls;
       break;
     }
-    IoList remote(tx_remote_.data(), unsigned(tx_remote_.size()));
+    IoList remote(txb_.remote.data(), unsigned(txb_.remote.size()));
     unsigned built = 0;
     uint64_t off = r->offset;
     uint32_t psn = r->next_psn;
@@ -234,40 +235,42 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       const uint64_t rem = r->length - off;
       const uint32_t len = uint32_t(rem < qp.mtu ? rem : qp.mtu);
       const bool first = psn == r->start_psn, last = rem <= qp.mtu;
-      const unsigned aeth = first || last ? kAethLen : 0;
-      const unsigned pad = (4 - (len & 3)) & 3;
-      const unsigned total = kBthLen + aeth + len + pad;
-      uint8_t* b = total > UINT16_MAX
-                       ? nullptr
-                       : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m[built], uint16_t(total)));
-      if (!b) break;
       const uint8_t low = first && last ? kReadRespOnly
                           : first       ? kReadRespFirst
                           : last        ? kReadRespLast
                                         : kReadRespMiddle;
-      put_bth(b, opcode(Transport::kRC, Op(low)), false, pad, qp.attr.dest_qp_num, false, psn);
-      if (aeth) aeth_set(b + kBthLen, syn, qp.msn);
-      if (pad) std::memset(b + kBthLen + aeth + len, 0, pad);
+      const uint8_t opc = opcode(Transport::kRC, Op(low));
+      const HdrLayout& at = layout(opc);
+      const unsigned pad = (4 - (len & 3)) & 3;
+      const unsigned total = kBthLen + at.payload + len + pad;
+      uint8_t* b = total > UINT16_MAX
+                       ? nullptr
+                       : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m[built], uint16_t(total)));
+      if (!b) break;
+      put_bth(b, opc, false, pad, qp.attr.dest_qp_num, false, psn);
+      if (at.aeth != kAbsent) aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
+      uint8_t* payload = b + kBthLen + at.payload;
+      if (pad) std::memset(payload + len, 0, pad);
       remote.add(r->va + off, len);
-      tx_bth_[built] = b;
-      tx_local_[built] = iovec{b + kBthLen + aeth, len};
+      txb_.bth[built] = b;
+      txb_.local[built] = iovec{payload, len};
       off += len;
       psn = (psn + 1) & kPsnMask;
     }
     unsigned ok = built;
     if (remote.bytes) {
-      const size_t got = mr->client->mem.readv(tx_local_.data(), built, remote.iov, remote.n,
+      const size_t got = mr->client->mem.readv(txb_.local.data(), built, remote.iov, remote.n,
                                                sched_.now(), ctr_.dma_calls);
       if (got < remote.bytes) {
         size_t whole = 0;
         ok = 0;
-        while (ok < built && whole + tx_local_[ok].iov_len <= got) whole += tx_local_[ok++].iov_len;
+        while (ok < built && whole + txb_.local[ok].iov_len <= got) whole += txb_.local[ok++].iov_len;
       }
     }
     unsigned k = 0;
     for (; k < ok; ++k) {
       if (k && !io_.can_transmit(qp.route.sl)) break;
-      const uint32_t len = uint32_t(tx_local_[k].iov_len);
+      const uint32_t len = uint32_t(txb_.local[k].iov_len);
       ++ctr_.tx_packets;
       ctr_.tx_bytes += rte_pktmbuf_data_len(m[k]);
       io_.transmit(m[k], qp.route);

@@ -108,13 +108,13 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
   } else {
     // The original value, big-endian on the wire, goes to the app in host
     // order: rewritten in place in the mbuf we own.
-    uint8_t* ack = p.aeth + kAethLen;
+    uint8_t* ack = p.ext + layout(p.opcode).atomic_ack_eth;
     const uint64_t orig = atmack_orig(ack);
     std::memcpy(ack, &orig, 8);
     len = 8;
     data = ack;
   }
-  RxPlacement& e = rx_q_[rx_n_];
+  RxPlacement& e = rxq_.q[rxq_.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
   if (len && !gather_local(*this, qp, s, off, len, iol)) {
     if (!ordered) return Rx::kUnordered;
@@ -134,10 +134,10 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
   e.niov = uint8_t(iol.n);
   e.has_wqe = false;
   e.state = RxPlacement::kWaiting;
-  ++rx_n_;
+  ++rxq_.n;
   ++qp.rx_pending;
   ++qp.rd_queued;
-  if (last) rx_due_ = true;
+  if (last) rxq_.due = true;
   return Rx::kQueued;
 }
 

@@ -47,14 +47,15 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
     if (hostile) ++ctr_.hostile_ring_events;
     return true;
   };
-  const WrOpInfo* op = wr_op_info(s.w.opcode);
-  // Known verbs opcodes without a row (memory windows, TSO) are refused, not hostile.
-  if (!op || !op->supported) return fail(IBV_WC_LOC_QP_OP_ERR, s.w.opcode > IBV_WR_TSO);
+  // Known verbs opcodes the device lacks (memory windows, TSO) are refused,
+  // not hostile; so are opcodes the QP's type cannot carry (UC: no READ or
+  // atomics, UD: SENDs only; IBA table 38 -- mlx5 refuses them at post time).
+  const vhca_wr_op* op = vhca_wr_op_for(qp.type, s.w.opcode);
+  if (!op) return fail(IBV_WC_LOC_QP_OP_ERR, s.w.opcode > IBV_WR_TSO);
   if (s.w.send_flags & ~kKnownSendFlags) return fail(IBV_WC_LOC_QP_OP_ERR, true);
-  if (wr_is_rd_atomic(s.w.opcode)) {
-    // UC has no READ/atomics (IBA table 38; mlx5 refuses them at post time);
-    // an initiator depth of 0 allows none (IBA 9.7: initiator depth).
-    if (qp.type != IBV_QPT_RC || qp.attr.max_rd_atomic == 0 || (s.w.send_flags & IBV_SEND_INLINE))
+  if (op->rd_atomic) {
+    // An initiator depth of 0 allows none (IBA 9.7: initiator depth).
+    if (qp.attr.max_rd_atomic == 0 || (s.w.send_flags & IBV_SEND_INLINE))
       return fail(IBV_WC_LOC_QP_OP_ERR, false);
     if (s.w.opcode != IBV_WR_RDMA_READ) {
       // The original value lands in the first SGE: 8 bytes (mlx5 writes 8 at
@@ -198,24 +199,28 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
 unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
   const WrOpInfo* op = wr_op_info(s.w.opcode);
   const bool inl = s.w.send_flags & IBV_SEND_INLINE;
-  const bool is_write = s.w.opcode == IBV_WR_RDMA_WRITE || s.w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
   const bool uc = qp.type == IBV_QPT_UC;
-  rte_mbuf** m = tx_m_.data();
+  const Transport tr = uc ? Transport::kUC : Transport::kRC;
+  // The wire opcode of the packet that starts at byte `off` of the message;
+  // its headers' layout comes from the opcode table.
+  auto opcode_at = [&](uint64_t off) {
+    const bool first = off == 0, last = s.length - off <= s.pmtu;
+    return opcode(tr, Op(first && last ? op->only : first ? op->first : last ? op->last : op->middle));
+  };
+  rte_mbuf** m = txb_.m.data();
   unsigned n = 0;
   while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
 
   // Build: append the packet and collect its remote pieces, up to the first
   // packet that cannot be built (`fail` says why).
-  IoList remote(tx_remote_.data(), unsigned(tx_remote_.size()));
+  IoList remote(txb_.remote.data(), unsigned(txb_.remote.size()));
   unsigned built = 0;
   ibv_wc_status fail = IBV_WC_SUCCESS;
   bool dma_failed = false;
   for (uint64_t off = qp.next_offset; built < n; ++built) {
     const uint64_t remaining = s.length - off;
     const uint32_t len = uint32_t(remaining < s.pmtu ? remaining : s.pmtu);
-    const bool last = remaining <= s.pmtu;
-    const unsigned ext =
-        (last && op->has_imm ? kImmDtLen : 0) + (off == 0 && is_write ? kRethLen : 0);
+    const unsigned ext = layout(opcode_at(off)).payload;
     const unsigned pad = (4 - (len & 3)) & 3;
     const unsigned total = kBthLen + ext + len + pad;
     uint8_t* b = total > UINT16_MAX
@@ -233,24 +238,24 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
       fail = IBV_WC_LOC_PROT_ERR;
       break;
     }
-    tx_bth_[built] = b;
-    tx_local_[built] = iovec{b + kBthLen + ext, len};
+    txb_.bth[built] = b;
+    txb_.local[built] = iovec{b + kBthLen + ext, len};
     off += len;
   }
   unsigned sendable = built;
   if (inl) {
     if (built)  // one packet: inline data is at most VHCA_MAX_INLINE < any MTU
-      std::memcpy(tx_local_[0].iov_base, s.w.inline_data + qp.next_offset, tx_local_[0].iov_len);
+      std::memcpy(txb_.local[0].iov_base, s.w.inline_data + qp.next_offset, txb_.local[0].iov_len);
   } else if (remote.bytes) {
-    const size_t got = qp.client->mem.readv(tx_local_.data(), built, remote.iov, remote.n, now,
+    const size_t got = qp.client->mem.readv(txb_.local.data(), built, remote.iov, remote.n, now,
                                             ctr_.dma_calls);
     if (got < remote.bytes) {
       // Everything before the first unreachable byte arrived: the packets
       // wholly inside it can go; the one it falls in fails the WQE.
       size_t whole = 0;
       sendable = 0;
-      while (sendable < built && whole + tx_local_[sendable].iov_len <= got)
-        whole += tx_local_[sendable++].iov_len;
+      while (sendable < built && whole + txb_.local[sendable].iov_len <= got)
+        whole += txb_.local[sendable++].iov_len;
       fail = IBV_WC_LOC_PROT_ERR;
       dma_failed = true;
     }
@@ -260,25 +265,24 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
   for (; sent < sendable; ++sent) {
     if (sent && !io_.can_transmit(qp.route.sl)) break;
     rte_mbuf* pkt = m[sent];
-    uint8_t* b = tx_bth_[sent];
-    const uint32_t len = uint32_t(tx_local_[sent].iov_len);
-    const bool first = qp.next_offset == 0;
+    uint8_t* b = txb_.bth[sent];
+    const uint32_t len = uint32_t(txb_.local[sent].iov_len);
     const bool last = s.length - qp.next_offset <= s.pmtu;
-    const uint8_t low = first && last ? op->only : first ? op->first : last ? op->last : op->middle;
-    const unsigned reth = first && is_write ? kRethLen : 0;
-    const unsigned ext = (last && op->has_imm ? kImmDtLen : 0) + reth;
+    const uint8_t opc = opcode_at(qp.next_offset);
+    const HdrLayout& at = layout(opc);
+    const unsigned ext = at.payload;
     const unsigned pad = (4 - (len & 3)) & 3;
-    if (pad) std::memset(static_cast<uint8_t*>(tx_local_[sent].iov_base) + len, 0, pad);
+    if (pad) std::memset(static_cast<uint8_t*>(txb_.local[sent].iov_base) + len, 0, pad);
     bool ackreq = last || ++qp.pkts_since_ackreq >= kAckReqEvery ||
                   psn_diff(qp.psn + 1, qp.snd_una) >= int32_t(kMaxInflightPsn);
     if (ackreq) qp.pkts_since_ackreq = 0;
     if (uc) ackreq = false;  // UC has no acknowledgements
     const bool se = last && (s.w.send_flags & IBV_SEND_SOLICITED);
-    put_bth(b, opcode(uc ? Transport::kUC : Transport::kRC, Op(low)), se, pad, qp.attr.dest_qp_num,
-            ackreq, qp.psn);
-    if (reth) reth_set(b + kBthLen, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
-    if (last && op->has_imm)
-      std::memcpy(b + kBthLen + reth, &s.w.imm_data, kImmDtLen);  // already network order
+    put_bth(b, opc, se, pad, qp.attr.dest_qp_num, ackreq, qp.psn);
+    if (at.reth != kAbsent)
+      reth_set(b + kBthLen + at.reth, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
+    if (at.imm != kAbsent)
+      std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // already network order
     if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
     ++ctr_.tx_packets;
     ctr_.tx_bytes += kBthLen + ext + len + pad;

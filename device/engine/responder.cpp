@@ -63,13 +63,15 @@ bool Hca::Impl::send_response(Qp& qp) {
     ++ctr_.tx_stalls;
     return false;
   }
-  uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kBthLen + kAethLen));
+  constexpr uint8_t opc = opcode(Transport::kRC, kAck);
+  constexpr unsigned total = kBthLen + layout(opc).payload;
+  uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, total));
   if (!b) {
     rte_pktmbuf_free(m);
     return false;
   }
-  put_bth(b, opcode(Transport::kRC, kAck), false, 0, qp.attr.dest_qp_num, false, qp.resp_psn);
-  aeth_set(b + kBthLen, qp.resp_syndrome, qp.resp_msn);
+  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, qp.resp_psn);
+  aeth_set(b + kBthLen + layout(opc).aeth, qp.resp_syndrome, qp.resp_msn);
   switch (syndrome_type(qp.resp_syndrome)) {
     case AckType::kAck: ++ctr_.acks_sent; break;
     case AckType::kRnrNak: ++ctr_.rnr_naks_sent; break;
@@ -80,7 +82,7 @@ bool Hca::Impl::send_response(Qp& qp) {
         ++ctr_.other_naks_sent;
   }
   ++ctr_.tx_packets;
-  ctr_.tx_bytes += kBthLen + kAethLen;
+  ctr_.tx_bytes += total;
   io_.transmit(m, qp.route);
   qp.resp_pending = false;
   qp.acks_owed = 0;
@@ -245,7 +247,7 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   const uint64_t offset = first ? 0 : qp.rcv_offset;
   if (offset + p.paylen > qp.rwqe.length)
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR, 0);
-  RxPlacement& e = rx_q_[rx_n_];
+  RxPlacement& e = rxq_.q[rxq_.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
   if (p.paylen && !gather_recv(*this, qp, offset, p.paylen, iol))
     return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, 0);
@@ -261,9 +263,9 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   e.niov = uint8_t(iol.n);
   e.has_wqe = true;
   e.state = RxPlacement::kWaiting;
-  ++rx_n_;
+  ++rxq_.n;
   ++qp.rx_pending;
-  if (last || p.ackreq) rx_due_ = true;
+  if (last || p.ackreq) rxq_.due = true;
   qp.rcv_offset = offset + p.paylen;
   qp.epsn = (qp.epsn + 1) & kPsnMask;
   qp.in_write = false;

@@ -99,11 +99,11 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
   for (unsigned i = 0; i < w.num_sge; ++i) total += w.sge[i].length;
   if (total < kGrhArea + p.paylen) return complete_now(IBV_WC_LOC_LEN_ERR, false);
 
-  if (rx_n_ == kRxBatch) {
+  if (rxq_.n == kRxBatch) {
     flush_rx();
     if (qp.state == IBV_QPS_ERR) return drop();
   }
-  RxPlacement& e = rx_q_[rx_n_];
+  RxPlacement& e = rxq_.q[rxq_.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
   const uint32_t skip = grh ? 0 : kGrhArea;
   if (!recv_gather(*this, qp, w, skip, kGrhArea - skip + p.paylen, iol))
@@ -133,15 +133,15 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
   e.sl = meta.sl;
   e.niov = uint8_t(iol.n);
   e.state = RxPlacement::kWaiting;
-  ++rx_n_;
+  ++rxq_.n;
   ++qp.rx_pending;
-  rx_due_ = true;
+  rxq_.due = true;
 }
 
 void Hca::Impl::ud_complete(RxPlacement& e, bool dead) {
   Qp& qp = *e.qp;
   if (dead) {
-    qp.rx_dead_gen = rx_gen_;
+    qp.rx_dead_gen = rxq_.gen;
     ++ctr_.rx_dropped;
     // An RQ WQE is still in the ring (flush() completes it); an SRQ one is
     // the QP's and completes here.
@@ -156,11 +156,11 @@ void Hca::Impl::ud_complete(RxPlacement& e, bool dead) {
     ++ctr_.dma_errors;
     post_ud_recv_cqe(qp, e.wr_id, IBV_WC_LOC_PROT_ERR, 0, nullptr, e.slid, e.sl);
     qp_to_error(qp, false);
-    qp.rx_dead_gen = rx_gen_;
+    qp.rx_dead_gen = rxq_.gen;
     return;
   }
   post_ud_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e, e.slid, e.sl);
-  if (qp.state == IBV_QPS_ERR) qp.rx_dead_gen = rx_gen_;
+  if (qp.state == IBV_QPS_ERR) qp.rx_dead_gen = rxq_.gen;
 }
 
 }  // namespace vf::engine

@@ -40,9 +40,8 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
       ah = objs_.of<Ah>().get(s.w.ah_handle);
-      if (s.w.opcode != IBV_WR_SEND && s.w.opcode != IBV_WR_SEND_WITH_IMM)
-        fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
-      else if (!ah || ah->client != qp.client)
+      // fetch_send_wqe let only SENDs through (vhca_wr_op_for).
+      if (!ah || ah->client != qp.client)
         fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
       else if (ah->pd != qp.pd)
         fail_wqe(s, IBV_WC_LOC_PROT_ERR);
@@ -66,10 +65,12 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
       ++ctr_.tx_stalls;
       break;
     }
-    const bool imm = s.w.opcode == IBV_WR_SEND_WITH_IMM;
+    const uint8_t opc =
+        opcode(Transport::kUD, s.w.opcode == IBV_WR_SEND_WITH_IMM ? kSendOnlyImm : kSendOnly);
+    const HdrLayout& at = layout(opc);
     const uint32_t len = uint32_t(s.length);
     const unsigned pad = (4 - (len & 3)) & 3;
-    const unsigned hdr = kBthLen + kDethLen + (imm ? kImmDtLen : 0);
+    const unsigned hdr = kBthLen + at.payload;
     uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(hdr + len + pad)));
     if (!b) {
       rte_pktmbuf_free(m);
@@ -93,11 +94,11 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     }
     if (pad) std::memset(payload + len, 0, pad);
     const bool se = s.w.send_flags & IBV_SEND_SOLICITED;
-    put_bth(b, opcode(Transport::kUD, imm ? kSendOnlyImm : kSendOnly), se, pad,
-            s.w.remote_qpn & kQpnMask, false, qp.psn);
+    put_bth(b, opc, se, pad, s.w.remote_qpn & kQpnMask, false, qp.psn);
     const uint32_t qkey = (s.w.remote_qkey & 0x80000000u) ? qp.attr.qkey : s.w.remote_qkey;
-    deth_set(b + kBthLen, qkey, qp.qpn);
-    if (imm) std::memcpy(b + kBthLen + kDethLen, &s.w.imm_data, kImmDtLen);  // network order
+    deth_set(b + kBthLen + at.deth, qkey, qp.qpn);
+    if (at.imm != kAbsent)
+      std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // network order
     ++ctr_.tx_packets;
     ctr_.tx_bytes += hdr + len + pad;
     io_.transmit(m, ah->route);

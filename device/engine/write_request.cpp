@@ -60,7 +60,7 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
   const bool imm = last && (f & kHasImm);
   Rx early;
   if (imm && !qp.rwqe_valid && !take_recv_wqe(qp, p, ordered, early)) return early;
-  RxPlacement& e = rx_q_[rx_n_];
+  RxPlacement& e = rxq_.q[rxq_.n];
   e.niov = 0;
   if (p.paylen) {
     // Looked up again per packet: the MR may have been deregistered since the
@@ -82,9 +82,9 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
   e.sl = meta.sl;
   e.has_wqe = imm;
   e.state = RxPlacement::kWaiting;
-  ++rx_n_;
+  ++rxq_.n;
   ++qp.rx_pending;
-  if (last || p.ackreq) rx_due_ = true;
+  if (last || p.ackreq) rxq_.due = true;
   qp.wr_va = va;
   qp.wr_rkey = rkey;
   qp.wr_len = len;

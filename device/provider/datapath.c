@@ -3,38 +3,22 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "device/abi/vhca_wr_ops.h"
 #include "vhca.h"
 
 static inline uint32_t load_acquire(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void store_release(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
-/* Opcodes a QP type can carry (IBA 9.2 / table 38: UC has no RDMA READ or
- * atomics, UD only SENDs); anything else fails the post, as mlx5 fails
- * opcodes outside its table with EINVAL rather than posting a WQE the
- * device would reject. */
-static bool opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op) {
-  switch (op) {
-    case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM:
-      return true;
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return type == IBV_QPT_RC || type == IBV_QPT_UC;
-    case IBV_WR_RDMA_READ:
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      return type == IBV_QPT_RC;
-    default:
-      return false;
-  }
-}
 
 /* Checks one WR against the QP's limits and writes it into the slot. The
  * errnos are mlx5's: EINVAL for a bad opcode/SGE count/missing AH, ENOMEM for
  * inline data over max_inline_data (mlx5 set_data_inl_seg; rxe says EINVAL). */
 static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struct vhca_send_wqe *w) {
   const enum ibv_qp_type type = qp->vqp.qp.qp_type;
-  if (!opcode_ok(type, wr->opcode)) return EINVAL;
+  /* Opcodes a QP type cannot carry fail the post, as mlx5 fails opcodes
+   * outside its table with EINVAL rather than posting a WQE the device would
+   * reject. */
+  const struct vhca_wr_op *op = vhca_wr_op_for(type, wr->opcode);
+  if (!op) return EINVAL;
   if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list)) return EINVAL;
   if (type == IBV_QPT_UD && !wr->wr.ud.ah) return EINVAL;
   memset(w, 0, offsetof(struct vhca_send_wqe, sge));
@@ -43,22 +27,14 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
   w->send_flags = wr->send_flags;
   if (qp->sq_sig_all) w->send_flags |= IBV_SEND_SIGNALED;
   w->imm_data = wr->imm_data; /* union with invalidate_rkey */
-  switch (wr->opcode) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-    case IBV_WR_RDMA_READ:
-      w->remote_addr = wr->wr.rdma.remote_addr;
-      w->rkey = wr->wr.rdma.rkey;
-      break;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      w->remote_addr = wr->wr.atomic.remote_addr;
-      w->rkey = wr->wr.atomic.rkey;
-      w->compare_add = wr->wr.atomic.compare_add;
-      w->swap = wr->wr.atomic.swap;
-      break;
-    default:
-      break;
+  if (op->target == VHCA_WR_TARGET_RDMA) {
+    w->remote_addr = wr->wr.rdma.remote_addr;
+    w->rkey = wr->wr.rdma.rkey;
+  } else if (op->target == VHCA_WR_TARGET_ATOMIC) {
+    w->remote_addr = wr->wr.atomic.remote_addr;
+    w->rkey = wr->wr.atomic.rkey;
+    w->compare_add = wr->wr.atomic.compare_add;
+    w->swap = wr->wr.atomic.swap;
   }
   if (type == IBV_QPT_UD) {
     w->ah_handle = wr->wr.ud.ah->handle;
@@ -67,8 +43,7 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
   }
   /* Atomics carry their operands in the WQE; inline does not apply to them
    * or to READ (the local SGE is where the response lands). */
-  const bool inl = (wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
-                   wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+  const bool inl = (wr->send_flags & IBV_SEND_INLINE) && op->inline_ok;
   if (inl) {
     size_t total = 0;
     for (int i = 0; i < wr->num_sge; i++) {

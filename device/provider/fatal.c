@@ -22,22 +22,12 @@
 #include <unistd.h>
 
 #include "device/abi/vhca_comp_channel.h"
+#include "device/abi/vhca_wr_ops.h"
 #include "vhca.h"
 
-static enum ibv_wc_opcode send_wc_opcode(uint8_t op) {
-  switch (op) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return IBV_WC_RDMA_WRITE;
-    case IBV_WR_RDMA_READ:
-      return IBV_WC_RDMA_READ;
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-      return IBV_WC_COMP_SWAP;
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      return IBV_WC_FETCH_ADD;
-    default:
-      return IBV_WC_SEND;
-  }
+static enum ibv_wc_opcode send_wc_opcode(uint8_t opcode) {
+  const struct vhca_wr_op *op = vhca_wr_op_info(opcode);
+  return op ? (enum ibv_wc_opcode)op->wc_opcode : IBV_WC_SEND;
 }
 
 static void flush_wc(struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_opcode op, uint32_t qp_num) {

@@ -78,5 +78,51 @@ TEST(Opcode, FlagsAreConsistent) {
   EXPECT_FALSE(op_info(kReadRequest).flags & kHasPayload);
 }
 
+// Header offsets after the BTH, in the IBA's order (Vol. 1 9.2-9.4).
+TEST(Opcode, HeaderLayout) {
+  const HdrLayout& wimm = layout(opcode(Transport::kRC, kWriteOnlyImm));
+  EXPECT_EQ(wimm.reth, 0);
+  EXPECT_EQ(wimm.imm, 16);
+  EXPECT_EQ(wimm.payload, 20);
+  EXPECT_EQ(wimm.aeth, kAbsent);
+  const HdrLayout& ud = layout(opcode(Transport::kUD, kSendOnlyImm));
+  EXPECT_EQ(ud.deth, 0);
+  EXPECT_EQ(ud.imm, 8);
+  EXPECT_EQ(ud.payload, 12);
+  const HdrLayout& atomic_ack = layout(opcode(Transport::kRC, kAtomicAck));
+  EXPECT_EQ(atomic_ack.aeth, 0);
+  EXPECT_EQ(atomic_ack.atomic_ack_eth, 4);
+  EXPECT_EQ(layout(opcode(Transport::kRC, kCompareSwap)).atomic_eth, 0);
+  EXPECT_EQ(layout(opcode(Transport::kRC, kReadRespMiddle)).aeth, kAbsent);
+  EXPECT_EQ(layout(opcode(Transport::kRC, kSendLastInv)).imm, 0);  // IETH where ImmDt would be
+  // Every present header ends at or before the payload, none overlap.
+  for (unsigned o = 0; o < 256; ++o) {
+    const OpDesc& d = op_desc(uint8_t(o));
+    if (!d.valid) {
+      EXPECT_EQ(d.at.payload, 0) << o;
+      continue;
+    }
+    const HdrLayout& a = d.at;
+    unsigned sum = 0;
+    for (auto [at, len] : {std::pair<uint8_t, unsigned>{a.deth, kDethLen}, {a.reth, kRethLen},
+                           {a.atomic_eth, kAtomicEthLen}, {a.aeth, kAethLen},
+                           {a.atomic_ack_eth, kAtomicAckEthLen}, {a.imm, kImmDtLen}}) {
+      if (at == kAbsent) continue;
+      EXPECT_LE(at + len, a.payload) << o;
+      sum += len;
+    }
+    EXPECT_EQ(sum, a.payload) << o;
+  }
+}
+
+TEST(Opcode, NamesForTracing) {
+  EXPECT_STREQ(op_desc(0x04).name, "SEND Only");
+  EXPECT_STREQ(op_desc(0x2B).name, "RDMA WRITE Only with Immediate");
+  EXPECT_STREQ(op_desc(0x11).name, "Acknowledge");
+  EXPECT_STREQ(op_desc(0x81).name, "CNP");
+  EXPECT_STREQ(op_desc(0x15).name, "reserved");
+  EXPECT_STREQ(transport_name(opcode_transport(0x65)), "UD");
+}
+
 }  // namespace
 }  // namespace vf::wire
