@@ -13,6 +13,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   ibv_ah_attr a = req.attr;
   if (a.port_num != 1 || a.sl > 15) return EINVAL;
   if (a.is_global > 1) return EINVAL;
+  if (static_rate_mbps(a.static_rate) == kBadRate) return EINVAL;
   if (io_.info().link_layer == LinkLayer::kEthernet) {
     // RoCE routes by GID only: a GRH is required (mlx5: EINVAL), the LID unused.
     if (!a.is_global) return EINVAL;

@@ -25,8 +25,12 @@
 
 namespace vf::engine {
 
-Qp::Qp() : retrans_timer(&Hca::Impl::retrans_timer_fired), rnr_timer(&Hca::Impl::rnr_timer_fired) {
+Qp::Qp()
+    : retrans_timer(&Hca::Impl::retrans_timer_fired),
+      rnr_timer(&Hca::Impl::rnr_timer_fired),
+      pace_timer([](vf::Timer&, Nanos) {}) {  // the next poll sends
   retrans_timer.qp = this;
+  pace_timer.qp = this;
   rnr_timer.qp = this;
 }
 

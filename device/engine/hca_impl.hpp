@@ -1,7 +1,7 @@
 // Hca::Impl: the transport over the engine's objects, split over one file per
 // concern like rxe. Data: object_tables.hpp (PD, MR, CQ, QP, SRQ, AH tables,
 // uverbs teardown order), placement.hpp (the receive placement queue and the
-// transmit burst). Code: hca.cpp
+// transmit burst), pacing.hpp (a QP's eligible-at time). Code: hca.cpp
 // (clients, device/port queries, PDs, poll and receive dispatch), mr.cpp,
 // cq.cpp, qp.cpp (create/query/destroy), qp_state.cpp (modify_qp, error and
 // flush), requester.cpp, completer.cpp, responder.cpp, placement.cpp; RDMA:

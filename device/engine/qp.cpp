@@ -91,6 +91,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
 
 void Hca::Impl::destroy_obj(Qp& qp) {
   sched_.disarm(qp.retrans_timer);
+  sched_.disarm(qp.pace_timer);
   sched_.disarm(qp.rnr_timer);
   if (qp.on_resp_list) {
     for (size_t i = 0; i < resp_list_.size(); ++i)

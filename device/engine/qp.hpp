@@ -13,6 +13,7 @@
 #include "device/abi/vhca_abi.h"
 #include "device/abi/vhca_wr_ops.h"
 #include "device/engine/objects.hpp"
+#include "device/engine/pacing.hpp"
 #include "device/engine/ring.hpp"
 
 namespace vf::engine {
@@ -120,6 +121,11 @@ struct Qp {
   bool retransmitting = false;  // between a rewind and reaching psn_hi again
   QpTimer retrans_timer;
   QpTimer rnr_timer;
+  // Pacing (pacing.hpp): the path's static rate, and when the next packet
+  // may go; the timer only wakes the poll loop then.
+  uint32_t rate_mbps = 0;  // 0: not paced
+  Nanos eligible_at = 0;
+  QpTimer pace_timer;
   // READ/atomic initiator side (read_response.cpp).
   uint32_t rd_outstanding = 0;  // READ/atomic WQEs started and not completed (max_rd_atomic)
   uint32_t rd_queued = 0;       // READ responses / atomic ACKs accepted, not yet placed
@@ -178,6 +184,13 @@ inline void reset_rd_atomic_state(Qp& qp) {
   qp.wr_rkey = 0;
   for (RdAtomicRes& r : qp.res) r = RdAtomicRes{};
   qp.res_next = qp.res_pending = 0;
+}
+
+// `bytes` just went out at `mbps` (0: unpaced): the next packet may go that
+// much later -- from now, if the QP had been idle (no credit for idle time).
+inline void pace(Qp& qp, Nanos now, uint64_t bytes, uint32_t mbps) {
+  if (!mbps) return;
+  qp.eligible_at = (qp.eligible_at > now ? qp.eligible_at : now) + packet_time_ns(bytes, mbps);
 }
 
 // A work-queue slot goes back to the app before the completion that reports

@@ -163,7 +163,7 @@ bool ah_ok(const PortInfo& port, const ibv_ah_attr& ah) {
     return false;  // unicast LID required
   }
   if (ah.is_global && ah.grh.sgid_index >= port.gids.size()) return false;
-  return true;
+  return static_rate_mbps(ah.static_rate) != kBadRate;
 }
 
 }  // namespace
@@ -225,6 +225,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     s.ah_attr = a.ah_attr;
     s.ah_attr.port_num = 1;
     qp.route = route_of(s.ah_attr);
+    qp.rate_mbps = static_rate_mbps(s.ah_attr.static_rate);
   }
   if (mask & IBV_QP_PATH_MTU) {
     s.path_mtu = a.path_mtu;
@@ -302,6 +303,8 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
 void Hca::Impl::qp_reset_state(Qp& qp) {
   sched_.disarm(qp.retrans_timer);
   sched_.disarm(qp.rnr_timer);
+  sched_.disarm(qp.pace_timer);
+  qp.eligible_at = 0;
   // RESET discards whatever the rings hold: the engine's indices jump to the
   // app's producers (published as consumers), so the app sees empty queues.
   const uint32_t sp = qp.sq.load_producer();

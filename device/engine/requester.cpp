@@ -161,6 +161,11 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       ++ctr_.tx_stalls;
       break;
     }
+    if (qp.eligible_at > now) {  // paced: the pace timer brings the poll back
+      sched_.arm(qp.pace_timer, qp.eligible_at);
+      break;
+    }
+    const uint64_t bytes_before = ctr_.tx_bytes;
     if (wr_is_rd_atomic(s.w.opcode)) {
       // One request packet; a READ of N packets occupies N PSNs.
       const uint64_t left = s.length - qp.next_offset;
@@ -169,6 +174,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       const unsigned sent = send_rd_atomic_request(qp, s, now);
       done += sent;
       if (!sent) break;
+      pace(qp, now, ctr_.tx_bytes - bytes_before, qp.rate_mbps);
       continue;
     }
     // As many packets of this WQE as the budget, the window and the burst
@@ -179,8 +185,10 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (want > kTxBurst) want = kTxBurst;
     const uint32_t room = kMaxInflightPsn - uint32_t(inflight > 0 ? inflight : 0);
     if (want > room) want = room;
+    if (qp.rate_mbps) want = 1;  // each packet waits for its own time
     const unsigned sent = send_burst(qp, s, unsigned(want), now);
     done += sent;
+    pace(qp, now, ctr_.tx_bytes - bytes_before, qp.rate_mbps);
     if (s.state == SendWqe::kError) continue;  // completes once everything before it has
     if (sent < want) break;                    // the port or the mbuf pool ran dry
   }

@@ -60,6 +60,10 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
       ++ctr_.tx_stalls;
       break;
     }
+    if (qp.eligible_at > now) {  // paced by an earlier AH's static rate
+      sched_.arm(qp.pace_timer, qp.eligible_at);
+      break;
+    }
     rte_mbuf* m = io_.alloc();
     if (!m) {
       ++ctr_.tx_stalls;
@@ -102,6 +106,7 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     ++ctr_.tx_packets;
     ctr_.tx_bytes += hdr + len + pad;
     io_.transmit(m, ah->route);
+    pace(qp, now, hdr + len + pad, static_rate_mbps(ah->attr.static_rate));
     qp.psn = (qp.psn + 1) & kPsnMask;
     qp.snd_una = qp.psn_hi = qp.psn;  // nothing is ever outstanding
     s.state = SendWqe::kStarted;

@@ -246,6 +246,7 @@ struct ConnParams {
   uint8_t min_rnr_timer = 12;  // 0.64 ms
   uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
   uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;  // qp_access_flags
+  uint8_t static_rate = 0;  // ibv_rate of both paths (0: IBV_RATE_MAX)
 };
 
 inline ibv_qp_attr init_attr(uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) {
@@ -269,6 +270,7 @@ inline ibv_qp_attr rtr_attr(uint32_t dest_qpn, uint16_t dlid, uint32_t rq_psn, c
   a.min_rnr_timer = p.min_rnr_timer;
   a.ah_attr.dlid = dlid;
   a.ah_attr.port_num = 1;
+  a.ah_attr.static_rate = p.static_rate;
   return a;
 }
 inline constexpr uint32_t kRtrMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
