@@ -5,6 +5,7 @@
 #include "daemon/counter_format.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
+#include "daemon/port_qos_json.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -147,7 +148,7 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   put_counters(counters, dp::kPortCounters, &snap.port.port);
   put_counters(counters, dp::kHcaPortCounters, &snap.port);
   put_counters(counters, engine::kEngineCounters, &snap.engine);
-  return {
+  nlohmann::json out = {
       {"name", info.name},
       {"fabric", info.fabric},
       {"link_layer", config::to_string(info.link_layer)},
@@ -160,6 +161,9 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
         {"srqs", o.srqs}, {"ahs", o.ahs}}},
       {"counters", std::move(counters)},
   };
+  // VLs exist on IB links only; a RoCE port's classes are 802.1Q priorities.
+  if (snap.port_info.link_layer == LinkLayer::kInfiniBand) out["qos"] = port_qos_json(snap.port_info.qos);
+  return out;
 }
 
 }  // namespace vf

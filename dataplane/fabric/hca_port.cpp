@@ -34,12 +34,12 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
       cfg_(cfg),
       port_(sched, std::move(name), cfg.link_layer, cfg.port),
       space_timer_(&HcaPort::on_space_timer, this) {
-  if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
+  if (cfg.qos.data_vls == 0 || cfg.qos.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
   if (!mtu_code(cfg.mtu))
     throw std::invalid_argument("HCA port " + port_.name() + ": MTU must be 256, 512, 1024, 2048 or 4096");
-  for (unsigned sl = 0; sl < kNumSls; ++sl) cfg_.sl2vl[sl] = uint8_t(sl % cfg.data_vls);
+  cfg_.qos = default_port_qos(cfg.qos.data_vls);
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
 }
 
@@ -52,9 +52,7 @@ void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
 }
 
 void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
-  if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
-    throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
-  cfg_.sl2vl[sl] = vl;
+  if (!cfg_.qos.set_sl2vl(sl, vl)) throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
 }
 
 void HcaPort::set_state(PortState state, PhysState phys) {
@@ -77,7 +75,7 @@ rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
 unsigned HcaPort::tx_class(uint8_t sl) const {
   if (cfg_.link_layer == LinkLayer::kInfiniBand) {
-    const uint8_t vl = cfg_.sl2vl[sl & 0xF];
+    const uint8_t vl = cfg_.qos.sl2vl[sl & 0xF];
     return vl == kVl15 ? kMgmtClass : vl;
   }
   return cfg_.vlan ? sl & 7 : 0;
@@ -105,7 +103,7 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
-  r.vl = cfg_.sl2vl[r.sl];
+  r.vl = cfg_.qos.sl2vl[r.sl];
   if (r.vl == kVl15) return drop_tx(m, tx_no_route_), false;
   const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
   r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));

@@ -55,8 +55,8 @@
 
 namespace vf::dp {
 
-// The port's PortInfo (its sl2vl is filled from data_vls) plus what only the
-// dataplane needs.
+// The port's PortInfo (its qos starts as default_port_qos(qos.data_vls)) plus
+// what only the dataplane needs.
 struct HcaPortConfig : PortInfo {
   bool vlan = false;      // Ethernet: 802.1Q-tag frames so the priority travels
   uint16_t vlan_id = 0;
