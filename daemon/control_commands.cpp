@@ -10,7 +10,6 @@
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/event_sink.hpp"
-#include "daemon/runtime_tree.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/topology.hpp"
 
@@ -91,22 +90,26 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
   if (i == vhcas.size())
     return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
   const bool up = state == "up";
-  // The values the port's PortInfo takes (query_port reports them) and sysfs shows.
+  // The values the port's PortInfo takes; query_port, fabricctl and sysfs
+  // all show that record.
   const PortState st = up ? PortState::kActive : PortState::kDown;
   const PhysState phys = up ? PhysState::kLinkUp : PhysState::kDisabled;
-  try {
-    // sysfs first: an app woken by PORT_ACTIVE must already read ACTIVE there.
-    d.runtime_tree().set_port_state(name, st, phys);
-  } catch (const std::exception& e) {
-    return reply.error(std::string("cannot update sysfs: ") + e.what());
-  }
-  Topology* topo = &d.topology();
-  AppEventSink* sink = &d.events(i);
-  bool queued = d.lcore().post([topo, sink, i, up, st, phys, name, reply] {
-    const bool was = topo->port_up(i);
-    topo->set_port_state(i, st, phys);
-    if (was != up) sink->port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
-    reply.ok({{"hca", name}, {"port_state", up ? "ACTIVE" : "DOWN"}, {"changed", was != up}});
+  DaemonState* dp = &d;
+  bool queued = d.lcore().post([dp, i, up, st, phys, name, reply] {
+    Topology& topo = dp->topology();
+    const bool was = topo.port_up(i);
+    topo.set_port_state(i, st, phys);
+    // sysfs is rewritten from the record before the event goes out: an app
+    // woken by PORT_ACTIVE must already read ACTIVE there.
+    dp->publish_port(i, topo.port_info(i), [dp, i, up, was, name, reply](const std::string& error) {
+      const char* now = up ? "ACTIVE" : "DOWN";
+      if (was != up && !dp->lcore().post([dp, i, up] {
+            dp->events(i).port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+          }))
+        return reply.error(std::string("the port is ") + now + " but its apps could not be told: the dataplane is busy");
+      if (!error.empty()) return reply.error(std::string("the port is ") + now + " but sysfs could not be updated: " + error);
+      reply.ok({{"hca", name}, {"port_state", now}, {"changed", was != up}});
+    });
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");
 }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <future>
 
+#include <boost/asio/post.hpp>
+
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/device_server.hpp"
@@ -42,7 +44,12 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
     devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
     for (auto& s : specs)
-      if (s.ibdev == v.name) s.device_attrs["vfabric_socket"] = sock;
+      if (s.ibdev == v.name) {
+        s.device_attrs["vfabric_socket"] = sock;
+        // sysfs shows the port's own record, not the config's idea of it
+        // (the lcore is not running yet, so it may be read here).
+        s.port = topology_->port_info(i);
+      }
   }
   tree_ = std::make_unique<runtime::RuntimeTree>(runtime::TreeOptions{run_dir}, specs);
 
@@ -62,6 +69,19 @@ size_t DaemonState::clients() const {
   size_t n = 0;
   for (auto& d : devices_) n += d->client_count();
   return n;
+}
+
+void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(const std::string&)> then) {
+  boost::asio::post(io_, [this, vhca, port = std::move(port), then = std::move(then)] {
+    std::string error;
+    try {
+      tree_->update_port(topology_->vhcas().at(vhca).name, port);
+    } catch (const std::exception& e) {
+      error = e.what();
+      spdlog::warn("sysfs of {}: {}", topology_->vhcas().at(vhca).name, error);
+    }
+    then(error);
+  });
 }
 
 int DaemonState::run() {

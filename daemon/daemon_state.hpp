@@ -10,9 +10,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/port_info.hpp"
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
 #include "daemon/watchdog_policy.hpp"
@@ -44,6 +47,10 @@ class DaemonState {
   size_t clients() const;
   runtime::RuntimeTree& runtime_tree() { return *tree_; }
   AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
+  // After the owner changed vHCA `vhca`'s port record (on the lcore): renders
+  // `port`, the lcore's copy of it, into the runtime tree on the control
+  // thread, then calls `then` there with "" or what went wrong. Any thread.
+  void publish_port(size_t vhca, PortInfo port, std::function<void(const std::string& error)> then);
   const rte_mempool* mbuf_pool() const { return eal_.pool(); }
 
  private:

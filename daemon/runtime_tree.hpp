@@ -53,6 +53,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/port_sysfs.hpp"
 #include "daemon/sysfs_spec.hpp"
 
 namespace vf::runtime {
@@ -92,9 +93,11 @@ class RuntimeTree {
   const std::vector<PublishedDevice>& devices() const { return devices_; }
   const PublishedDevice* find(std::string_view ibdev) const;
 
-  // Port up/down and SM changes: each file is replaced atomically (rename).
-  void set_port_state(std::string_view ibdev, PortState state, PhysState phys);
-  void set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc);
+  // Re-renders ibdev's ports/1 files from its port record after the owner
+  // changed it (port up/down, LIDs, GIDs): each file whose content changed is
+  // replaced atomically (rename), GID entries past a shrunk table go; the
+  // rest are left alone. Control thread; `port` is a copy the lcore made.
+  void update_port(std::string_view ibdev, const PortInfo& port);
 
  private:
   // A node is ours while it still has the inode and change time it had when
@@ -122,6 +125,7 @@ class RuntimeTree {
   bool active_ = false;
   std::vector<Node> nodes_;
   std::vector<PublishedDevice> devices_;
+  std::vector<PortFiles> port_files_;  // what each device's ports/1 holds now, by devices_ index
 };
 
 }  // namespace vf::runtime

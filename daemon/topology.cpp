@@ -13,10 +13,6 @@
 namespace vf {
 namespace {
 
-dp::LinkLayer to_dp(config::LinkLayer ll) {
-  return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
-}
-
 // One vHCA: its engine and the port (owned by its fabric) it transmits through.
 struct Vhca {
   dp::HcaPort* port;
@@ -38,10 +34,7 @@ struct Topology::Impl {
 
 VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   const auto& f = *ref.fabric;
-  const auto lids = sm::assign_lids(f);
-  const runtime::DeviceSpec spec = runtime::make_device_spec(f, *ref.hca, *ref.link, lids);
-  const config::PortAttrs attrs = config::port_attrs(f, *ref.link);
-
+  const runtime::DeviceSpec spec = runtime::make_device_spec(f, *ref.hca, *ref.link, sm::assign_lids(f));
   VhcaInfo v;
   v.name = ref.hca->name;
   v.fabric = f.name;
@@ -52,19 +45,9 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   e.node_guid = spec.node_guid;
   e.sys_image_guid = spec.sys_image_guid;
   e.fw_ver = spec.fw_ver;  // ibv_devinfo's fw_ver must match sysfs
-  // Port 1 as it starts; the same values sysfs shows (make_device_spec).
-  PortInfo& p = v.port;
-  p.link_layer = to_dp(f.link_layer);
-  p.lid = lid;
-  p.sm_lid = lids.sm_lid;
-  p.lmc = lids.lmc;
-  for (const auto& g : spec.gids) p.gids.push_back(g.gid);
-  p.mac = ref.hca->mac;
-  p.mtu = attrs.active_mtu_bytes;
-  p.active_speed = attrs.active_speed;
-  p.active_width = attrs.active_width;
-  p.gid_tbl_len = attrs.gid_tbl_len;
-  p.port_cap_flags = attrs.port_cap_flags;
+  // Port 1 as it starts, derived from the config in one place (make_device_spec).
+  v.port = spec.port;
+  v.port.lid = lid;
   return v;
 }
 
@@ -72,7 +55,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     : impl_(std::make_unique<Impl>(sched)) {
   for (const auto& f : cfg.fabrics) {
     auto& fabric = *impl_->fabrics.emplace_back(
-        std::make_unique<dp::Fabric>(sched, f.name, to_dp(f.link_layer), pool));
+        std::make_unique<dp::Fabric>(sched, f.name, config::to_core(f.link_layer), pool));
     const auto lids = sm::assign_lids(f);
     for (const auto& s : f.switches) fabric.add_switch(s.name, s.ports, s.latency_ns);
     for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
@@ -127,6 +110,8 @@ bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->port->passes
 void Topology::set_port_state(size_t i, PortState state, PhysState phys) {
   impl_->vhcas.at(i)->port->set_state(state, phys);
 }
+
+const PortInfo& Topology::port_info(size_t i) const { return impl_->vhcas.at(i)->port->info(); }
 
 bool Topology::poll() {
   bool any = false;

@@ -51,6 +51,9 @@ class Topology {
   // packets either way. Lcore only.
   bool port_up(size_t i) const;
   void set_port_state(size_t i, PortState state, PhysState phys);
+  // vHCA i's port record as it is now (the HcaPort's). Lcore only, or before
+  // the lcore runs: a change to it must be published (DaemonState::publish_port).
+  const PortInfo& port_info(size_t i) const;
   // Polls every engine once; true if any did work. Lcore only.
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.
