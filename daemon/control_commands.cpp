@@ -9,8 +9,10 @@
 #include "core/version.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
+#include "daemon/counter_format.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/metrics_text.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
@@ -45,6 +47,9 @@ json status(DaemonState& d) {
                        {"hcas", f.hcas.size()},
                        {"links", f.links.size()}});
   auto up = std::chrono::steady_clock::now() - d.started();
+  const LcoreSnapshot ls = d.lcore().snapshot();
+  json lcore = json::object();
+  put_counters(lcore, kLcoreCounters, &ls);
   return {{"daemon",
            {{"pid", getpid()},
             {"version", kVersion},
@@ -55,11 +60,7 @@ json status(DaemonState& d) {
           {"fabrics", fabrics},
           {"hca_count", d.topology().vhcas().size()},
           // How the dataplane spends its time: sleeps ~ wakeups when idle.
-          {"lcore",
-           {{"loops", d.lcore().stats().loops.load()},
-            {"sleeps", d.lcore().stats().sleeps.load()},
-            {"wakeups", d.lcore().stats().wakeups.load()},
-            {"tasks", d.lcore().stats().tasks.load()}}},
+          {"lcore", lcore},
           {"clients", d.clients()},
           {"mbufs", mbufs(d.mbuf_pool())}};
 }
@@ -128,11 +129,15 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
       "hca.list",
       [&daemon](const json&, control::Reply reply) {
         Topology* topo = &daemon.topology();
-        bool queued = daemon.lcore().post([topo, reply] {
+        DaemonState* daemon_ptr = &daemon;
+        bool queued = daemon.lcore().post([topo, daemon = daemon_ptr, reply] {
           // The lcore copies plain snapshots; JSON is built on the control thread.
           std::vector<VhcaSnapshot> snaps;
           snaps.reserve(topo->vhcas().size());
-          for (size_t i = 0; i < topo->vhcas().size(); ++i) snaps.push_back(topo->snapshot(i));
+          for (size_t i = 0; i < topo->vhcas().size(); ++i) {
+            snaps.push_back(topo->snapshot(i));
+            snaps.back().events = daemon->events(i).stats();
+          }
           reply.ok_with([topo, snaps = std::move(snaps)] {
             json out = json::array();
             for (size_t i = 0; i < snaps.size(); ++i) out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
@@ -142,6 +147,22 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },
       "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters", Access::ReadOnly);
+  server.add_async_command(
+      "metrics",
+      [&daemon](const json&, control::Reply reply) {
+        DaemonState* d = &daemon;
+        bool queued = daemon.lcore().post([d, reply] {
+          // Plain copies on the lcore; the text is made on the control thread.
+          MetricsSnapshot m = d->topology().metrics();
+          m.lcore = d->lcore().snapshot();
+          for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = d->events(i).stats();
+          reply.ok_with([m = std::move(m)] {
+            return json{{"content_type", "text/plain; version=0.0.4"}, {"text", prometheus_text(m)}};
+          });
+        });
+        if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+      },
+      "every counter in the Prometheus text format: {content_type, text}", Access::ReadOnly);
   server.add_async_command(
       "hca.port.set",
       [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },

@@ -30,9 +30,10 @@ std::string prom_labels(std::initializer_list<std::pair<std::string_view, std::s
 void append_prometheus(std::string& out, std::string_view prefix, CounterTable table,
                        std::span<const PromRow> rows) {
   for (const CounterDef& d : table) {
-    const std::string metric = std::string(prefix) + "_" + std::string(d.sysfs) + "_total";
+    const bool gauge = d.kind == CounterKind::kGauge;
+    const std::string metric = std::string(prefix) + "_" + std::string(d.sysfs) + (gauge ? "" : "_total");
     out += "# HELP " + metric + " " + std::string(d.help) + " (" + std::string(unit_name(d.unit)) + ")\n";
-    out += "# TYPE " + metric + " counter\n";
+    out += "# TYPE " + metric + (gauge ? " gauge\n" : " counter\n");
     for (const PromRow& r : rows) {
       out += metric;
       if (!r.labels.empty()) out += "{" + r.labels + "}";

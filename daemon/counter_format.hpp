@@ -25,8 +25,8 @@ struct PromRow {
 // key="value" pairs, values escaped as the exposition format requires.
 std::string prom_labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv);
 // Appends, per table row, one metric family `<prefix>_<sysfs>_total` (HELP,
-// TYPE counter, one sample per row of `rows`), in the Prometheus text
-// exposition format 0.0.4.
+// TYPE counter, one sample per row of `rows`; a gauge is `<prefix>_<sysfs>`,
+// TYPE gauge), in the Prometheus text exposition format 0.0.4.
 void append_prometheus(std::string& out, std::string_view prefix, CounterTable table,
                        std::span<const PromRow> rows);
 

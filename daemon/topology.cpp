@@ -122,8 +122,41 @@ bool Topology::poll() {
 VhcaSnapshot Topology::snapshot(size_t i) const {
   const Vhca& v = *impl_->vhcas.at(i);
   return {v.engine->counts(), v.engine->counters(), v.port->snapshot(impl_->sched.now()),
-          v.port->info()};
+          v.port->info(), {}};
 }
+
+MetricsSnapshot Topology::metrics() const {
+  MetricsSnapshot m{};
+  const Nanos now = impl_->sched.now();
+  for (size_t i = 0; i < info_.size(); ++i) {
+    const VhcaSnapshot v = snapshot(i);
+    m.vhcas.push_back({info_[i].fabric, info_[i].name, v.port_info.link_layer, v.port, v.engine, {}});
+  }
+  for (const auto& f : impl_->fabrics) {
+    for (const auto& sw : f->switches())
+      for (unsigned p = 1; p <= sw->nports(); ++p)
+        m.switch_ports.push_back({f->name(), sw->port(p).name(), f->link_layer(), sw->port(p).snapshot(now)});
+    for (const auto& l : f->links()) {
+      m.links.push_back({f->name(), l.a.str(), l.b.str(), l.link->a_to_b().snapshot()});
+      m.links.push_back({f->name(), l.b.str(), l.a.str(), l.link->b_to_a().snapshot()});
+    }
+  }
+  return m;
+}
+
+namespace {
+// Per class, named as class_name() calls it; classes a link layer lacks are left out.
+nlohmann::json classes_json(LinkLayer ll, const dp::PortSnapshot& p) {
+  nlohmann::json out = nlohmann::json::object();
+  for (unsigned c = 0; c < dp::kNumClasses; ++c)
+    if (const char* name = dp::class_name(ll, c)) {
+      nlohmann::json one = nlohmann::json::object();
+      put_counters(one, dp::kClassCounters, &p.classes[c]);
+      out[name] = std::move(one);
+    }
+  return out;
+}
+}  // namespace
 
 nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json gids = nlohmann::json::array();
@@ -132,7 +165,9 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json counters = nlohmann::json::object();
   put_counters(counters, dp::kPortCounters, &snap.port.port);
   put_counters(counters, dp::kHcaPortCounters, &snap.port);
+  put_counters(counters, dp::kRxErrorCounters, &snap.port);
   put_counters(counters, engine::kEngineCounters, &snap.engine);
+  put_counters(counters, kEventSinkCounters, &snap.events);
   nlohmann::json out = {
       {"name", info.name},
       {"fabric", info.fabric},
@@ -145,6 +180,7 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
        {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},
         {"srqs", o.srqs}, {"ahs", o.ahs}}},
       {"counters", std::move(counters)},
+      {"classes", classes_json(snap.port_info.link_layer, snap.port.port)},
   };
   // VLs exist on IB links only; a RoCE port's classes are 802.1Q priorities.
   if (snap.port_info.link_layer == LinkLayer::kInfiniBand) out["qos"] = port_qos_json(snap.port_info.qos);

@@ -1,6 +1,8 @@
 #include "dataplane/fabric/hca_port.hpp"
 
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "dataplane/wire/ib_framing.hpp"
@@ -237,8 +239,34 @@ constexpr CounterDef kHcaPortDefs[] = {
     VF_COUNTER(HcaPortSnapshot, port_down_drops, "port_down_drops", "port_down_drops", kPackets,
                "frames refused either way while the port was administratively down"),
 };
+static_assert(valid_counter_table<HcaPortSnapshot>(kHcaPortDefs));
+
+// HcaPortSnapshot::rx_errors[e]: named "rx_" + wire::rx_error_name(e).
+constexpr CounterDef rx_error_row(wire::RxError e, std::string_view name, std::string_view help) {
+  return {name, name, CounterUnit::kPackets, help,
+          offsetof(HcaPortSnapshot, rx_errors) + sizeof(uint64_t) * size_t(e)};
+}
+using wire::RxError;
+constexpr CounterDef kRxErrorDefs[] = {
+    rx_error_row(RxError::kTruncated, "rx_truncated", "frames shorter than their own length fields"),
+    rx_error_row(RxError::kNonContiguous, "rx_non_contiguous", "multi-segment frames framing cannot parse"),
+    rx_error_row(RxError::kBadLength, "rx_bad_length", "frames whose length fields disagree or are too small"),
+    rx_error_row(RxError::kBadVersion, "rx_bad_version", "frames with a wrong LRH, GRH or IP version"),
+    rx_error_row(RxError::kBadLnh, "rx_bad_lnh", "IB frames whose LRH LNH is raw or non-IBA IP"),
+    rx_error_row(RxError::kBadNextHeader, "rx_bad_next_header", "IB frames whose GRH NxtHdr is not IBA transport"),
+    rx_error_row(RxError::kBadVcrc, "rx_bad_vcrc", "IB frames with a bad VCRC"),
+    rx_error_row(RxError::kBadIcrc, "rx_bad_icrc", "frames with a bad ICRC"),
+    rx_error_row(RxError::kBadEtherType, "rx_bad_ethertype", "Ethernet frames that are neither IPv4 nor IPv6"),
+    rx_error_row(RxError::kBadIpChecksum, "rx_bad_ip_checksum", "IPv4 headers with a bad checksum"),
+    rx_error_row(RxError::kFragmented, "rx_fragmented", "IPv4 fragments (RoCEv2 is never fragmented)"),
+    rx_error_row(RxError::kNotRoce, "rx_not_roce", "IP frames that are not UDP to port 4791"),
+    rx_error_row(RxError::kBadUdpChecksum, "rx_bad_udp_checksum", "non-zero UDP checksums that do not match"),
+};
+static_assert(std::size(kRxErrorDefs) == wire::kRxErrorCount - 1, "one row per RxError but kOk");
+static_assert(valid_counter_table<HcaPortSnapshot>(kRxErrorDefs));
 }  // namespace
 
 const CounterTable kHcaPortCounters{kHcaPortDefs};
+const CounterTable kRxErrorCounters{kRxErrorDefs};
 
 }  // namespace vf::dp

@@ -76,6 +76,9 @@ struct HcaPortSnapshot {
 // The HCA port's own counters in an HcaPortSnapshot (its Port's are in
 // kPortCounters, read from HcaPortSnapshot::port).
 extern const CounterTable kHcaPortCounters;
+// HcaPortSnapshot::rx_errors, one row per wire::RxError but kOk, named
+// "rx_" + wire::rx_error_name (the reasons inside PortRcvErrors).
+extern const CounterTable kRxErrorCounters;
 
 class HcaPort final : public HostPort {
  public:

@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "fabricd_fixture.hpp"
@@ -106,6 +107,38 @@ TEST_F(PortState, ADownPortPassesNoTraffic) {
   server.signal(SIGKILL);
   server.wait(std::chrono::seconds(5));
   ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "up"}).exit_code, 0);
+}
+
+// The port record and the counter registry, as a running daemon shows them:
+// hca list carries each IB port's VL record, sysfs the record's LID, and
+// `fabricctl metrics` every table as Prometheus families.
+TEST_F(PortState, RecordAndCountersReachEveryReader) {
+  auto list = daemon_->ctl({"--json", "hca", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  for (const auto& h : nlohmann::json::parse(list.out)) {
+    if (h["link_layer"] == "infiniband") {
+      EXPECT_EQ(h["qos"]["operational_vls"], 8) << h.dump();
+      EXPECT_EQ(h["qos"]["vl_arbitration"]["low"].size(), 8u) << h.dump();
+      EXPECT_TRUE(h["classes"].contains("vl15")) << h.dump();
+    } else {
+      EXPECT_FALSE(h.contains("qos")) << h.dump();
+      EXPECT_TRUE(h["classes"].contains("prio7")) << h.dump();
+    }
+    if (h["name"] == "vib0") {
+      std::ostringstream lid;
+      lid << "0x" << std::hex << h["lid"].get<int>() << "\n";
+      EXPECT_EQ(sysfs("lid"), lid.str());
+    }
+  }
+  auto m = daemon_->ctl({"metrics"});
+  ASSERT_EQ(m.exit_code, 0) << m.describe();
+  for (const char* want : {"# TYPE vfabric_port_xmit_data_total counter\n",
+                           "vfabric_port_xmit_data_total{fabric=\"ib\",port=\"vib0\"} ",
+                           "vfabric_port_down_drops_total{fabric=\"ib\",hca=\"vib1\"} ",
+                           "vfabric_class_depth_packets{fabric=\"roce\",port=\"vroce0\",class=\"prio0\"} ",
+                           "vfabric_link_frames_sent_total{fabric=\"ib\",from=\"vib0\",to=",
+                           "\nvfabric_lcore_loops_total "})
+    EXPECT_NE(m.out.find(want), std::string::npos) << want << "\n---\n" << m.out.substr(0, 4000);
 }
 
 TEST_F(PortState, BadRequestsAreRefusedWithAHint) {
