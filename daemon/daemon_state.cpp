@@ -16,13 +16,14 @@
 #include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
+#include "daemon/sysfs_counters.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
 namespace fs = std::filesystem;
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
-    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_),
+    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_), counters_timer_(io_),
       started_(std::chrono::steady_clock::now()),
       heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
   const fs::path run_dir = cfg.daemon.runtime_dir;
@@ -52,6 +53,11 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
       }
   }
   tree_ = std::make_unique<runtime::RuntimeTree>(runtime::TreeOptions{run_dir}, specs);
+  // The counter files exist from the start (all zero; the lcore is not running yet).
+  for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
+    const VhcaSnapshot s = topology_->snapshot(i);
+    tree_->update_counters(topology_->vhcas()[i].name, sysfs_counter_files(s.port, s.engine));
+  }
 
   control::ServerOptions opts;
   opts.socket_path = run_dir / "control.sock";
@@ -91,6 +97,7 @@ int DaemonState::run() {
     spdlog::info("signal {}: shutting down", sig);
     shutdown();
   });
+  refresh_counters();
   if (auto interval = SdNotify::watchdog_interval()) {
     watchdog_period_ = *interval / 2;
     watchdog_tick();
@@ -102,6 +109,30 @@ int DaemonState::run() {
   SdNotify::ready();
   io_.run();
   return 0;
+}
+
+void DaemonState::refresh_counters() {
+  counters_timer_.expires_after(kSysfsCounterPeriod);
+  counters_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    const bool queued = lcore_->post([this] {
+      // Plain copies here; the files are made and written on the control thread.
+      std::vector<VhcaSnapshot> snaps;
+      snaps.reserve(topology_->vhcas().size());
+      for (size_t i = 0; i < topology_->vhcas().size(); ++i) snaps.push_back(topology_->snapshot(i));
+      boost::asio::post(io_, [this, snaps = std::move(snaps)] {
+        if (stopping_) return;
+        try {
+          for (size_t i = 0; i < snaps.size(); ++i)
+            tree_->update_counters(topology_->vhcas()[i].name, sysfs_counter_files(snaps[i].port, snaps[i].engine));
+        } catch (const std::exception& e) {
+          spdlog::warn("sysfs counters: {}", e.what());
+        }
+        refresh_counters();
+      });
+    });
+    if (!queued) refresh_counters();  // the lcore's queue is full: try next period
+  });
 }
 
 // The watchdog is fed only while the lcore keeps executing tasks: a wedged
@@ -146,6 +177,7 @@ void DaemonState::shutdown() {
   boost::system::error_code ec;
   signals_.cancel(ec);
   watchdog_.cancel();
+  counters_timer_.cancel();
   io_.stop();
   hca_dir_->remove();  // the device sockets in it are gone with devices_
 }

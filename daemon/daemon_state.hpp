@@ -55,6 +55,9 @@ class DaemonState {
 
  private:
   void watchdog_tick();
+  // Copies every vHCA's counters on the lcore, writes them into sysfs on the
+  // control thread, then waits kSysfsCounterPeriod and does it again.
+  void refresh_counters();
   void shutdown();
   void announce_device_fatal();
 
@@ -63,6 +66,7 @@ class DaemonState {
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watchdog_;
+  boost::asio::steady_timer counters_timer_;
   std::unique_ptr<Lcore> lcore_;
   // One per vHCA; outlives the topology, whose engines point at them.
   std::vector<std::unique_ptr<AppEventSink>> events_;

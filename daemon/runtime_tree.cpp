@@ -269,7 +269,8 @@ RuntimeTree::RuntimeTree(RuntimeTree&& o) noexcept
       active_(o.active_),
       nodes_(std::move(o.nodes_)),
       devices_(std::move(o.devices_)),
-      port_files_(std::move(o.port_files_)) {
+      port_files_(std::move(o.port_files_)),
+      counter_files_(std::move(o.counter_files_)) {
   o.active_ = false;
 }
 
@@ -284,6 +285,7 @@ RuntimeTree& RuntimeTree::operator=(RuntimeTree&& o) noexcept {
     nodes_ = std::move(o.nodes_);
     devices_ = std::move(o.devices_);
     port_files_ = std::move(o.port_files_);
+    counter_files_ = std::move(o.counter_files_);
     o.active_ = false;
   }
   return *this;
@@ -397,7 +399,9 @@ void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
   make_dir(stage / "class/infiniband");
   make_dir(stage / "class/infiniband_verbs");
   write_file(stage / "class/infiniband_verbs/abi_version", std::string(kUverbsAbi) + "\n");
-  for (std::size_t i = 0; i < devices.size(); ++i) port_files_.push_back(write_device(stage, devices[i], devices_[i], rdev_));
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    port_files_.push_back(write_device(stage, devices[i], devices_[i], rdev_));
+  counter_files_.resize(devices.size());  // update_counters adds them
   if (::rename(stage.c_str(), sysfs_path().c_str()) != 0) fail_errno(errno, sysfs_path(), "publish", kFixWritable);
 }
 
@@ -423,6 +427,7 @@ void RuntimeTree::remove() noexcept {
   nodes_.clear();
   devices_.clear();
   port_files_.clear();
+  counter_files_.clear();
   if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty
   made_dev_dir_ = false;
   // Unlinked while still held, so nobody locks the old file after we let go.
@@ -436,11 +441,10 @@ fs::path RuntimeTree::port_dir(std::string_view ibdev) const {
   return sysfs_path() / "class/infiniband" / std::string(ibdev) / "ports/1";
 }
 
-void RuntimeTree::update_port(std::string_view ibdev, const PortInfo& port) {
-  const fs::path dir = port_dir(ibdev);
-  check_port(ibdev, port);
-  PortFiles& now = port_files_.at(std::size_t(find(ibdev) - devices_.data()));
-  PortFiles next = port_info_files(port);
+namespace {
+// Makes `dir`'s files under the names of `now` those of `next`: changed or
+// new ones replaced atomically, vanished ones removed, the rest untouched.
+void sync_files(const fs::path& dir, PortFiles& now, PortFiles next) {
   for (const auto& [rel, content] : next) {
     auto it = now.find(rel);
     if (it == now.end() || it->second != content) replace_file(dir / rel, content);
@@ -448,6 +452,33 @@ void RuntimeTree::update_port(std::string_view ibdev, const PortInfo& port) {
   for (const auto& [rel, content] : now)
     if (!next.count(rel)) ::unlink((dir / rel).c_str());
   now = std::move(next);
+}
+}  // namespace
+
+std::size_t RuntimeTree::index_of(std::string_view ibdev) const {
+  const PublishedDevice* d = find(ibdev);
+  if (!d) throw RuntimeTreeError(fmt::format("no vHCA named '{}'", ibdev));
+  return std::size_t(d - devices_.data());
+}
+
+void RuntimeTree::update_port(std::string_view ibdev, const PortInfo& port) {
+  const fs::path dir = port_dir(ibdev);
+  check_port(ibdev, port);
+  sync_files(dir, port_files_.at(index_of(ibdev)), port_info_files(port));
+}
+
+void RuntimeTree::update_counters(std::string_view ibdev, const PortFiles& files) {
+  const fs::path dir = port_dir(ibdev);
+  for (const auto& [rel, content] : files) {
+    const auto slash = rel.find('/');
+    const std::string sub = rel.substr(0, slash);
+    if ((sub != "counters" && sub != "hw_counters") || slash == std::string::npos ||
+        !valid_attr_name(rel.substr(slash + 1)) || content.find('\0') != std::string::npos || content.size() > 64)
+      throw RuntimeTreeError(fmt::format("vHCA '{}': '{}' is not a counter file", ibdev, rel));
+  }
+  for (const char* sub : {"counters", "hw_counters"})
+    if (!exists_nofollow(dir / sub)) make_dir(dir / sub);
+  sync_files(dir, counter_files_.at(index_of(ibdev)), files);
 }
 
 }  // namespace vf::runtime

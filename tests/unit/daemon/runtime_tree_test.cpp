@@ -482,6 +482,35 @@ TEST_F(RuntimeTreeTest, UpdatePortRewritesOnlyWhatTheRecordChanged) {
   EXPECT_EQ(test::read_file(port / "state"), "2: INIT\n");
 }
 
+// counters/ and hw_counters/ follow what the daemon renders: new files
+// appear, a changed value is a new file (atomic), an unchanged one is left
+// alone, a vanished name goes, and nothing outside those two directories
+// can be written through it.
+TEST_F(RuntimeTreeTest, UpdateCountersReplacesChangedValuesOnly) {
+  RuntimeTree tree(opts_, specs_);
+  const fs::path port = fs::path(sys()) / "class/infiniband/vib0/ports/1";
+  tree.update_counters("vib0", {{"counters/port_xmit_data", "0\n"},
+                                {"counters/port_rcv_data", "0\n"},
+                                {"hw_counters/sent_pkts", "0\n"}});
+  EXPECT_EQ(test::read_file(port / "counters/port_xmit_data"), "0\n");
+  struct stat rcv {}, xmit {};
+  ASSERT_EQ(stat((port / "counters/port_rcv_data").c_str(), &rcv), 0);
+  ASSERT_EQ(stat((port / "counters/port_xmit_data").c_str(), &xmit), 0);
+  EXPECT_EQ(rcv.st_mode & 07777, 0444u);
+  tree.update_counters("vib0", {{"counters/port_xmit_data", "250\n"}, {"counters/port_rcv_data", "0\n"}});
+  EXPECT_EQ(test::read_file(port / "counters/port_xmit_data"), "250\n");
+  struct stat rcv2 {}, xmit2 {};
+  ASSERT_EQ(stat((port / "counters/port_rcv_data").c_str(), &rcv2), 0);
+  ASSERT_EQ(stat((port / "counters/port_xmit_data").c_str(), &xmit2), 0);
+  EXPECT_EQ(rcv2.st_ino, rcv.st_ino);
+  EXPECT_NE(xmit2.st_ino, xmit.st_ino);
+  EXPECT_FALSE(fs::exists(port / "hw_counters/sent_pkts"));
+  for (const char* bad : {"state", "counters/../state", "gids/0", "counters/", "hw_counters/a/b"})
+    EXPECT_THROW(tree.update_counters("vib0", {{bad, "1\n"}}), RuntimeTreeError) << bad;
+  EXPECT_EQ(test::read_file(port / "state"), "4: ACTIVE\n");
+  EXPECT_THROW(tree.update_counters("nope", {}), RuntimeTreeError);
+}
+
 TEST_F(RuntimeTreeTest, MovedFromTreeRemovesNothing) {
   std::optional<RuntimeTree> b;
   {
