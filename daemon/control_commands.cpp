@@ -107,8 +107,10 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
       if (was != up && !dp->lcore().post([dp, i, up] {
             dp->events(i).port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
           }))
-        return reply.error(std::string("the port is ") + now + " but its apps could not be told: the dataplane is busy");
-      if (!error.empty()) return reply.error(std::string("the port is ") + now + " but sysfs could not be updated: " + error);
+        return reply.error(std::string("the port is ") + now + " but its apps could not be told",
+                           "the dataplane is busy");
+      if (!error.empty())
+        return reply.error(std::string("the port is ") + now + " but sysfs could not be updated: " + error);
       reply.ok({{"hca", name}, {"port_state", now}, {"changed", was != up}});
     });
   });

@@ -79,6 +79,7 @@ size_t DaemonState::clients() const {
 
 void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(const std::string&)> then) {
   boost::asio::post(io_, [this, vhca, port = std::move(port), then = std::move(then)] {
+    if (stopping_) return then("fabricd is stopping");  // the tree is going away
     std::string error;
     try {
       tree_->update_port(topology_->vhcas().at(vhca).name, port);
@@ -123,8 +124,10 @@ void DaemonState::refresh_counters() {
       boost::asio::post(io_, [this, snaps = std::move(snaps)] {
         if (stopping_) return;
         try {
-          for (size_t i = 0; i < snaps.size(); ++i)
-            tree_->update_counters(topology_->vhcas()[i].name, sysfs_counter_files(snaps[i].port, snaps[i].engine));
+          for (size_t i = 0; i < snaps.size(); ++i) {
+            const auto files = sysfs_counter_files(snaps[i].port, snaps[i].engine);
+            tree_->update_counters(topology_->vhcas()[i].name, files);
+          }
         } catch (const std::exception& e) {
           spdlog::warn("sysfs counters: {}", e.what());
         }

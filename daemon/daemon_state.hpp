@@ -45,7 +45,6 @@ class DaemonState {
   Topology& topology() { return *topology_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   size_t clients() const;
-  runtime::RuntimeTree& runtime_tree() { return *tree_; }
   AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
   // After the owner changed vHCA `vhca`'s port record (on the lcore): renders
   // `port`, the lcore's copy of it, into the runtime tree on the control

@@ -34,7 +34,8 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   append_prometheus(out, kPrefix, kLcoreCounters, lcore);
 
   std::vector<PortRef> ports;
-  for (const auto& v : m.vhcas) ports.push_back({prom_labels({{"fabric", v.fabric}, {"port", v.name}}), v.link_layer, &v.port.port});
+  for (const auto& v : m.vhcas)
+    ports.push_back({prom_labels({{"fabric", v.fabric}, {"port", v.name}}), v.link_layer, &v.port.port});
   for (const auto& s : m.switch_ports)
     ports.push_back({prom_labels({{"fabric", s.fabric}, {"port", s.name}}), s.link_layer, &s.port});
   append_ports(out, ports);
