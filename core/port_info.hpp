@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/port_qos.hpp"
 #include "core/types.hpp"
 
 namespace vf {
@@ -39,8 +40,7 @@ struct PortInfo {
   uint32_t mtu = 4096;  // active MTU in bytes (IB: the link's; RoCE: what fits the IP MTU)
   uint8_t active_speed = 32;  // ibv_port_attr encodings: 1 SDR .. 32 EDR, 64 HDR, 128 NDR
   uint8_t active_width = 2;   // 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x
-  uint8_t data_vls = 8;       // IB: operational data VLs; default SL n -> VL n % data_vls
-  std::array<uint8_t, kNumSls> sl2vl{};  // IB: SL -> VL (kVl15 = do not send)
+  PortQos qos = default_port_qos(8);  // IB: operational VLs, SL→VL, VL arbitration
   std::vector<Gid> gids;  // GID table by index. IB: [0] = subnet prefix | port GUID.
                           // RoCE: the port's addresses, IPv4 as ::ffff:a.b.c.d.
   Mac mac{};              // Ethernet

@@ -18,6 +18,7 @@ struct Globals {
 int cmd_status(const Globals& g);
 int cmd_hca_list(const Globals& g);
 int cmd_env(const Globals& g);
+int cmd_metrics(const Globals& g);
 int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only
 // returns on failure (127: not found, 126: not executable, 1: no daemon).

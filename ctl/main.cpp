@@ -25,6 +25,7 @@ const char* kFooter =
     "  fabricctl status                          daemon, fabrics and vHCAs at a glance\n"
     "  fabricctl hca list                        one line per vHCA\n"
     "  fabricctl hca list --json                 the same as JSON, for scripts\n"
+    "  fabricctl metrics                         every counter, Prometheus text format\n"
     "  fabricctl exec -- ibv_devinfo -v          run a program that sees the vHCAs\n"
     "  fabricctl exec -- ibv_rc_pingpong -d vib0 -g 0\n"
     "  eval \"$(fabricctl env)\"                   make this shell see the vHCAs\n"
@@ -119,6 +120,12 @@ int main(int argc, char** argv) {
       "  fabricctl port set vib0 state down\n"
       "  fabricctl port set vib0 state up");
 
+  auto* metrics = app.add_subcommand("metrics", "Print every counter in the Prometheus text format.");
+  metrics->footer(
+      "Ports (HCA and switch) by IBA PMA name, per class, per link direction, per vHCA (HCA port,\n"
+      "engine, events) and the dataplane thread; families vfabric_<name>_total. E.g. for\n"
+      "node_exporter's textfile collector:  fabricctl metrics > /var/lib/node_exporter/vfabric.prom");
+
   auto* env = app.add_subcommand("env", "Print the environment that makes the vHCAs visible, as shell exports.");
   env->footer(
       "Use it as:  eval \"$(fabricctl env)\"\n"
@@ -150,6 +157,7 @@ int main(int argc, char** argv) {
   if (*status) return vf::ctl::cmd_status(g);
   if (*hca_list) return vf::ctl::cmd_hca_list(g);
   if (*env) return vf::ctl::cmd_env(g);
+  if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;

@@ -9,9 +9,10 @@
 #include "core/version.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
+#include "daemon/counter_format.hpp"
 #include "daemon/event_sink.hpp"
-#include "daemon/runtime_tree.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/metrics_text.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
@@ -46,6 +47,9 @@ json status(DaemonState& d) {
                        {"hcas", f.hcas.size()},
                        {"links", f.links.size()}});
   auto up = std::chrono::steady_clock::now() - d.started();
+  const LcoreSnapshot ls = d.lcore().snapshot();
+  json lcore = json::object();
+  put_counters(lcore, kLcoreCounters, &ls);
   return {{"daemon",
            {{"pid", getpid()},
             {"version", kVersion},
@@ -56,11 +60,7 @@ json status(DaemonState& d) {
           {"fabrics", fabrics},
           {"hca_count", d.topology().vhcas().size()},
           // How the dataplane spends its time: sleeps ~ wakeups when idle.
-          {"lcore",
-           {{"loops", d.lcore().stats().loops.load()},
-            {"sleeps", d.lcore().stats().sleeps.load()},
-            {"wakeups", d.lcore().stats().wakeups.load()},
-            {"tasks", d.lcore().stats().tasks.load()}}},
+          {"lcore", lcore},
           {"clients", d.clients()},
           {"mbufs", mbufs(d.mbuf_pool())}};
 }
@@ -91,22 +91,28 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
   if (i == vhcas.size())
     return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
   const bool up = state == "up";
-  // The values the port's PortInfo takes (query_port reports them) and sysfs shows.
+  // The values the port's PortInfo takes; query_port, fabricctl and sysfs
+  // all show that record.
   const PortState st = up ? PortState::kActive : PortState::kDown;
   const PhysState phys = up ? PhysState::kLinkUp : PhysState::kDisabled;
-  try {
-    // sysfs first: an app woken by PORT_ACTIVE must already read ACTIVE there.
-    d.runtime_tree().set_port_state(name, st, phys);
-  } catch (const std::exception& e) {
-    return reply.error(std::string("cannot update sysfs: ") + e.what());
-  }
-  Topology* topo = &d.topology();
-  AppEventSink* sink = &d.events(i);
-  bool queued = d.lcore().post([topo, sink, i, up, st, phys, name, reply] {
-    const bool was = topo->port_up(i);
-    topo->set_port_state(i, st, phys);
-    if (was != up) sink->port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
-    reply.ok({{"hca", name}, {"port_state", up ? "ACTIVE" : "DOWN"}, {"changed", was != up}});
+  DaemonState* dp = &d;
+  bool queued = d.lcore().post([dp, i, up, st, phys, name, reply] {
+    Topology& topo = dp->topology();
+    const bool was = topo.port_up(i);
+    topo.set_port_state(i, st, phys);
+    // sysfs is rewritten from the record before the event goes out: an app
+    // woken by PORT_ACTIVE must already read ACTIVE there.
+    dp->publish_port(i, topo.port_info(i), [dp, i, up, was, name, reply](const std::string& error) {
+      const char* now = up ? "ACTIVE" : "DOWN";
+      if (was != up && !dp->lcore().post([dp, i, up] {
+            dp->events(i).port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+          }))
+        return reply.error(std::string("the port is ") + now + " but its apps could not be told",
+                           "the dataplane is busy");
+      if (!error.empty())
+        return reply.error(std::string("the port is ") + now + " but sysfs could not be updated: " + error);
+      reply.ok({{"hca", name}, {"port_state", now}, {"changed", was != up}});
+    });
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");
 }
@@ -125,11 +131,15 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
       "hca.list",
       [&daemon](const json&, control::Reply reply) {
         Topology* topo = &daemon.topology();
-        bool queued = daemon.lcore().post([topo, reply] {
+        DaemonState* daemon_ptr = &daemon;
+        bool queued = daemon.lcore().post([topo, daemon = daemon_ptr, reply] {
           // The lcore copies plain snapshots; JSON is built on the control thread.
           std::vector<VhcaSnapshot> snaps;
           snaps.reserve(topo->vhcas().size());
-          for (size_t i = 0; i < topo->vhcas().size(); ++i) snaps.push_back(topo->snapshot(i));
+          for (size_t i = 0; i < topo->vhcas().size(); ++i) {
+            snaps.push_back(topo->snapshot(i));
+            snaps.back().events = daemon->events(i).stats();
+          }
           reply.ok_with([topo, snaps = std::move(snaps)] {
             json out = json::array();
             for (size_t i = 0; i < snaps.size(); ++i) out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
@@ -139,6 +149,22 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },
       "every vHCA: fabric, link layer, LID/GIDs, port state, objects and counters", Access::ReadOnly);
+  server.add_async_command(
+      "metrics",
+      [&daemon](const json&, control::Reply reply) {
+        DaemonState* d = &daemon;
+        bool queued = daemon.lcore().post([d, reply] {
+          // Plain copies on the lcore; the text is made on the control thread.
+          MetricsSnapshot m = d->topology().metrics();
+          m.lcore = d->lcore().snapshot();
+          for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = d->events(i).stats();
+          reply.ok_with([m = std::move(m)] {
+            return json{{"content_type", "text/plain; version=0.0.4"}, {"text", prometheus_text(m)}};
+          });
+        });
+        if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+      },
+      "every counter in the Prometheus text format: {content_type, text}", Access::ReadOnly);
   server.add_async_command(
       "hca.port.set",
       [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,13 +26,18 @@ struct PromRow {
 // key="value" pairs, values escaped as the exposition format requires.
 std::string prom_labels(std::initializer_list<std::pair<std::string_view, std::string_view>> kv);
 // Appends, per table row, one metric family `<prefix>_<sysfs>_total` (HELP,
-// TYPE counter, one sample per row of `rows`), in the Prometheus text
-// exposition format 0.0.4.
+// TYPE counter, one sample per row of `rows`; a gauge is `<prefix>_<sysfs>`,
+// TYPE gauge), in the Prometheus text exposition format 0.0.4.
 void append_prometheus(std::string& out, std::string_view prefix, CounterTable table,
                        std::span<const PromRow> rows);
 
-// Writes "<value>\n" to `dir`/<sysfs name> for every row (as the kernel's
-// ports/N/counters/ and hw_counters/ files read). Throws std::system_error.
+// Adds "<dir>/<sysfs name>" -> "<value>\n" for every row: the one-value files
+// of the kernel's ports/N/counters/ and hw_counters/, for a writer that
+// replaces them atomically (RuntimeTree::update_counters).
+void add_counter_files(std::map<std::string, std::string>& out, std::string_view dir, CounterTable table,
+                       const void* snapshot);
+
+// Writes those files into `dir` directly. Throws std::system_error.
 void write_counter_files(const std::filesystem::path& dir, CounterTable table, const void* snapshot);
 
 }  // namespace vf

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <future>
 
+#include <boost/asio/post.hpp>
+
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/device_server.hpp"
@@ -14,13 +16,14 @@
 #include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
+#include "daemon/sysfs_counters.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
 namespace fs = std::filesystem;
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
-    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_),
+    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_), counters_timer_(io_),
       started_(std::chrono::steady_clock::now()),
       heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
   const fs::path run_dir = cfg.daemon.runtime_dir;
@@ -42,9 +45,19 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
     devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
     for (auto& s : specs)
-      if (s.ibdev == v.name) s.device_attrs["vfabric_socket"] = sock;
+      if (s.ibdev == v.name) {
+        s.device_attrs["vfabric_socket"] = sock;
+        // sysfs shows the port's own record, not the config's idea of it
+        // (the lcore is not running yet, so it may be read here).
+        s.port = topology_->port_info(i);
+      }
   }
   tree_ = std::make_unique<runtime::RuntimeTree>(runtime::TreeOptions{run_dir}, specs);
+  // The counter files exist from the start (all zero; the lcore is not running yet).
+  for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
+    const VhcaSnapshot s = topology_->snapshot(i);
+    tree_->update_counters(topology_->vhcas()[i].name, sysfs_counter_files(s.port, s.engine));
+  }
 
   control::ServerOptions opts;
   opts.socket_path = run_dir / "control.sock";
@@ -64,6 +77,20 @@ size_t DaemonState::clients() const {
   return n;
 }
 
+void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(const std::string&)> then) {
+  boost::asio::post(io_, [this, vhca, port = std::move(port), then = std::move(then)] {
+    if (stopping_) return then("fabricd is stopping");  // the tree is going away
+    std::string error;
+    try {
+      tree_->update_port(topology_->vhcas().at(vhca).name, port);
+    } catch (const std::exception& e) {
+      error = e.what();
+      spdlog::warn("sysfs of {}: {}", topology_->vhcas().at(vhca).name, error);
+    }
+    then(error);
+  });
+}
+
 int DaemonState::run() {
   eal_.launch([l = lcore_.get()] { l->run(); });
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
@@ -71,6 +98,7 @@ int DaemonState::run() {
     spdlog::info("signal {}: shutting down", sig);
     shutdown();
   });
+  refresh_counters();
   if (auto interval = SdNotify::watchdog_interval()) {
     watchdog_period_ = *interval / 2;
     watchdog_tick();
@@ -82,6 +110,32 @@ int DaemonState::run() {
   SdNotify::ready();
   io_.run();
   return 0;
+}
+
+void DaemonState::refresh_counters() {
+  counters_timer_.expires_after(kSysfsCounterPeriod);
+  counters_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    const bool queued = lcore_->post([this] {
+      // Plain copies here; the files are made and written on the control thread.
+      std::vector<VhcaSnapshot> snaps;
+      snaps.reserve(topology_->vhcas().size());
+      for (size_t i = 0; i < topology_->vhcas().size(); ++i) snaps.push_back(topology_->snapshot(i));
+      boost::asio::post(io_, [this, snaps = std::move(snaps)] {
+        if (stopping_) return;
+        try {
+          for (size_t i = 0; i < snaps.size(); ++i) {
+            const auto files = sysfs_counter_files(snaps[i].port, snaps[i].engine);
+            tree_->update_counters(topology_->vhcas()[i].name, files);
+          }
+        } catch (const std::exception& e) {
+          spdlog::warn("sysfs counters: {}", e.what());
+        }
+        refresh_counters();
+      });
+    });
+    if (!queued) refresh_counters();  // the lcore's queue is full: try next period
+  });
 }
 
 // The watchdog is fed only while the lcore keeps executing tasks: a wedged
@@ -126,6 +180,7 @@ void DaemonState::shutdown() {
   boost::system::error_code ec;
   signals_.cancel(ec);
   watchdog_.cancel();
+  counters_timer_.cancel();
   io_.stop();
   hca_dir_->remove();  // the device sockets in it are gone with devices_
 }

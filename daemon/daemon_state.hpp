@@ -10,9 +10,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/port_info.hpp"
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
 #include "daemon/watchdog_policy.hpp"
@@ -42,12 +45,18 @@ class DaemonState {
   Topology& topology() { return *topology_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   size_t clients() const;
-  runtime::RuntimeTree& runtime_tree() { return *tree_; }
   AppEventSink& events(size_t vhca) { return *events_.at(vhca); }  // lcore only
+  // After the owner changed vHCA `vhca`'s port record (on the lcore): renders
+  // `port`, the lcore's copy of it, into the runtime tree on the control
+  // thread, then calls `then` there with "" or what went wrong. Any thread.
+  void publish_port(size_t vhca, PortInfo port, std::function<void(const std::string& error)> then);
   const rte_mempool* mbuf_pool() const { return eal_.pool(); }
 
  private:
   void watchdog_tick();
+  // Copies every vHCA's counters on the lcore, writes them into sysfs on the
+  // control thread, then waits kSysfsCounterPeriod and does it again.
+  void refresh_counters();
   void shutdown();
   void announce_device_fatal();
 
@@ -56,6 +65,7 @@ class DaemonState {
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watchdog_;
+  boost::asio::steady_timer counters_timer_;
   std::unique_ptr<Lcore> lcore_;
   // One per vHCA; outlives the topology, whose engines point at them.
   std::vector<std::unique_ptr<AppEventSink>> events_;

@@ -25,6 +25,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "daemon/event_sink_stats.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {
@@ -63,11 +64,8 @@ class AppEventSink : public engine::EventSink {
   void cq_event(engine::ClientId, uint32_t cq_handle) override;
   void async_event(engine::ClientId, ibv_event_type, uint32_t handle) override;
 
-  struct Stats {
-    uint64_t comp_events = 0, async_events = 0;
-    uint64_t dropped = 0;  // pipe full, closed by the app, or no such object
-  };
-  const Stats& stats() const { return stats_; }
+  using Stats = EventSinkStats;
+  const Stats& stats() const { return stats_; }  // lcore only; copy it there
 
  private:
   enum Kind : uint64_t { kCq = 0, kQp = 1, kSrq = 2, kPort = 3 };

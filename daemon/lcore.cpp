@@ -95,7 +95,7 @@ bool Lcore::run_tasks() {
   while (tasks_.pop(t)) {
     (*t)();
     delete t;
-    stats_.tasks.fetch_add(1, std::memory_order_relaxed);
+    tasks_run_.add();
     any = true;
   }
   return any;
@@ -132,12 +132,12 @@ void Lcore::sleep_until_work() {
     tsp = &ts;
   }
   pollfd fds[2] = {{doorbell_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  stats_.sleeps.fetch_add(1, std::memory_order_relaxed);
+  sleeps_.add();
   ppoll(fds, 2, tsp, nullptr);
   __atomic_store_n(&status_->sleeping, 0u, __ATOMIC_RELAXED);
   drain(doorbell_fd_);
   drain(wake_fd_);
-  stats_.wakeups.fetch_add(1, std::memory_order_relaxed);
+  wakeups_.add();
 }
 
 // The lcore is the HCA: when an app rings the doorbell it must run now, not
@@ -159,7 +159,7 @@ void Lcore::make_realtime() {
 void Lcore::run() {
   make_realtime();
   while (!stop_.load(std::memory_order_relaxed)) {
-    stats_.loops.fetch_add(1, std::memory_order_relaxed);
+    loops_.add();
     bool did = sched_.advance_to(clock_now()) > 0;
     did |= run_tasks();
     did |= poll_all();

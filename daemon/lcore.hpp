@@ -9,7 +9,9 @@
 #include <functional>
 #include <vector>
 
+#include "daemon/lcore_stats.hpp"
 #include "daemon/spsc_queue.hpp"
+#include "dataplane/fabric/counter.hpp"
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 
@@ -43,10 +45,8 @@ class Lcore {
   // Emulated time now, from the real clock scaled by the dilation factor.
   Nanos clock_now() const;
 
-  struct Stats {
-    std::atomic<uint64_t> loops{0}, sleeps{0}, wakeups{0}, tasks{0};
-  };
-  const Stats& stats() const { return stats_; }
+  // Any thread: single-writer counters, read relaxed (dp::Counter).
+  LcoreSnapshot snapshot() const { return {loops_.get(), sleeps_.get(), wakeups_.get(), tasks_run_.get()}; }
 
  private:
   static void make_realtime();
@@ -65,7 +65,8 @@ class Lcore {
   vhca_engine_status* status_ = nullptr;
   double dilation_;
   uint64_t start_ns_;
-  Stats stats_;
+  // Counted without locked instructions: the lcore is the only writer.
+  dp::Counter loops_, sleeps_, wakeups_, tasks_run_;
 };
 
 }  // namespace vf

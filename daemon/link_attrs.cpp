@@ -72,6 +72,18 @@ std::string sysfs_rate_text(IbWidth w, IbSpeed s) {
   return fmt::format("{}{} Gb/sec ({}X {})", rate / 10, rate % 10 ? ".5" : "", lanes(w), to_string(s));
 }
 
+std::string sysfs_rate_text_ibv(uint8_t ibv_width, uint8_t ibv_speed) {
+  for (IbWidth w : {IbWidth::X1, IbWidth::X2, IbWidth::X4, IbWidth::X8, IbWidth::X12})
+    for (IbSpeed s : {IbSpeed::SDR, IbSpeed::DDR, IbSpeed::QDR, IbSpeed::FDR10, IbSpeed::FDR, IbSpeed::EDR,
+                      IbSpeed::HDR, IbSpeed::NDR})
+      if (ibv_active_width(w) == ibv_width && ibv_active_speed(s) == ibv_speed) return sysfs_rate_text(w, s);
+  return {};
+}
+
+vf::LinkLayer to_core(LinkLayer ll) {
+  return ll == LinkLayer::Infiniband ? vf::LinkLayer::kInfiniBand : vf::LinkLayer::kEthernet;
+}
+
 PortAttrs port_attrs(const Fabric& f, const Link& link) {
   PortAttrs p;
   bool ib = f.link_layer == LinkLayer::Infiniband;

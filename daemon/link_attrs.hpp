@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/types.hpp"
 #include "daemon/config.hpp"
 
 namespace vf::config {
@@ -46,6 +47,12 @@ uint32_t port_cap_flags(LinkLayer ll);
 
 // The sysfs ports/1/rate text: "100 Gb/sec (4X EDR)" (kernel rate_show()).
 std::string sysfs_rate_text(IbWidth w, IbSpeed s);
+// The same from ibv_port_attr's active_width / active_speed encodings (what a
+// PortInfo holds); empty when either is not one of them.
+std::string sysfs_rate_text_ibv(uint8_t ibv_width, uint8_t ibv_speed);
+
+// The config's link layer in the vocabulary below the daemon (core/types.hpp).
+vf::LinkLayer to_core(LinkLayer ll);
 
 struct PortAttrs {
   uint8_t link_layer = 0;    // IBV_LINK_LAYER_INFINIBAND (1) / _ETHERNET (2)

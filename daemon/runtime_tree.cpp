@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "daemon/link_attrs.hpp"
 #include "daemon/owned_dir.hpp"
 
 namespace vf::runtime {
@@ -124,10 +125,20 @@ bool valid_ibdev(std::string_view s) {
   return true;
 }
 
-std::string state_text(PortState s) { return fmt::format("{}: {}\n", static_cast<int>(s), to_string(s)); }
-std::string phys_text(PhysState s) { return fmt::format("{}: {}\n", static_cast<int>(s), to_string(s)); }
+// A port record the tree can render; checked before anything is written or
+// replaced, so a bad record leaves the published files as they were.
+void check_port(std::string_view ibdev, const PortInfo& p) {
+  auto bad = [&](std::string_view what) {
+    throw RuntimeTreeError(fmt::format("vHCA '{}': {}", ibdev, what));
+  };
+  if (p.gids.size() > gid_table_len(p)) bad("more GIDs than the GID table holds");
+  if (gid_table_len(p) > 256) bad("table lengths above 256 are not supported");
+  if (config::sysfs_rate_text_ibv(p.active_width, p.active_speed).empty())
+    bad("the port's speed and width have no sysfs rate");
+}
 
-void write_device(const fs::path& sys, const DeviceSpec& d, const PublishedDevice& pub, dev_t rdev) {
+// Returns what it wrote under ports/1.
+PortFiles write_device(const fs::path& sys, const DeviceSpec& d, const PublishedDevice& pub, dev_t rdev) {
   const fs::path ib = sys / "class/infiniband" / d.ibdev;
   make_dir(ib);
   write_file(ib / "node_type", "1: CA\n");
@@ -146,31 +157,16 @@ void write_device(const fs::path& sys, const DeviceSpec& d, const PublishedDevic
   const fs::path port = ib / "ports/1";
   make_dir(ib / "ports");
   make_dir(port);
-  write_file(port / "state", state_text(d.state));
-  write_file(port / "phys_state", phys_text(d.phys_state));
-  write_file(port / "link_layer", d.link_layer == config::LinkLayer::Infiniband ? "InfiniBand\n" : "Ethernet\n");
-  write_file(port / "rate", d.rate + "\n");
-  write_file(port / "lid", fmt::format("0x{:x}\n", d.lid));
-  write_file(port / "sm_lid", fmt::format("0x{:x}\n", d.sm_lid));
-  write_file(port / "lid_mask_count", fmt::format("{}\n", d.lmc));
-  write_file(port / "sm_sl", fmt::format("{}\n", d.sm_sl));
-  write_file(port / "cap_mask", fmt::format("0x{:08x}\n", d.cap_mask));
-
-  // Every index below the table length needs both files: once gid_attrs/
-  // exists, libibverbs treats a missing types/<i> as an error rather than
-  // "IB/RoCE v1" (the kernel answers EINVAL for unused entries, which
-  // libibverbs maps to v1, so writing v1 there is equivalent). No ndevs/
-  // files: there is no netdev, and a name there would make libibverbs call
-  // if_nametoindex() and fail the GID query; a missing file means "none".
+  // Every index below the table length needs both gids/<i> and
+  // gid_attrs/types/<i>: once gid_attrs/ exists, libibverbs treats a missing
+  // types/<i> as an error rather than "IB/RoCE v1" (port_sysfs.hpp). No
+  // ndevs/ files: there is no netdev, and a name there would make libibverbs
+  // call if_nametoindex() and fail the GID query; a missing file means "none".
   make_dir(port / "gids");
   make_dir(port / "gid_attrs");
   make_dir(port / "gid_attrs/types");
-  for (uint32_t i = 0; i < d.gid_table_len; ++i) {
-    GidEntry e = i < d.gids.size() ? d.gids[i] : GidEntry{};
-    write_file(port / "gids" / std::to_string(i), addr::format_gid_sysfs(e.gid) + "\n");
-    write_file(port / "gid_attrs/types" / std::to_string(i),
-               e.type == GidType::RoceV2 ? "RoCE v2\n" : "IB/RoCE v1\n");
-  }
+  PortFiles files = port_info_files(d.port);
+  for (const auto& [rel, content] : files) write_file(port / rel, content);
   make_dir(port / "pkeys");
   for (uint32_t i = 0; i < d.pkey_table_len; ++i)
     write_file(port / "pkeys" / std::to_string(i), fmt::format("0x{:04x}\n", i < d.pkeys.size() ? d.pkeys[i] : 0));
@@ -183,6 +179,7 @@ void write_device(const fs::path& sys, const DeviceSpec& d, const PublishedDevic
   write_file(uv / "abi_version", std::string(kDriverAbi) + "\n");
   if (::symlink(("../../infiniband/" + d.ibdev + "/device").c_str(), (uv / "device").c_str()) != 0)
     fail_errno(errno, uv / "device", "create symlink", kFixWritable);
+  return files;
 }
 
 void check_spec(const DeviceSpec& d) {
@@ -190,14 +187,14 @@ void check_spec(const DeviceSpec& d) {
     throw RuntimeTreeError(fmt::format("vHCA '{}': {}", d.ibdev, what));
   };
   if (!valid_ibdev(d.ibdev)) bad("the name is not a valid RDMA device name ([a-z0-9_]{1,63})");
-  if (d.gids.size() > d.gid_table_len) bad("more GIDs than the GID table holds");
+  check_port(d.ibdev, d.port);
   if (d.pkeys.size() > d.pkey_table_len) bad("more P_Keys than the P_Key table holds");
-  if (d.gid_table_len > 256 || d.pkey_table_len > 256) bad("table lengths above 256 are not supported");
+  if (d.pkey_table_len > 256) bad("table lengths above 256 are not supported");
   for (const auto& [k, v] : d.device_attrs) {
     if (!valid_attr_name(k)) bad(fmt::format("device attribute name '{}' is not allowed", k));
     if (v.find('\0') != std::string::npos || v.size() > 4096) bad("device attribute value is not text");
   }
-  for (const std::string* s : {&d.fw_ver, &d.hca_type, &d.hw_rev, &d.board_id, &d.node_desc, &d.rate})
+  for (const std::string* s : {&d.fw_ver, &d.hca_type, &d.hw_rev, &d.board_id, &d.node_desc})
     if (s->find('\n') != std::string::npos || s->find('\0') != std::string::npos || s->size() > 64)
       bad("an attribute is not a single short line");
 }
@@ -271,7 +268,9 @@ RuntimeTree::RuntimeTree(RuntimeTree&& o) noexcept
       made_dev_dir_(o.made_dev_dir_),
       active_(o.active_),
       nodes_(std::move(o.nodes_)),
-      devices_(std::move(o.devices_)) {
+      devices_(std::move(o.devices_)),
+      port_files_(std::move(o.port_files_)),
+      counter_files_(std::move(o.counter_files_)) {
   o.active_ = false;
 }
 
@@ -285,6 +284,8 @@ RuntimeTree& RuntimeTree::operator=(RuntimeTree&& o) noexcept {
     active_ = o.active_;
     nodes_ = std::move(o.nodes_);
     devices_ = std::move(o.devices_);
+    port_files_ = std::move(o.port_files_);
+    counter_files_ = std::move(o.counter_files_);
     o.active_ = false;
   }
   return *this;
@@ -398,7 +399,9 @@ void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
   make_dir(stage / "class/infiniband");
   make_dir(stage / "class/infiniband_verbs");
   write_file(stage / "class/infiniband_verbs/abi_version", std::string(kUverbsAbi) + "\n");
-  for (std::size_t i = 0; i < devices.size(); ++i) write_device(stage, devices[i], devices_[i], rdev_);
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    port_files_.push_back(write_device(stage, devices[i], devices_[i], rdev_));
+  counter_files_.resize(devices.size());  // update_counters adds them
   if (::rename(stage.c_str(), sysfs_path().c_str()) != 0) fail_errno(errno, sysfs_path(), "publish", kFixWritable);
 }
 
@@ -423,6 +426,8 @@ void RuntimeTree::remove() noexcept {
   }
   nodes_.clear();
   devices_.clear();
+  port_files_.clear();
+  counter_files_.clear();
   if (made_dev_dir_) ::rmdir(opts_.dev_dir.c_str());  // only if empty
   made_dev_dir_ = false;
   // Unlinked while still held, so nobody locks the old file after we let go.
@@ -436,17 +441,44 @@ fs::path RuntimeTree::port_dir(std::string_view ibdev) const {
   return sysfs_path() / "class/infiniband" / std::string(ibdev) / "ports/1";
 }
 
-void RuntimeTree::set_port_state(std::string_view ibdev, PortState state, PhysState phys) {
-  const fs::path port = port_dir(ibdev);
-  replace_file(port / "state", state_text(state));
-  replace_file(port / "phys_state", phys_text(phys));
+namespace {
+// Makes `dir`'s files under the names of `now` those of `next`: changed or
+// new ones replaced atomically, vanished ones removed, the rest untouched.
+void sync_files(const fs::path& dir, PortFiles& now, PortFiles next) {
+  for (const auto& [rel, content] : next) {
+    auto it = now.find(rel);
+    if (it == now.end() || it->second != content) replace_file(dir / rel, content);
+  }
+  for (const auto& [rel, content] : now)
+    if (!next.count(rel)) ::unlink((dir / rel).c_str());
+  now = std::move(next);
+}
+}  // namespace
+
+std::size_t RuntimeTree::index_of(std::string_view ibdev) const {
+  const PublishedDevice* d = find(ibdev);
+  if (!d) throw RuntimeTreeError(fmt::format("no vHCA named '{}'", ibdev));
+  return std::size_t(d - devices_.data());
 }
 
-void RuntimeTree::set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc) {
-  const fs::path port = port_dir(ibdev);
-  replace_file(port / "lid", fmt::format("0x{:x}\n", lid));
-  replace_file(port / "sm_lid", fmt::format("0x{:x}\n", sm_lid));
-  replace_file(port / "lid_mask_count", fmt::format("{}\n", lmc));
+void RuntimeTree::update_port(std::string_view ibdev, const PortInfo& port) {
+  const fs::path dir = port_dir(ibdev);
+  check_port(ibdev, port);
+  sync_files(dir, port_files_.at(index_of(ibdev)), port_info_files(port));
+}
+
+void RuntimeTree::update_counters(std::string_view ibdev, const PortFiles& files) {
+  const fs::path dir = port_dir(ibdev);
+  for (const auto& [rel, content] : files) {
+    const auto slash = rel.find('/');
+    const std::string sub = rel.substr(0, slash);
+    if ((sub != "counters" && sub != "hw_counters") || slash == std::string::npos ||
+        !valid_attr_name(rel.substr(slash + 1)) || content.find('\0') != std::string::npos || content.size() > 64)
+      throw RuntimeTreeError(fmt::format("vHCA '{}': '{}' is not a counter file", ibdev, rel));
+  }
+  for (const char* sub : {"counters", "hw_counters"})
+    if (!exists_nofollow(dir / sub)) make_dir(dir / sub);
+  sync_files(dir, counter_files_.at(index_of(ibdev)), files);
 }
 
 }  // namespace vf::runtime

@@ -14,7 +14,9 @@
 //   sys/class/infiniband/<ibdev>/ports/1/gid_attrs/types/<i>  "RoCE v2" | "IB/RoCE v1"
 //   sys/class/infiniband/<ibdev>/ports/1/pkeys/<i>      "0xffff"
 // plus what tools read (ibv_devinfo board_id; ibstat-style state, phys_state,
-// rate, lid, sm_lid, lid_mask_count, sm_sl, cap_mask, link_layer, fw_ver, ...).
+// rate, lid, sm_lid, lid_mask_count, sm_sl, cap_mask, link_layer, fw_ver, ...)
+// and the live counters, ports/1/counters/ and hw_counters/ (update_counters).
+// The ports/1 attributes are rendered from the port's PortInfo (port_sysfs.hpp).
 //
 // The device node path is compiled into libibverbs ("/dev/infiniband", no
 // environment override), so real nodes are made there: char devices with
@@ -53,6 +55,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/port_sysfs.hpp"
 #include "daemon/sysfs_spec.hpp"
 
 namespace vf::runtime {
@@ -92,9 +95,17 @@ class RuntimeTree {
   const std::vector<PublishedDevice>& devices() const { return devices_; }
   const PublishedDevice* find(std::string_view ibdev) const;
 
-  // Port up/down and SM changes: each file is replaced atomically (rename).
-  void set_port_state(std::string_view ibdev, PortState state, PhysState phys);
-  void set_port_lid(std::string_view ibdev, uint16_t lid, uint16_t sm_lid, uint8_t lmc);
+  // Re-renders ibdev's ports/1 files from its port record after the owner
+  // changed it (port up/down, LIDs, GIDs): each file whose content changed is
+  // replaced atomically (rename), GID entries past a shrunk table go; the
+  // rest are left alone. Control thread; `port` is a copy the lcore made.
+  void update_port(std::string_view ibdev, const PortInfo& port);
+  // The live counters of ibdev's port: `files` maps "counters/<name>" and
+  // "hw_counters/<name>" to their one-line content (counter_format.hpp's
+  // add_counter_files), the kernel's ports/1/counters/ and hw_counters/.
+  // Same replacement rules as update_port; a name outside those two
+  // directories is refused. Control thread.
+  void update_counters(std::string_view ibdev, const PortFiles& files);
 
  private:
   // A node is ours while it still has the inode and change time it had when
@@ -114,6 +125,7 @@ class RuntimeTree {
   void sweep_orphans();
   void make_nodes(const std::vector<DeviceSpec>& devices);
   std::filesystem::path port_dir(std::string_view ibdev) const;
+  std::size_t index_of(std::string_view ibdev) const;  // in devices_; throws when unknown
 
   TreeOptions opts_;
   int lock_fd_ = -1;               // flock on runtime_dir/lock
@@ -122,6 +134,8 @@ class RuntimeTree {
   bool active_ = false;
   std::vector<Node> nodes_;
   std::vector<PublishedDevice> devices_;
+  std::vector<PortFiles> port_files_;     // what each device's ports/1 holds now, by devices_ index
+  std::vector<PortFiles> counter_files_;  // and its counters/ and hw_counters/
 };
 
 }  // namespace vf::runtime

@@ -32,28 +32,32 @@ const char* to_string(PhysState s) {
 DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const config::Link& l,
                             const sm::LidTable& lids) {
   DeviceSpec d;
-  auto attrs = config::port_attrs(f, l);
+  const auto attrs = config::port_attrs(f, l);
   d.ibdev = h.name;
   d.index = h.index;
-  d.link_layer = f.link_layer;
   d.node_guid = h.node_guid;
   d.sys_image_guid = h.node_guid;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "vfabric");
   d.node_desc = (std::string(host) + " " + h.name).substr(0, 64);  // IB NodeDescription is 64 bytes
-  d.cap_mask = attrs.port_cap_flags;
-  d.rate = attrs.rate_text;
-  d.gid_table_len = attrs.gid_tbl_len;
   d.pkey_table_len = attrs.pkey_tbl_len;
   d.pkeys = {0xffff};  // default partition, full membership
+  PortInfo& p = d.port;
+  p.link_layer = config::to_core(f.link_layer);
+  p.mac = h.mac;
+  p.mtu = attrs.active_mtu_bytes;
+  p.active_speed = attrs.active_speed;
+  p.active_width = attrs.active_width;
+  p.gid_tbl_len = attrs.gid_tbl_len;
+  p.port_cap_flags = attrs.port_cap_flags;
   if (f.link_layer == config::LinkLayer::Infiniband) {
-    d.lid = lids.lid(h.name);
-    d.sm_lid = lids.sm_lid;
-    d.lmc = lids.lmc;
-    d.gids.push_back({addr::make_gid(f.subnet_prefix, h.node_guid), GidType::IbRoceV1});
+    p.lid = lids.lid(h.name);
+    p.sm_lid = lids.sm_lid;
+    p.lmc = lids.lmc;
+    p.gids.push_back(addr::make_gid(f.subnet_prefix, h.node_guid));
   } else {
-    d.gids.push_back({addr::make_gid(0xfe80000000000000ULL, addr::eui64_from_mac(h.mac)), GidType::RoceV2});
-    if (h.ipv4) d.gids.push_back({addr::ipv4_mapped_gid(*h.ipv4), GidType::RoceV2});
+    p.gids.push_back(addr::make_gid(0xfe80000000000000ULL, addr::eui64_from_mac(h.mac)));
+    if (h.ipv4) p.gids.push_back(addr::ipv4_mapped_gid(*h.ipv4));
   }
   d.device_attrs["vfabric_index"] = std::to_string(h.index);
   return d;

@@ -22,18 +22,9 @@ using vf::PortState;
 const char* to_string(PortState s);  // "ACTIVE"
 const char* to_string(PhysState s);  // "LinkUp"
 
-// Sysfs GID types: "IB/RoCE v1" (IB GIDs and RoCE v1) or "RoCE v2".
-enum class GidType { IbRoceV1, RoceV2 };
-
-struct GidEntry {
-  addr::Gid gid{};
-  GidType type = GidType::IbRoceV1;
-};
-
 struct DeviceSpec {
   std::string ibdev;                  // "vib0"
   uint32_t index = 0;                 // HCA index; preferred uverbs number
-  config::LinkLayer link_layer = config::LinkLayer::Infiniband;
   uint64_t node_guid = 0;
   uint64_t sys_image_guid = 0;
   std::string fw_ver = "1.0.0";       // provider's query_device must report the same
@@ -41,15 +32,10 @@ struct DeviceSpec {
   std::string hw_rev = "0x0";
   std::string board_id = "VFABRIC_VHCA";
   std::string node_desc;              // "<host> <ibdev>" like rdma-ndd writes
-  // Port 1.
-  PortState state = PortState::kActive;
-  PhysState phys_state = PhysState::kLinkUp;
-  uint16_t lid = 0, sm_lid = 0;
-  uint8_t lmc = 0, sm_sl = 0;
-  uint32_t cap_mask = 0;
-  std::string rate;                   // "100 Gb/sec (4X EDR)"
-  std::vector<GidEntry> gids;         // by index; the rest of the table is zero GIDs
-  uint32_t gid_table_len = 0;
+  // Port 1's attributes (port_sysfs.hpp renders them). make_device_spec
+  // derives the record the port starts with; the daemon then publishes the
+  // HcaPort's own record, and RuntimeTree::update_port each change of it.
+  PortInfo port;
   std::vector<uint16_t> pkeys;        // by index; the rest are 0x0000
   uint32_t pkey_table_len = 0;
   // Extra files under <ibdev>/device/ for the provider (e.g. a socket path).

@@ -5,16 +5,13 @@
 #include "daemon/counter_format.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
+#include "daemon/port_qos_json.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
 namespace vf {
 namespace {
-
-dp::LinkLayer to_dp(config::LinkLayer ll) {
-  return ll == config::LinkLayer::Infiniband ? dp::LinkLayer::kInfiniBand : dp::LinkLayer::kEthernet;
-}
 
 // One vHCA: its engine and the port (owned by its fabric) it transmits through.
 struct Vhca {
@@ -37,10 +34,7 @@ struct Topology::Impl {
 
 VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   const auto& f = *ref.fabric;
-  const auto lids = sm::assign_lids(f);
-  const runtime::DeviceSpec spec = runtime::make_device_spec(f, *ref.hca, *ref.link, lids);
-  const config::PortAttrs attrs = config::port_attrs(f, *ref.link);
-
+  const runtime::DeviceSpec spec = runtime::make_device_spec(f, *ref.hca, *ref.link, sm::assign_lids(f));
   VhcaInfo v;
   v.name = ref.hca->name;
   v.fabric = f.name;
@@ -51,19 +45,9 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   e.node_guid = spec.node_guid;
   e.sys_image_guid = spec.sys_image_guid;
   e.fw_ver = spec.fw_ver;  // ibv_devinfo's fw_ver must match sysfs
-  // Port 1 as it starts; the same values sysfs shows (make_device_spec).
-  PortInfo& p = v.port;
-  p.link_layer = to_dp(f.link_layer);
-  p.lid = lid;
-  p.sm_lid = lids.sm_lid;
-  p.lmc = lids.lmc;
-  for (const auto& g : spec.gids) p.gids.push_back(g.gid);
-  p.mac = ref.hca->mac;
-  p.mtu = attrs.active_mtu_bytes;
-  p.active_speed = attrs.active_speed;
-  p.active_width = attrs.active_width;
-  p.gid_tbl_len = attrs.gid_tbl_len;
-  p.port_cap_flags = attrs.port_cap_flags;
+  // Port 1 as it starts, derived from the config in one place (make_device_spec).
+  v.port = spec.port;
+  v.port.lid = lid;
   return v;
 }
 
@@ -71,7 +55,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     : impl_(std::make_unique<Impl>(sched)) {
   for (const auto& f : cfg.fabrics) {
     auto& fabric = *impl_->fabrics.emplace_back(
-        std::make_unique<dp::Fabric>(sched, f.name, to_dp(f.link_layer), pool));
+        std::make_unique<dp::Fabric>(sched, f.name, config::to_core(f.link_layer), pool));
     const auto lids = sm::assign_lids(f);
     for (const auto& s : f.switches) fabric.add_switch(s.name, s.ports, s.latency_ns);
     for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
@@ -127,6 +111,8 @@ void Topology::set_port_state(size_t i, PortState state, PhysState phys) {
   impl_->vhcas.at(i)->port->set_state(state, phys);
 }
 
+const PortInfo& Topology::port_info(size_t i) const { return impl_->vhcas.at(i)->port->info(); }
+
 bool Topology::poll() {
   bool any = false;
   for (auto& v : impl_->vhcas) any |= v->engine->poll(64);
@@ -136,8 +122,41 @@ bool Topology::poll() {
 VhcaSnapshot Topology::snapshot(size_t i) const {
   const Vhca& v = *impl_->vhcas.at(i);
   return {v.engine->counts(), v.engine->counters(), v.port->snapshot(impl_->sched.now()),
-          v.port->info()};
+          v.port->info(), {}};
 }
+
+MetricsSnapshot Topology::metrics() const {
+  MetricsSnapshot m{};
+  const Nanos now = impl_->sched.now();
+  for (size_t i = 0; i < info_.size(); ++i) {
+    const VhcaSnapshot v = snapshot(i);
+    m.vhcas.push_back({info_[i].fabric, info_[i].name, v.port_info.link_layer, v.port, v.engine, {}});
+  }
+  for (const auto& f : impl_->fabrics) {
+    for (const auto& sw : f->switches())
+      for (unsigned p = 1; p <= sw->nports(); ++p)
+        m.switch_ports.push_back({f->name(), sw->port(p).name(), f->link_layer(), sw->port(p).snapshot(now)});
+    for (const auto& l : f->links()) {
+      m.links.push_back({f->name(), l.a.str(), l.b.str(), l.link->a_to_b().snapshot()});
+      m.links.push_back({f->name(), l.b.str(), l.a.str(), l.link->b_to_a().snapshot()});
+    }
+  }
+  return m;
+}
+
+namespace {
+// Per class, named as class_name() calls it; classes a link layer lacks are left out.
+nlohmann::json classes_json(LinkLayer ll, const dp::PortSnapshot& p) {
+  nlohmann::json out = nlohmann::json::object();
+  for (unsigned c = 0; c < dp::kNumClasses; ++c)
+    if (const char* name = dp::class_name(ll, c)) {
+      nlohmann::json one = nlohmann::json::object();
+      put_counters(one, dp::kClassCounters, &p.classes[c]);
+      out[name] = std::move(one);
+    }
+  return out;
+}
+}  // namespace
 
 nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json gids = nlohmann::json::array();
@@ -146,8 +165,10 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
   nlohmann::json counters = nlohmann::json::object();
   put_counters(counters, dp::kPortCounters, &snap.port.port);
   put_counters(counters, dp::kHcaPortCounters, &snap.port);
+  put_counters(counters, dp::kRxErrorCounters, &snap.port);
   put_counters(counters, engine::kEngineCounters, &snap.engine);
-  return {
+  put_counters(counters, kEventSinkCounters, &snap.events);
+  nlohmann::json out = {
       {"name", info.name},
       {"fabric", info.fabric},
       {"link_layer", config::to_string(info.link_layer)},
@@ -159,7 +180,11 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
        {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},
         {"srqs", o.srqs}, {"ahs", o.ahs}}},
       {"counters", std::move(counters)},
+      {"classes", classes_json(snap.port_info.link_layer, snap.port.port)},
   };
+  // VLs exist on IB links only; a RoCE port's classes are 802.1Q priorities.
+  if (snap.port_info.link_layer == LinkLayer::kInfiniBand) out["qos"] = port_qos_json(snap.port_info.qos);
+  return out;
 }
 
 }  // namespace vf

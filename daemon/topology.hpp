@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/config.hpp"
+#include "daemon/event_sink_stats.hpp"
+#include "daemon/metrics_text.hpp"
 #include "core/scheduler.hpp"
 #include "dataplane/fabric/hca_port.hpp"
 #include "device/engine/hca.hpp"
@@ -36,6 +38,7 @@ struct VhcaSnapshot {
   engine::Counters engine;
   dp::HcaPortSnapshot port;
   PortInfo port_info;
+  EventSinkStats events;  // the daemon's event sink (not the topology's): filled by the caller
 };
 
 class Topology {
@@ -51,10 +54,17 @@ class Topology {
   // packets either way. Lcore only.
   bool port_up(size_t i) const;
   void set_port_state(size_t i, PortState state, PhysState phys);
+  // vHCA i's port record as it is now (the HcaPort's). Lcore only, or before
+  // the lcore runs: a change to it must be published (DaemonState::publish_port).
+  const PortInfo& port_info(size_t i) const;
   // Polls every engine once; true if any did work. Lcore only.
   bool poll();
   // Counters and object counts for fabricctl. Lcore only.
   VhcaSnapshot snapshot(size_t i) const;
+  // Every vHCA, switch port and link direction, for the Prometheus text
+  // (vHCAs in vhcas() order; lcore and event-sink numbers left for the
+  // caller). Lcore only.
+  MetricsSnapshot metrics() const;
 
  private:
   void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,

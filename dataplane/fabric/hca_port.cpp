@@ -1,6 +1,8 @@
 #include "dataplane/fabric/hca_port.hpp"
 
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "dataplane/wire/ib_framing.hpp"
@@ -34,12 +36,12 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
       cfg_(cfg),
       port_(sched, std::move(name), cfg.link_layer, cfg.port),
       space_timer_(&HcaPort::on_space_timer, this) {
-  if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
+  if (cfg.qos.data_vls == 0 || cfg.qos.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
   if (!mtu_code(cfg.mtu))
     throw std::invalid_argument("HCA port " + port_.name() + ": MTU must be 256, 512, 1024, 2048 or 4096");
-  for (unsigned sl = 0; sl < kNumSls; ++sl) cfg_.sl2vl[sl] = uint8_t(sl % cfg.data_vls);
+  cfg_.qos = default_port_qos(cfg.qos.data_vls);
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
 }
 
@@ -52,9 +54,7 @@ void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
 }
 
 void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
-  if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
-    throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
-  cfg_.sl2vl[sl] = vl;
+  if (!cfg_.qos.set_sl2vl(sl, vl)) throw std::invalid_argument("HCA port " + name() + ": bad SL→VL entry");
 }
 
 void HcaPort::set_state(PortState state, PhysState phys) {
@@ -77,7 +77,7 @@ rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
 unsigned HcaPort::tx_class(uint8_t sl) const {
   if (cfg_.link_layer == LinkLayer::kInfiniBand) {
-    const uint8_t vl = cfg_.sl2vl[sl & 0xF];
+    const uint8_t vl = cfg_.qos.sl2vl[sl & 0xF];
     return vl == kVl15 ? kMgmtClass : vl;
   }
   return cfg_.vlan ? sl & 7 : 0;
@@ -105,7 +105,7 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
-  r.vl = cfg_.sl2vl[r.sl];
+  r.vl = cfg_.qos.sl2vl[r.sl];
   if (r.vl == kVl15) return drop_tx(m, tx_no_route_), false;
   const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
   r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));
@@ -239,8 +239,34 @@ constexpr CounterDef kHcaPortDefs[] = {
     VF_COUNTER(HcaPortSnapshot, port_down_drops, "port_down_drops", "port_down_drops", kPackets,
                "frames refused either way while the port was administratively down"),
 };
+static_assert(valid_counter_table<HcaPortSnapshot>(kHcaPortDefs));
+
+// HcaPortSnapshot::rx_errors[e]: named "rx_" + wire::rx_error_name(e).
+constexpr CounterDef rx_error_row(wire::RxError e, std::string_view name, std::string_view help) {
+  return {name, name, CounterUnit::kPackets, help,
+          offsetof(HcaPortSnapshot, rx_errors) + sizeof(uint64_t) * size_t(e)};
+}
+using wire::RxError;
+constexpr CounterDef kRxErrorDefs[] = {
+    rx_error_row(RxError::kTruncated, "rx_truncated", "frames shorter than their own length fields"),
+    rx_error_row(RxError::kNonContiguous, "rx_non_contiguous", "multi-segment frames framing cannot parse"),
+    rx_error_row(RxError::kBadLength, "rx_bad_length", "frames whose length fields disagree or are too small"),
+    rx_error_row(RxError::kBadVersion, "rx_bad_version", "frames with a wrong LRH, GRH or IP version"),
+    rx_error_row(RxError::kBadLnh, "rx_bad_lnh", "IB frames whose LRH LNH is raw or non-IBA IP"),
+    rx_error_row(RxError::kBadNextHeader, "rx_bad_next_header", "IB frames whose GRH NxtHdr is not IBA transport"),
+    rx_error_row(RxError::kBadVcrc, "rx_bad_vcrc", "IB frames with a bad VCRC"),
+    rx_error_row(RxError::kBadIcrc, "rx_bad_icrc", "frames with a bad ICRC"),
+    rx_error_row(RxError::kBadEtherType, "rx_bad_ethertype", "Ethernet frames that are neither IPv4 nor IPv6"),
+    rx_error_row(RxError::kBadIpChecksum, "rx_bad_ip_checksum", "IPv4 headers with a bad checksum"),
+    rx_error_row(RxError::kFragmented, "rx_fragmented", "IPv4 fragments (RoCEv2 is never fragmented)"),
+    rx_error_row(RxError::kNotRoce, "rx_not_roce", "IP frames that are not UDP to port 4791"),
+    rx_error_row(RxError::kBadUdpChecksum, "rx_bad_udp_checksum", "non-zero UDP checksums that do not match"),
+};
+static_assert(std::size(kRxErrorDefs) == wire::kRxErrorCount - 1, "one row per RxError but kOk");
+static_assert(valid_counter_table<HcaPortSnapshot>(kRxErrorDefs));
 }  // namespace
 
 const CounterTable kHcaPortCounters{kHcaPortDefs};
+const CounterTable kRxErrorCounters{kRxErrorDefs};
 
 }  // namespace vf::dp

@@ -55,8 +55,8 @@
 
 namespace vf::dp {
 
-// The port's PortInfo (its sl2vl is filled from data_vls) plus what only the
-// dataplane needs.
+// The port's PortInfo (its qos starts as default_port_qos(qos.data_vls)) plus
+// what only the dataplane needs.
 struct HcaPortConfig : PortInfo {
   bool vlan = false;      // Ethernet: 802.1Q-tag frames so the priority travels
   uint16_t vlan_id = 0;
@@ -76,6 +76,9 @@ struct HcaPortSnapshot {
 // The HCA port's own counters in an HcaPortSnapshot (its Port's are in
 // kPortCounters, read from HcaPortSnapshot::port).
 extern const CounterTable kHcaPortCounters;
+// HcaPortSnapshot::rx_errors, one row per wire::RxError but kOk, named
+// "rx_" + wire::rx_error_name (the reasons inside PortRcvErrors).
+extern const CounterTable kRxErrorCounters;
 
 class HcaPort final : public HostPort {
  public:

@@ -9,11 +9,8 @@ namespace vf::dp {
 
 IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
     : Switch(sched, std::move(name), LinkLayer::kInfiniBand, cfg, this, &IbSwitch::on_rx),
-      lft_(kLftSize, kNoRoute) {
-  std::array<uint8_t, kNumSls> map{};
-  for (unsigned sl = 0; sl < kNumSls; ++sl) map[sl] = uint8_t(sl % cfg.data_vls);
-  sl2vl_.assign(cfg.nports, map);
-}
+      lft_(kLftSize, kNoRoute),
+      qos_(cfg.nports, default_port_qos(cfg.data_vls)) {}
 
 void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
   if (dlid >= kLftSize) throw std::invalid_argument("switch " + name_ + ": LFT covers unicast LIDs only");
@@ -21,9 +18,7 @@ void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
 }
 
 void IbSwitch::set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl) {
-  if (sl > 15 || (vl >= cfg_.data_vls && vl != kVl15))
-    throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry");
-  sl2vl_.at(out_port - 1)[sl] = vl;
+  if (!qos_.at(out_port - 1).set_sl2vl(sl, vl)) throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry");
 }
 
 void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
@@ -34,7 +29,7 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   if (!out) return sw.relay_error(in, m, cls);
   unsigned out_cls = kMgmtClass;
   if (cls != kMgmtClass) {
-    const uint8_t vl = sw.sl2vl_[out->number() - 1][wire::lrh_sl(f)];
+    const uint8_t vl = sw.qos_[out->number() - 1].sl2vl[wire::lrh_sl(f)];
     if (vl == kVl15) return sw.relay_error(in, m, cls);
     // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
     // is already bad is a link error here. (Frames that keep their VL are not

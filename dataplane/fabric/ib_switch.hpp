@@ -1,9 +1,11 @@
 // An InfiniBand switch: egress port = LFT[DLID]. The LFT is linear, 0xC000
 // entries (the unicast LID space), 0xFF = unset, filled by the subnet
 // manager. Multicast DLIDs (no MFT yet), unset entries, port 0, ports out of
-// range and the ingress port itself are relay errors. The egress VL is the
-// egress port's SL→VL table for the packet's SL (default SL n → VL n %
-// data_vls); an SL mapped to VL15 is a relay error too. VL15 packets stay on
+// range and the ingress port itself are relay errors. Every port has the
+// same per-port VL record as an HCA port (core/port_qos.hpp: operational VLs,
+// SL→VL, VL arbitration; default_port_qos at start). The egress VL is the
+// egress port's SL→VL entry for the packet's SL; an SL mapped to VL15 is a
+// relay error too. VL15 packets stay on
 // VL15. The VL field travels in the LRH; when the map changes it the switch
 // rewrites it and recomputes the VCRC (checking the old one first: a bad VCRC
 // is a PortRcvErrors drop).
@@ -11,11 +13,11 @@
 // it is per output port.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/port_qos.hpp"
 #include "dataplane/fabric/switch.hpp"
 
 namespace vf::dp {
@@ -30,13 +32,15 @@ class IbSwitch final : public Switch {
   void set_lft(uint16_t dlid, uint8_t port);  // kNoRoute clears
   uint8_t lft(uint16_t dlid) const { return dlid < kLftSize ? lft_[dlid] : kNoRoute; }
   void set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl);
-  uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return sl2vl_.at(out_port - 1)[sl & 15]; }
+  uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return qos(out_port).sl2vl[sl & 15]; }
+  // Port `num`'s VL record (1..nports).
+  const PortQos& qos(unsigned num) const { return qos_.at(num - 1); }
 
  private:
   static void on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls);
 
   std::vector<uint8_t> lft_;
-  std::vector<std::array<uint8_t, kNumSls>> sl2vl_;
+  std::vector<PortQos> qos_;  // by port number - 1
 };
 
 }  // namespace vf::dp

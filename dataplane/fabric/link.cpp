@@ -69,4 +69,21 @@ void LinkDirection::on_arrival(Timer& t, Nanos now) {
   if (!self.flight_.empty()) self.sched_.arm(self.timer_, self.flight_.front().arrive);
 }
 
+namespace {
+// No IBA or Linux counter names a wire; these follow the port counters' style.
+constexpr CounterDef kLinkDefs[] = {
+    VF_COUNTER(LinkDirectionSnapshot, frames_sent, "frames_sent", "link_frames_sent", kPackets,
+               "frames put on this direction of the wire, lost ones included"),
+    VF_COUNTER(LinkDirectionSnapshot, bytes_on_wire, "bytes_on_wire", "link_wire_bytes", kBytes,
+               "bytes the frames occupied on the wire (Ethernet: with preamble, SFD, FCS and IFG)"),
+    VF_COUNTER(LinkDirectionSnapshot, overflow, "overflow", "link_overflow_drops", kPackets,
+               "frames dropped because too many were in flight (a sizing bug)"),
+    VF_COUNTER(LinkDirectionSnapshot, lost, "lost", "link_lost_frames", kPackets,
+               "frames the impairment stage lost on the wire (they still used their wire time)"),
+};
+static_assert(valid_counter_table<LinkDirectionSnapshot>(kLinkDefs));
+}  // namespace
+
+const CounterTable kLinkDirectionCounters{kLinkDefs};
+
 }  // namespace vf::dp

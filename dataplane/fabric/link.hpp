@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "core/counter_def.hpp"
 #include "dataplane/fabric/counter.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/ring.hpp"
@@ -35,6 +36,15 @@ struct FrameSink {
   void (*fn)(void* ctx, rte_mbuf* m) = nullptr;
   void* ctx = nullptr;
 };
+
+// What one direction has carried, in plain numbers (LinkDirection::snapshot).
+struct LinkDirectionSnapshot {
+  uint64_t frames_sent;    // put on the wire, lost ones included
+  uint64_t bytes_on_wire;  // incl. Ethernet preamble, SFD, FCS and IFG
+  uint64_t overflow;       // dropped: in-flight FIFO full (a sizing bug)
+  uint64_t lost;           // the impairment stage lost them on the wire
+};
+extern const CounterTable kLinkDirectionCounters;
 
 class LinkDirection {
  public:
@@ -66,6 +76,10 @@ class LinkDirection {
   Counter bytes_on_wire;  // incl. Ethernet overhead
   Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
   Counter lost;        // frames the impairment stage lost on the wire
+
+  LinkDirectionSnapshot snapshot() const {
+    return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get()};
+  }
 
  private:
   struct InFlight {

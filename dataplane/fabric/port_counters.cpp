@@ -1,5 +1,7 @@
 #include "dataplane/fabric/port_counters.hpp"
 
+#include <iterator>
+
 namespace vf::dp {
 
 PortSnapshot snapshot(const PortCounters& c, Nanos now) {
@@ -55,8 +57,44 @@ constexpr CounterDef kPortDefs[] = {
     VF_COUNTER(PortSnapshot, port_rcv_discards, "PortRcvDiscards", "port_rcv_discards", kPackets,
                "received frames dropped for want of buffer (switch memory, flow control) or receiver"),
 };
+static_assert(valid_counter_table<PortSnapshot>(kPortDefs));
+
+// Levels are gauges; the rest only grow.
+constexpr CounterDef kClassDefs[] = {
+    VF_GAUGE(ClassSnapshot, depth_pkts, "depth_pkts", "class_depth_packets", kPackets,
+             "frames queued for egress in this class now"),
+    VF_GAUGE(ClassSnapshot, depth_bytes, "depth_bytes", "class_depth_bytes", kBytes,
+             "bytes queued for egress in this class now"),
+    VF_GAUGE(ClassSnapshot, max_depth_pkts, "max_depth_pkts", "class_max_depth_packets", kPackets,
+             "most frames ever queued for egress in this class"),
+    VF_COUNTER(ClassSnapshot, xmit_pkts, "xmit_pkts", "class_xmit_packets", kPackets,
+               "frames of this class sent"),
+    VF_COUNTER(ClassSnapshot, xmit_bytes, "xmit_bytes", "class_xmit_bytes", kBytes,
+               "bytes of this class sent"),
+    VF_COUNTER(ClassSnapshot, xmit_discards, "xmit_discards", "class_xmit_discards", kPackets,
+               "frames of this class dropped on the way out"),
+    VF_COUNTER(ClassSnapshot, rcv_pkts, "rcv_pkts", "class_rcv_packets", kPackets,
+               "frames of this class received"),
+    VF_COUNTER(ClassSnapshot, rcv_bytes, "rcv_bytes", "class_rcv_bytes", kBytes,
+               "bytes of this class received"),
+    VF_GAUGE(ClassSnapshot, rx_buffered_bytes, "rx_buffered_bytes", "class_rx_buffered_bytes", kBytes,
+             "receive buffer held now by frames of this class"),
+    VF_GAUGE(ClassSnapshot, rx_buffered_peak, "rx_buffered_peak", "class_rx_buffered_peak_bytes", kBytes,
+             "most receive buffer frames of this class ever held"),
+};
+static_assert(valid_counter_table<ClassSnapshot>(kClassDefs));
 }  // namespace
 
 const CounterTable kPortCounters{kPortDefs};
+const CounterTable kClassCounters{kClassDefs};
+
+const char* class_name(LinkLayer ll, unsigned cls) {
+  static constexpr const char* kVl[] = {"vl0", "vl1", "vl2", "vl3", "vl4", "vl5", "vl6", "vl7", "vl15", "link_ctrl"};
+  static constexpr const char* kPrio[] = {"prio0", "prio1", "prio2", "prio3", "prio4",
+                                          "prio5", "prio6", "prio7", nullptr,  "link_ctrl"};
+  static_assert(std::size(kVl) == kNumClasses && std::size(kPrio) == kNumClasses);
+  if (cls >= kNumClasses) return nullptr;
+  return ll == LinkLayer::kInfiniBand ? kVl[cls] : kPrio[cls];
+}
 
 }  // namespace vf::dp

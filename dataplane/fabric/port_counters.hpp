@@ -95,4 +95,11 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now);
 // kernel's ports/N/counters/ files).
 extern const CounterTable kPortCounters;
 
+// One class's counters and levels in a ClassSnapshot (PortSnapshot::classes[c]);
+// formats label them with class_name.
+extern const CounterTable kClassCounters;
+// "vl0".."vl7", "vl15", "link_ctrl" on IB; "prio0".."prio7", "link_ctrl" on
+// Ethernet, where kMgmtClass is unused (nullptr).
+const char* class_name(LinkLayer ll, unsigned cls);
+
 }  // namespace vf::dp

@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "fabricd_fixture.hpp"
@@ -41,6 +42,18 @@ class PortState : public ::testing::Test {
   static std::string sysfs(const char* attr) {
     return read_file(daemon_->runtime_dir() + "/sys/class/infiniband/vib0/ports/1/" + attr);
   }
+  // ibv_rc_pingpong's client, vib0 to a server on vib1 at `tcp_port`, once
+  // the server listens.
+  static RunResult pingpong_client(const std::string& tcp_port) {
+    RunResult client;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      client = run({"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", tcp_port, "-n", "5", "127.0.0.1"},
+                   daemon_->app_env(), std::chrono::seconds(3));
+      if (client.err.find("Couldn't connect") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return client;
+  }
   static Fabricd* daemon_;
 };
 Fabricd* PortState::daemon_ = nullptr;
@@ -76,13 +89,7 @@ TEST_F(PortState, DownThenUpIsReportedEverywhere) {
 TEST_F(PortState, ADownPortPassesNoTraffic) {
   ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "down"}).exit_code, 0);
   Process server({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", "19391", "-n", "5"}, daemon_->app_env());
-  RunResult client;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    client = run({"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", "19391", "-n", "5", "127.0.0.1"},
-                 daemon_->app_env(), std::chrono::seconds(3));
-    if (client.err.find("Couldn't connect") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  RunResult client = pingpong_client("19391");
   EXPECT_NE(client.exit_code, 0) << client.describe();
   // Lost on the wire, as with a cable pulled: RC gives up after its retries.
   EXPECT_NE(client.err.find("transport retry counter exceeded"), std::string::npos) << client.describe();
@@ -106,6 +113,51 @@ TEST_F(PortState, ADownPortPassesNoTraffic) {
   server.signal(SIGKILL);
   server.wait(std::chrono::seconds(5));
   ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "up"}).exit_code, 0);
+}
+
+// The port record and the counter registry, as a running daemon shows them:
+// hca list carries each IB port's VL record, sysfs the record's LID, and
+// `fabricctl metrics` every table as Prometheus families.
+TEST_F(PortState, RecordAndCountersReachEveryReader) {
+  auto list = daemon_->ctl({"--json", "hca", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  for (const auto& h : nlohmann::json::parse(list.out)) {
+    if (h["link_layer"] == "infiniband") {
+      EXPECT_EQ(h["qos"]["operational_vls"], 8) << h.dump();
+      EXPECT_EQ(h["qos"]["vl_arbitration"]["low"].size(), 8u) << h.dump();
+      EXPECT_TRUE(h["classes"].contains("vl15")) << h.dump();
+    } else {
+      EXPECT_FALSE(h.contains("qos")) << h.dump();
+      EXPECT_TRUE(h["classes"].contains("prio7")) << h.dump();
+    }
+    if (h["name"] == "vib0") {
+      std::ostringstream lid;
+      lid << "0x" << std::hex << h["lid"].get<int>() << "\n";
+      EXPECT_EQ(sysfs("lid"), lid.str());
+    }
+  }
+  // The kernel's counter files, refreshed every second off the lcore: vib0
+  // sent and its engine counted it.
+  Process server({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", "19392", "-n", "5"}, daemon_->app_env());
+  const RunResult client = pingpong_client("19392");
+  EXPECT_EQ(client.exit_code, 0) << client.describe();
+  server.wait(std::chrono::seconds(10));
+  const auto num = [](const std::string& t) { return t.empty() ? 0 : std::stoull(t); };
+  for (int i = 0; i < 40 && num(sysfs("counters/port_xmit_packets")) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(num(sysfs("counters/port_xmit_packets")), 0u);
+  EXPECT_GT(num(sysfs("counters/port_xmit_data")), 0u);
+  EXPECT_GT(num(sysfs("hw_counters/sent_pkts")), 0u);
+  EXPECT_EQ(sysfs("hw_counters/lifespan"), "1000\n");
+  auto m = daemon_->ctl({"metrics"});
+  ASSERT_EQ(m.exit_code, 0) << m.describe();
+  for (const char* want : {"# TYPE vfabric_port_xmit_data_total counter\n",
+                           "vfabric_port_xmit_data_total{fabric=\"ib\",port=\"vib0\"} ",
+                           "vfabric_port_down_drops_total{fabric=\"ib\",hca=\"vib1\"} ",
+                           "vfabric_class_depth_packets{fabric=\"roce\",port=\"vroce0\",class=\"prio0\"} ",
+                           "vfabric_link_frames_sent_total{fabric=\"ib\",from=\"vib0\",to=",
+                           "\nvfabric_lcore_loops_total "})
+    EXPECT_NE(m.out.find(want), std::string::npos) << want << "\n---\n" << m.out.substr(0, 4000);
 }
 
 TEST_F(PortState, BadRequestsAreRefusedWithAHint) {

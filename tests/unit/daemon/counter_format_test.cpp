@@ -42,6 +42,37 @@ TEST(CounterFormat, PrometheusHasOneFamilyPerCounterAndOneSamplePerRow) {
             "vfabric_port_xmit_wait_total{hca=\"vib1\"} 40\n");
 }
 
+TEST(CounterFormat, AGaugeIsTypedGaugeWithoutTotal) {
+  struct Level {
+    uint64_t depth;
+  };
+  constexpr CounterDef kLevel[] = {
+      VF_GAUGE(Level, depth, "depth_pkts", "class_depth_packets", kPackets, "frames queued now")};
+  static_assert(valid_counter_table<Level>(kLevel));
+  const Level l{9};
+  const PromRow rows[] = {{"", &l}};
+  std::string out;
+  append_prometheus(out, "vfabric", kLevel, rows);
+  EXPECT_EQ(out,
+            "# HELP vfabric_class_depth_packets frames queued now (packets)\n"
+            "# TYPE vfabric_class_depth_packets gauge\n"
+            "vfabric_class_depth_packets 9\n");
+}
+
+// The checks tables static_assert on: a row outside its struct, or two rows
+// with one name, are caught.
+TEST(CounterFormat, TableChecksCatchStrayOffsetsAndDuplicateNames) {
+  static_assert(valid_counter_table<Snap>(kTable));
+  constexpr CounterDef kStray[] = {{"a", "a", CounterUnit::kEvents, "h", sizeof(Snap)}};
+  static_assert(!counters_fit(kStray, sizeof(Snap)));
+  constexpr CounterDef kOdd[] = {{"a", "a", CounterUnit::kEvents, "h", 4}};
+  static_assert(!counters_fit(kOdd, sizeof(Snap)));
+  constexpr CounterDef kTwice[] = {kDefs[0], {"Other", kDefs[0].sysfs, CounterUnit::kEvents, "h", 8}};
+  static_assert(!counter_names_unique(kTwice));
+  EXPECT_TRUE(counters_fit(kTable, sizeof(Snap)));
+  EXPECT_FALSE(counters_fit(kTable, sizeof(Snap) - 1));
+}
+
 TEST(CounterFormat, LabelValuesAreEscaped) {
   EXPECT_EQ(prom_labels({{"a", "x\"y\\z\nw"}, {"b", ""}}), "a=\"x\\\"y\\\\z\\nw\",b=\"\"");
 }

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "daemon/link_attrs.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "test_util.hpp"
 
@@ -28,14 +29,13 @@ DeviceSpec spec(const std::string& name, uint32_t index, uint64_t guid, config::
   DeviceSpec d;
   d.ibdev = name;
   d.index = index;
-  d.link_layer = ll;
+  d.port.link_layer = config::to_core(ll);
   d.node_guid = d.sys_image_guid = guid;
   d.node_desc = "test " + name;
-  d.rate = "100 Gb/sec (4X EDR)";
-  d.gid_table_len = 4;
+  d.port.gid_tbl_len = 4;
   d.pkey_table_len = 1;
   d.pkeys = {0xffff};
-  d.gids = {{addr::make_gid(0xfe80000000000000ULL, guid), GidType::IbRoceV1}};
+  d.port.gids = {addr::make_gid(0xfe80000000000000ULL, guid)};
   return d;
 }
 

@@ -419,12 +419,20 @@ TEST_F(RuntimeTreeTest, PortStateAndLidUpdatesAreAtomicReplacements) {
   const fs::path port = fs::path(sys()) / "class/infiniband/vib1/ports/1";
   struct stat before {};
   ASSERT_EQ(stat(port.parent_path().parent_path().c_str(), &before), 0);
-  tree.set_port_state("vib1", PortState::kDown, PhysState::kDisabled);
+  PortInfo rec = specs_[1].port;
+  rec.state = PortState::kDown;
+  rec.phys_state = PhysState::kDisabled;
+  tree.update_port("vib1", rec);
   EXPECT_EQ(test::read_file(port / "state"), "1: DOWN\n");
   EXPECT_EQ(test::read_file(port / "phys_state"), "3: Disabled\n");
-  tree.set_port_state("vib1", PortState::kActive, PhysState::kLinkUp);
+  rec.state = PortState::kActive;
+  rec.phys_state = PhysState::kLinkUp;
+  tree.update_port("vib1", rec);
   EXPECT_EQ(test::read_file(port / "state"), "4: ACTIVE\n");
-  tree.set_port_lid("vib1", 0x1234, 7, 2);
+  rec.lid = 0x1234;
+  rec.sm_lid = 7;
+  rec.lmc = 2;
+  tree.update_port("vib1", rec);
   EXPECT_EQ(test::read_file(port / "lid"), "0x1234\n");
   EXPECT_EQ(test::read_file(port / "sm_lid"), "0x7\n");
   EXPECT_EQ(test::read_file(port / "lid_mask_count"), "2\n");
@@ -435,7 +443,72 @@ TEST_F(RuntimeTreeTest, PortStateAndLidUpdatesAreAtomicReplacements) {
   EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
   EXPECT_EQ(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
   for (const auto& e : fs::directory_iterator(port)) EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
-  EXPECT_THROW(tree.set_port_state("nope", PortState::kDown, PhysState::kDisabled), RuntimeTreeError);
+  EXPECT_THROW(tree.update_port("nope", rec), RuntimeTreeError);
+}
+
+// The files follow the record: changed ones are replaced (new inode), the
+// others stay the very same files, GIDs past a shrunk table go, and a record
+// the tree cannot render changes nothing.
+TEST_F(RuntimeTreeTest, UpdatePortRewritesOnlyWhatTheRecordChanged) {
+  RuntimeTree tree(opts_, specs_);
+  const fs::path port = fs::path(sys()) / "class/infiniband/vroce0/ports/1";
+  auto ino = [&](const char* rel) {
+    struct stat st {};
+    EXPECT_EQ(lstat((port / rel).c_str(), &st), 0) << rel;
+    return st.st_ino;
+  };
+  const auto rate_ino = ino("rate"), gid0_ino = ino("gids/0");
+  PortInfo rec = specs_[2].port;
+  ASSERT_EQ(rec.link_layer, LinkLayer::kEthernet);
+  rec.gids.push_back(addr::ipv4_mapped_gid(0xC0000263));  // 192.0.2.99 at index 2
+  rec.state = PortState::kInit;
+  tree.update_port("vroce0", rec);
+  EXPECT_EQ(test::read_file(port / "gids/2"), "0000:0000:0000:0000:0000:ffff:c000:0263\n");
+  EXPECT_EQ(test::read_file(port / "gid_attrs/types/2"), "RoCE v2\n");
+  EXPECT_EQ(test::read_file(port / "state"), "2: INIT\n");
+  EXPECT_EQ(ino("rate"), rate_ino);
+  EXPECT_EQ(ino("gids/0"), gid0_ino);
+
+  rec.gid_tbl_len = 4;  // the table shrinks from 16
+  tree.update_port("vroce0", rec);
+  EXPECT_TRUE(fs::exists(port / "gids/3"));
+  EXPECT_FALSE(fs::exists(port / "gids/4"));
+  EXPECT_FALSE(fs::exists(port / "gid_attrs/types/15"));
+
+  PortInfo bad = rec;
+  bad.state = PortState::kDown;
+  bad.active_speed = 3;  // no such encoding: no rate to show
+  EXPECT_THROW(tree.update_port("vroce0", bad), RuntimeTreeError);
+  EXPECT_EQ(test::read_file(port / "state"), "2: INIT\n");
+}
+
+// counters/ and hw_counters/ follow what the daemon renders: new files
+// appear, a changed value is a new file (atomic), an unchanged one is left
+// alone, a vanished name goes, and nothing outside those two directories
+// can be written through it.
+TEST_F(RuntimeTreeTest, UpdateCountersReplacesChangedValuesOnly) {
+  RuntimeTree tree(opts_, specs_);
+  const fs::path port = fs::path(sys()) / "class/infiniband/vib0/ports/1";
+  tree.update_counters("vib0", {{"counters/port_xmit_data", "0\n"},
+                                {"counters/port_rcv_data", "0\n"},
+                                {"hw_counters/sent_pkts", "0\n"}});
+  EXPECT_EQ(test::read_file(port / "counters/port_xmit_data"), "0\n");
+  struct stat rcv {}, xmit {};
+  ASSERT_EQ(stat((port / "counters/port_rcv_data").c_str(), &rcv), 0);
+  ASSERT_EQ(stat((port / "counters/port_xmit_data").c_str(), &xmit), 0);
+  EXPECT_EQ(rcv.st_mode & 07777, 0444u);
+  tree.update_counters("vib0", {{"counters/port_xmit_data", "250\n"}, {"counters/port_rcv_data", "0\n"}});
+  EXPECT_EQ(test::read_file(port / "counters/port_xmit_data"), "250\n");
+  struct stat rcv2 {}, xmit2 {};
+  ASSERT_EQ(stat((port / "counters/port_rcv_data").c_str(), &rcv2), 0);
+  ASSERT_EQ(stat((port / "counters/port_xmit_data").c_str(), &xmit2), 0);
+  EXPECT_EQ(rcv2.st_ino, rcv.st_ino);
+  EXPECT_NE(xmit2.st_ino, xmit.st_ino);
+  EXPECT_FALSE(fs::exists(port / "hw_counters/sent_pkts"));
+  for (const char* bad : {"state", "counters/../state", "gids/0", "counters/", "hw_counters/a/b"})
+    EXPECT_THROW(tree.update_counters("vib0", {{bad, "1\n"}}), RuntimeTreeError) << bad;
+  EXPECT_EQ(test::read_file(port / "state"), "4: ACTIVE\n");
+  EXPECT_THROW(tree.update_counters("nope", {}), RuntimeTreeError);
 }
 
 TEST_F(RuntimeTreeTest, MovedFromTreeRemovesNothing) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "dataplane/fabric/fabric.hpp"
@@ -245,6 +246,25 @@ TEST(HcaPortIb, CanTransmitBoundsTheQueueAndAnnouncesSpaceLater) {
   s.run_until_idle();
   EXPECT_EQ(e.space_calls, 1u);
   EXPECT_EQ(h.port().snapshot(0).port_xmit_discards, 0u);
+}
+
+// An HCA port's VL record is the same type a switch port has, starts from
+// the same defaults, and its SL→VL entry picks the egress class.
+TEST(HcaPortIb, VlRecordStartsFromDataVlsAndPicksTheClass) {
+  HcaPortConfig c;
+  c.qos.data_vls = 2;
+  c.qos.sl2vl.fill(1);  // not the defaults: the port starts from data_vls alone
+  Scheduler s;
+  HcaPort h(s, "vib0", vf::test::test_mbuf_pool(), c);
+  EXPECT_EQ(h.info().qos, default_port_qos(2));
+  EXPECT_EQ(h.tx_class(3), 1u);  // SL 3 -> VL 3 % 2
+  h.set_sl2vl(3, 0);
+  EXPECT_EQ(h.info().qos.sl2vl[3], 0);
+  EXPECT_EQ(h.tx_class(3), 0u);
+  EXPECT_THROW(h.set_sl2vl(3, 2), std::invalid_argument);  // VL 2 is not operational
+  EXPECT_EQ(h.info().qos.sl2vl[3], 0);
+  c.qos.data_vls = 9;
+  EXPECT_THROW(HcaPort(s, "vib1", vf::test::test_mbuf_pool(), c), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------- RoCEv2

@@ -159,3 +159,38 @@ TEST(LinkTiming, InFlightCapacityCoversTheDelay) {
 
 }  // namespace
 }  // namespace vf::dp
+
+namespace vf::dp {
+namespace {
+
+// The snapshot the lcore copies (and kLinkDirectionCounters formats) is what
+// the direction counted: frames and wire bytes of all it sent, lost ones too.
+TEST(LinkCounters, SnapshotCountsSentWireBytesAndLost) {
+  Scheduler s;
+  Link link(s, LinkLayer::kEthernet, LinkParams{10 * G, 50, 1500});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  unsigned calls = 0;
+  link.a_to_b().set_impairment({&calls, [](void* ctx, rte_mbuf*, const WireTime&, const WireTime&) {
+                                  return ++*static_cast<unsigned*>(ctx) != 2;  // loses the second
+                                }});
+  for (uint32_t i = 0; i < 3; ++i) {
+    link.a_to_b().send(make_frame(100, i));
+    s.run_until_idle();
+  }
+  const LinkDirectionSnapshot a = link.a_to_b().snapshot();
+  EXPECT_EQ(a.frames_sent, 3u);
+  EXPECT_EQ(a.bytes_on_wire, 3 * wire_bytes(LinkLayer::kEthernet, 100));
+  EXPECT_EQ(a.lost, 1u);
+  EXPECT_EQ(a.overflow, 0u);
+  EXPECT_EQ(r.tags(), (std::vector<uint32_t>{0, 2}));
+  const LinkDirectionSnapshot b = link.b_to_a().snapshot();
+  EXPECT_EQ(b.frames_sent, 0u);
+  uint64_t lost = 0;
+  for (const CounterDef& d : kLinkDirectionCounters)
+    if (d.name == "lost") lost = read_counter(d, &a);
+  EXPECT_EQ(lost, 1u);
+}
+
+}  // namespace
+}  // namespace vf::dp

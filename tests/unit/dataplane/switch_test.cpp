@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "dataplane/fabric/eth_switch.hpp"
@@ -138,6 +139,32 @@ TEST(SwitchIb, SlToVlMapsAndRewritesTheVl) {
   EXPECT_EQ(b.rec[1]->got[1].cls, 5u);
   EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 1u);
   EXPECT_EQ(b.sw.port(2).snapshot(0).classes[1].xmit_pkts, 1u);
+}
+
+// SL→VL and VL arbitration are per-port records, one per switch port, of the
+// same type an HCA port's PortInfo embeds: a change to one port's table
+// leaves the others alone.
+TEST(SwitchIb, EveryPortHasItsOwnVlRecord) {
+  SwitchConfig cfg = ib_cfg();
+  cfg.data_vls = 4;
+  Bench b(LinkLayer::kInfiniBand, 2, cfg);
+  for (unsigned p = 1; p <= cfg.nports; ++p) {
+    const PortQos& q = b.ib->qos(p);
+    EXPECT_EQ(q, default_port_qos(4)) << "port " << p;
+    EXPECT_EQ(q.data_vls, 4);
+    EXPECT_EQ(q.sl2vl[6], 2);  // SL n -> VL n % 4
+    EXPECT_EQ(q.vlarb_high.size, 0);
+    ASSERT_EQ(q.vlarb_low.size, 4);
+    for (uint8_t vl = 0; vl < 4; ++vl) EXPECT_EQ(q.vlarb_low.entries[vl], (VlArbEntry{vl, 64}));
+  }
+  b.ib->set_sl2vl(2, 6, 0);
+  EXPECT_EQ(b.ib->qos(2).sl2vl[6], 0);
+  EXPECT_EQ(b.ib->qos(1).sl2vl[6], 2);
+  EXPECT_EQ(b.ib->qos(3).sl2vl[6], 2);
+  // VL 4 is not operational with 4 data VLs; the record is unchanged.
+  EXPECT_THROW(b.ib->set_sl2vl(2, 1, 4), std::invalid_argument);
+  EXPECT_EQ(b.ib->qos(2).sl2vl[1], 1);
+  EXPECT_THROW(b.ib->qos(0), std::out_of_range);
 }
 
 TEST(SwitchIb, RewritingTheVlOfAFrameWithBadVcrcIsARcvError) {

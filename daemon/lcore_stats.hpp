@@ -1,0 +1,23 @@
+// How the dataplane lcore spends its time, as plain numbers the control
+// thread formats (status JSON, Prometheus) through kLcoreCounters. Lcore
+// counts into single-writer counters and copies them into this struct.
+#pragma once
+
+#include <cstdint>
+
+#include "core/counter_def.hpp"
+
+namespace vf {
+
+struct LcoreSnapshot {
+  uint64_t loops;    // passes over tasks and pollers
+  uint64_t sleeps;   // times it went to sleep with nothing to do
+  uint64_t wakeups;  // times a doorbell, task or timer woke it
+  uint64_t tasks;    // control-thread tasks run
+};
+
+// Display names are the status reply's keys ("loops" ...), metric names
+// carry an lcore_ prefix.
+extern const CounterTable kLcoreCounters;
+
+}  // namespace vf

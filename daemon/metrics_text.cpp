@@ -1,0 +1,62 @@
+#include "daemon/metrics_text.hpp"
+
+#include "daemon/counter_format.hpp"
+
+namespace vf {
+namespace {
+constexpr std::string_view kPrefix = "vfabric";
+
+// A port's label set and its snapshot, whether an HCA's port or a switch's.
+struct PortRef {
+  std::string labels;
+  LinkLayer ll;
+  const dp::PortSnapshot* port;
+};
+
+void append_ports(std::string& out, const std::vector<PortRef>& ports) {
+  std::vector<PromRow> rows;
+  for (const PortRef& p : ports) rows.push_back({p.labels, p.port});
+  append_prometheus(out, kPrefix, dp::kPortCounters, rows);
+  // One family per class counter, every class of every port in it.
+  rows.clear();
+  for (const PortRef& p : ports)
+    for (unsigned c = 0; c < dp::kNumClasses; ++c)
+      if (const char* name = dp::class_name(p.ll, c))
+        rows.push_back({p.labels + "," + prom_labels({{"class", name}}), &p.port->classes[c]});
+  append_prometheus(out, kPrefix, dp::kClassCounters, rows);
+}
+
+}  // namespace
+
+std::string prometheus_text(const MetricsSnapshot& m) {
+  std::string out;
+  const PromRow lcore[] = {{"", &m.lcore}};
+  append_prometheus(out, kPrefix, kLcoreCounters, lcore);
+
+  std::vector<PortRef> ports;
+  for (const auto& v : m.vhcas)
+    ports.push_back({prom_labels({{"fabric", v.fabric}, {"port", v.name}}), v.link_layer, &v.port.port});
+  for (const auto& s : m.switch_ports)
+    ports.push_back({prom_labels({{"fabric", s.fabric}, {"port", s.name}}), s.link_layer, &s.port});
+  append_ports(out, ports);
+
+  // Per vHCA: the HCA port's own counters, its receive errors by reason, the
+  // engine's and the event sink's, each table one family per row.
+  auto per_vhca = [&](CounterTable t, auto member) {
+    std::vector<PromRow> rows;
+    for (const auto& v : m.vhcas) rows.push_back({prom_labels({{"fabric", v.fabric}, {"hca", v.name}}), &(v.*member)});
+    append_prometheus(out, kPrefix, t, rows);
+  };
+  per_vhca(dp::kHcaPortCounters, &MetricsSnapshot::Vhca::port);
+  per_vhca(dp::kRxErrorCounters, &MetricsSnapshot::Vhca::port);
+  per_vhca(engine::kEngineCounters, &MetricsSnapshot::Vhca::engine);
+  per_vhca(kEventSinkCounters, &MetricsSnapshot::Vhca::events);
+
+  std::vector<PromRow> links;
+  for (const auto& l : m.links)
+    links.push_back({prom_labels({{"fabric", l.fabric}, {"from", l.from}, {"to", l.to}}), &l.wire});
+  append_prometheus(out, kPrefix, dp::kLinkDirectionCounters, links);
+  return out;
+}
+
+}  // namespace vf

@@ -1,0 +1,49 @@
+// Every counter of the daemon in the Prometheus text exposition format
+// (0.0.4): one family per counter-table row (counter_format.hpp), one sample
+// per labelled owner. The lcore fills a MetricsSnapshot with plain copies
+// (Topology::metrics plus the lcore's and event sinks' numbers); this runs
+// on the control thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "daemon/event_sink_stats.hpp"
+#include "daemon/lcore_stats.hpp"
+#include "dataplane/fabric/hca_port.hpp"
+#include "dataplane/fabric/link.hpp"
+#include "device/engine/hca.hpp"
+
+namespace vf {
+
+struct MetricsSnapshot {
+  struct Vhca {
+    std::string fabric, name;
+    LinkLayer link_layer;
+    dp::HcaPortSnapshot port;
+    engine::Counters engine;
+    EventSinkStats events;
+  };
+  struct SwitchPort {
+    std::string fabric, name;  // "ibsw0/3"
+    LinkLayer link_layer;
+    dp::PortSnapshot port;
+  };
+  struct LinkDirection {
+    std::string fabric, from, to;  // endpoints, "vib0" -> "ibsw0/1"
+    dp::LinkDirectionSnapshot wire;
+  };
+  LcoreSnapshot lcore;
+  std::vector<Vhca> vhcas;
+  std::vector<SwitchPort> switch_ports;
+  std::vector<LinkDirection> links;
+};
+
+// Families are prefixed "vfabric_". Labels: port counters and classes
+// {fabric, port[, class]} over HCA and switch ports alike; the HCA port's own
+// counters, rx errors, the engine's and the event sink's {fabric, hca}; links
+// {fabric, from, to}; the lcore's none.
+std::string prometheus_text(const MetricsSnapshot& m);
+
+}  // namespace vf
