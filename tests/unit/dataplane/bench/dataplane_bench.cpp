@@ -58,8 +58,10 @@ struct Lab {
     const LinkParams lp{100'000'000'000ULL, 100, ll == LinkLayer::kInfiniBand ? 4096u : 9000u};
     f.connect(*Endpoint::parse("h0"), *Endpoint::parse("sw/1"), lp);
     f.connect(*Endpoint::parse("h1"), *Endpoint::parse("sw/2"), lp);
-    f.set_lft("sw", 2, 2);
-    f.add_fdb("sw", m1, 2);
+    if (ll == LinkLayer::kInfiniBand)
+      f.set_lft("sw", 2, 2);  // an IB switch forwards by DLID,
+    else
+      f.add_fdb("sw", m1, 2);  // an Ethernet switch by MAC
     f.set_neighbour("h0", g1, m1);
     h1->set_receiver(&Sink::rx, &sink);
     av.dlid = 2;
