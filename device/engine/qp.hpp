@@ -121,9 +121,8 @@ struct Qp {
   bool retransmitting = false;  // between a rewind and reaching psn_hi again
   QpTimer retrans_timer;
   QpTimer rnr_timer;
-  // Pacing (pacing.hpp): the path's static rate, and when the next packet
-  // may go; the timer only wakes the poll loop then.
-  uint32_t rate_mbps = 0;  // 0: not paced
+  // Pacing (pacing.hpp): when the next packet may go (the rate is
+  // attr.ah_attr.static_rate's); the timer only wakes the poll loop then.
   Nanos eligible_at = 0;
   QpTimer pace_timer;
   // READ/atomic initiator side (read_response.cpp).

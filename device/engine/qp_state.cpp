@@ -225,7 +225,6 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     s.ah_attr = a.ah_attr;
     s.ah_attr.port_num = 1;
     qp.route = route_of(s.ah_attr);
-    qp.rate_mbps = static_rate_mbps(s.ah_attr.static_rate);
   }
   if (mask & IBV_QP_PATH_MTU) {
     s.path_mtu = a.path_mtu;

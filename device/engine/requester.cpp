@@ -129,6 +129,8 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
   }
   if (complete_error_head(qp)) return done + 1;
   const Nanos now = sched_.now();
+  // The path's static rate (validated at modify_qp: never kBadRate); 0 = unpaced.
+  const uint32_t mbps = static_rate_mbps(qp.attr.ah_attr.static_rate);
   while (done < budget) {
     if ((qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) || qp.rnr_wait) break;
     if (qp.sq_next == qp.sq_fetched && !fetch_send_wqe(qp)) break;
@@ -174,7 +176,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       const unsigned sent = send_rd_atomic_request(qp, s, now);
       done += sent;
       if (!sent) break;
-      pace(qp, now, ctr_.tx_bytes - bytes_before, qp.rate_mbps);
+      pace(qp, now, ctr_.tx_bytes - bytes_before, mbps);
       continue;
     }
     // As many packets of this WQE as the budget, the window and the burst
@@ -185,10 +187,10 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (want > kTxBurst) want = kTxBurst;
     const uint32_t room = kMaxInflightPsn - uint32_t(inflight > 0 ? inflight : 0);
     if (want > room) want = room;
-    if (qp.rate_mbps) want = 1;  // each packet waits for its own time
+    if (mbps) want = 1;  // each packet waits for its own time
     const unsigned sent = send_burst(qp, s, unsigned(want), now);
     done += sent;
-    pace(qp, now, ctr_.tx_bytes - bytes_before, qp.rate_mbps);
+    pace(qp, now, ctr_.tx_bytes - bytes_before, mbps);
     if (s.state == SendWqe::kError) continue;  // completes once everything before it has
     if (sent < want) break;                    // the port or the mbuf pool ran dry
   }

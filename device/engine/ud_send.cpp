@@ -39,9 +39,9 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     const Ah* ah = nullptr;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
-      ah = objs_.of<Ah>().get(s.w.ah_handle);
+      ah = objs_.owned<Ah>(qp.client, s.w.ah_handle);
       // fetch_send_wqe let only SENDs through (vhca_wr_op_for).
-      if (!ah || ah->client != qp.client)
+      if (!ah)
         fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
       else if (ah->pd != qp.pd)
         fail_wqe(s, IBV_WC_LOC_PROT_ERR);
