@@ -8,13 +8,13 @@
 namespace vf::engine {
 
 int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create_ah_rsp& rsp) {
-  Pd* pd = owned<Pd>(id, req.pd_handle);
+  Pd* pd = eng_.owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
   ibv_ah_attr a = req.attr;
   if (a.port_num != 1 || a.sl > 15) return EINVAL;
   if (a.is_global > 1) return EINVAL;
   if (static_rate_mbps(a.static_rate) == kBadRate) return EINVAL;
-  if (io_.info().link_layer == LinkLayer::kEthernet) {
+  if (eng_.io.info().link_layer == LinkLayer::kEthernet) {
     // RoCE routes by GID only: a GRH is required (mlx5: EINVAL), the LID unused.
     if (!a.is_global) return EINVAL;
     a.dlid = 0;
@@ -25,13 +25,13 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
   }
   // The source GID must be a populated entry (an empty one has no gid_attr
   // in the kernel either). hop_limit is taken as given, as the kernel does.
-  if (a.is_global && a.grh.sgid_index >= io_.info().gids.size()) return EINVAL;
+  if (a.is_global && a.grh.sgid_index >= eng_.io.info().gids.size()) return EINVAL;
   auto ah = std::make_unique<Ah>();
   ah->client = pd->client;
   ah->pd = pd;
   ah->attr = a;
   ah->route = route_of(a);
-  Ah* raw = objs_.adopt(std::move(ah));
+  Ah* raw = eng_.objs.adopt(std::move(ah));
   if (!raw) return ENOMEM;
   rsp.ah_handle = raw->handle;
   rsp.reserved = 0;
@@ -39,11 +39,11 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
 }
 
 int Hca::Impl::destroy_ah(ClientId id, const vhca_handle_req& req) {
-  Ah* ah = owned<Ah>(id, req.handle);
+  Ah* ah = eng_.owned<Ah>(id, req.handle);
   if (!ah) return EINVAL;
   // A UD WQE already sent copied what it needed; a later one naming this
   // handle fails at fetch. Nothing else refers to an AH.
-  objs_.release(*ah);
+  eng_.objs.release(*ah);
   return 0;
 }
 

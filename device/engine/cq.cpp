@@ -13,17 +13,17 @@ namespace vf::engine {
 int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create_cq_rsp& rsp,
                          Fd& fd) {
   fd.fd = -1;
-  Client* c = client(id);
+  Client* c = eng_.client(id);
   if (!c) return EINVAL;
-  if (req.cqe == 0 || req.cqe > cfg_.limits.max_cqe) return EINVAL;
+  if (req.cqe == 0 || req.cqe > eng_.cfg.limits.max_cqe) return EINVAL;
   if (req.comp_vector != 0) return EINVAL;  // num_comp_vectors == 1
   const uint32_t entries = round_up_pow2(req.cqe + 1);
   auto obj = std::make_unique<Cq>();
   obj->client = c;
-  Cq* cq = objs_.adopt(std::move(obj));
+  Cq* cq = eng_.objs.adopt(std::move(obj));
   if (!cq) return ENOMEM;
   if (int err = cq->ring.create("vhca-cq", entries, sizeof(vhca_cqe), fd.fd)) {
-    objs_.release(*cq);
+    eng_.objs.release(*cq);
     return err;
   }
   rsp.cq_handle = cq->handle;
@@ -35,20 +35,20 @@ int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {
   return destroy_unused<Cq>(id, req.handle);
 }
 
-bool Hca::Impl::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
+bool Engine::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
   if (cq.error) return false;
   const uint32_t cons = cq.ring.load_consumer();
   const uint32_t used = cq.producer - cons;
   if (used >= cq.ring.entries()) {
     // Full (overrun) or an index the app cannot have produced legitimately.
     cq.error = true;
-    ++ctr_.cq_overruns;
+    ++ctr.cq_overruns;
     async_event(cq.client, IBV_EVENT_CQ_ERR, cq.handle);
     return false;
   }
   std::memcpy(cq.ring.slot(cq.producer), &cqe, sizeof(cqe));
   cq.ring.store_producer(++cq.producer);
-  ++ctr_.cqes;
+  ++ctr.cqes;
   // Store-load ordering with the app's ibv_req_notify_cq: it stores arm_sn
   // then polls our producer; we store the producer then load arm_sn. Without
   // a full fence on both sides (the provider has its own) each can miss the
@@ -62,7 +62,7 @@ bool Hca::Impl::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
     if (arm == VHCA_CQ_ARM_NEXT ||
         (arm == VHCA_CQ_ARM_SOLICITED && (solicited || cqe.status != IBV_WC_SUCCESS))) {
       cq.arm_sn_seen = sn;
-      if (sink_) sink_->cq_event(cq.client->id, cq.handle);
+      if (sink) sink->cq_event(cq.client->id, cq.handle);
     }
   }
   return true;

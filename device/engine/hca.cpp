@@ -26,8 +26,8 @@
 namespace vf::engine {
 
 Qp::Qp()
-    : retrans_timer(&Hca::Impl::retrans_timer_fired),
-      rnr_timer(&Hca::Impl::rnr_timer_fired),
+    : retrans_timer(&Completer::retrans_timer_fired),
+      rnr_timer(&Completer::rnr_timer_fired),
       pace_timer([](vf::Timer&, Nanos) {}) {  // the next poll sends
   retrans_timer.qp = this;
   pace_timer.qp = this;
@@ -35,28 +35,16 @@ Qp::Qp()
 }
 
 Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
-    : cfg_(cfg), sched_(sched), io_(io) {
-  DeviceLimits& l = cfg_.limits;
-  if (l.max_qp > kMaxQps) l.max_qp = kMaxQps;
-  if (l.max_mr > kMaxMrs) l.max_mr = kMaxMrs;
-  if (l.max_qp_wr > (1u << 15)) l.max_qp_wr = 1u << 15;
-  if (l.max_cqe > (1u << 22) - 1) l.max_cqe = (1u << 22) - 1;
-  if (l.max_qp_rd_atom > 16) l.max_qp_rd_atom = 16;
-  if (l.max_qp_init_rd_atom > 16) l.max_qp_init_rd_atom = 16;
-  if (l.max_srq_wr > (1u << 15)) l.max_srq_wr = 1u << 15;
-  if (l.max_srq_sge > VHCA_MAX_SGE) l.max_srq_sge = VHCA_MAX_SGE;
-  if (cfg_.sys_image_guid == 0) cfg_.sys_image_guid = cfg_.node_guid;
-  objs_.set_capacity(l);
-  qp_gen_.assign(size_t(l.max_qp) + 1, 0);
-  active_.reserve(l.max_qp);
-  resp_list_.reserve(l.max_qp);
+    : eng_(cfg, sched, io) {
+  qp_gen_.assign(size_t(eng_.cfg.limits.max_qp) + 1, 0);
+  active_.reserve(eng_.cfg.limits.max_qp);
   if (getrandom(&rng_, sizeof(rng_), 0) != sizeof(rng_)) rng_ = uint64_t(getpid()) * 0x9E3779B97F4A7C15ull;
   rng_ |= 1;
 }
 
 Hca::Impl::~Impl() {
-  drop_rx();  // a dying device places nothing more; no queued mbuf outlives it
-  for (ClientId id : objs_.client_ids()) close_client(id);
+  place_.drop();  // a dying device places nothing more; no queued mbuf outlives it
+  for (ClientId id : eng_.objs.client_ids()) close_client(id);
 }
 
 uint32_t Hca::Impl::random32() {
@@ -70,42 +58,42 @@ uint32_t Hca::Impl::random32() {
 // ------------------------------------------------------------------ clients
 
 int Hca::Impl::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
-  if (client(id)) {
+  if (eng_.client(id)) {
     if (mem_fd >= 0) close(mem_fd);
     return EEXIST;
   }
   auto c = std::make_unique<Client>();
   c->id = id;
   if (int err = c->mem.open(pid, mem_fd)) return err;
-  objs_.add_client(std::move(c));
+  eng_.objs.add_client(std::move(c));
   rsp.num_comp_vectors = 1;
   rsp.reserved = 0;
   return 0;
 }
 
 void Hca::Impl::close_client(ClientId id) {
-  Client* c = client(id);
+  Client* c = eng_.client(id);
   if (!c) return;
-  flush_rx();  // the queue points at QPs about to go
+  place_.flush();  // the queue points at QPs about to go
   destroy_all(c, TeardownOrder{});
-  objs_.erase_client(id);
+  eng_.objs.erase_client(id);
 }
 
 // ---------------------------------------------------------------- queries
 
 int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
-  if (!client(id)) return EINVAL;
-  const DeviceLimits& l = cfg_.limits;
+  if (!eng_.client(id)) return EINVAL;
+  const DeviceLimits& l = eng_.cfg.limits;
   ibv_device_attr& a = rsp.attr;
   std::memset(&a, 0, sizeof(a));
-  std::strncpy(a.fw_ver, cfg_.fw_ver.c_str(), sizeof(a.fw_ver) - 1);
-  a.node_guid = htobe64(cfg_.node_guid);
-  a.sys_image_guid = htobe64(cfg_.sys_image_guid);
+  std::strncpy(a.fw_ver, eng_.cfg.fw_ver.c_str(), sizeof(a.fw_ver) - 1);
+  a.node_guid = htobe64(eng_.cfg.node_guid);
+  a.sys_image_guid = htobe64(eng_.cfg.sys_image_guid);
   a.max_mr_size = l.max_mr_size;
   a.page_size_cap = 0xFFFFF000;  // any page size from 4 KiB: we never pin
-  a.vendor_id = cfg_.vendor_id;
-  a.vendor_part_id = cfg_.vendor_part_id;
-  a.hw_ver = cfg_.hw_ver;
+  a.vendor_id = eng_.cfg.vendor_id;
+  a.vendor_part_id = eng_.cfg.vendor_part_id;
+  a.hw_ver = eng_.cfg.hw_ver;
   a.max_qp = int(l.max_qp);
   a.max_qp_wr = int(l.max_qp_wr);
   a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
@@ -145,24 +133,24 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
 }
 
 int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_query_port_rsp& rsp) {
-  if (!client(id)) return EINVAL;
+  if (!eng_.client(id)) return EINVAL;
   if (req.port_num != 1) return EINVAL;
-  const PortInfo& p = io_.info();
+  const PortInfo& p = eng_.io.info();
   const bool eth = p.link_layer == LinkLayer::kEthernet;
   ibv_port_attr& a = rsp.attr;
   std::memset(&a, 0, sizeof(a));
   a.state = ibv_port_state(p.state);
   a.max_mtu = IBV_MTU_4096;
-  a.active_mtu = ibv_mtu(mtu_code(port_mtu()));
+  a.active_mtu = ibv_mtu(mtu_code(eng_.port_mtu()));
   // Entries past gids.size() are empty, as on hardware; sgid_index is
   // checked against the populated ones.
   a.gid_tbl_len = int(p.gid_tbl_len ? p.gid_tbl_len : p.gids.size());
   a.port_cap_flags = p.port_cap_flags ? p.port_cap_flags
                      : eth ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
                          : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
-  a.max_msg_sz = cfg_.limits.max_msg_sz;
+  a.max_msg_sz = eng_.cfg.limits.max_msg_sz;
   a.bad_pkey_cntr = 0;
-  a.qkey_viol_cntr = uint32_t(ctr_.qkey_violations > 0xFFFF ? 0xFFFF : ctr_.qkey_violations);
+  a.qkey_viol_cntr = uint32_t(eng_.ctr.qkey_violations > 0xFFFF ? 0xFFFF : eng_.ctr.qkey_violations);
   a.pkey_tbl_len = 1;
   a.lid = eth ? 0 : p.lid;
   a.sm_lid = eth ? 0 : p.sm_lid;
@@ -183,11 +171,11 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
 // ------------------------------------------------------------------- PDs
 
 int Hca::Impl::alloc_pd(ClientId id, vhca_alloc_pd_rsp& rsp) {
-  Client* c = client(id);
+  Client* c = eng_.client(id);
   if (!c) return EINVAL;
   auto pd = std::make_unique<Pd>();
   pd->client = c;
-  Pd* raw = objs_.adopt(std::move(pd));
+  Pd* raw = eng_.objs.adopt(std::move(pd));
   if (!raw) return ENOMEM;
   rsp.pd_handle = raw->handle;
   rsp.reserved = 0;
@@ -198,41 +186,15 @@ int Hca::Impl::dealloc_pd(ClientId id, const vhca_handle_req& req) {
   return destroy_unused<Pd>(id, req.handle);
 }
 
-Hca::ObjectCounts Hca::Impl::counts() const { return objs_.counts(); }
-
-void Hca::Impl::async_event(Client* c, ibv_event_type type, uint32_t handle) {
-  if (sink_ && c) sink_->async_event(c->id, type, handle);
-}
-
-void Hca::Impl::async_qp_event(Qp& qp, ibv_event_type type) {
-  ++qp.events_reported;
-  async_event(qp.client, type, qp.handle);
-}
-
 // -------------------------------------------------------------- fast path
 
 bool Hca::Impl::poll(unsigned budget) {
   bool did = false;
   // Payloads whose completion or ACK is due: place them, one DMA call per
   // app, before either goes out. Middle packets may wait for more.
-  if (rxq_.due) did = flush_rx();
+  if (eng_.rxq.due) did = place_.flush();
   // Owed ACKs/NAKs first: they were coalesced over the last receive burst.
-  if (!resp_list_.empty()) {
-    size_t keep = 0;
-    for (size_t i = 0; i < resp_list_.size(); ++i) {
-      Qp* qp = resp_list_[i];
-      if (budget && send_response(*qp)) {
-        did = true;
-        --budget;
-        qp->on_resp_list = false;
-      } else if (qp->resp_pending) {
-        resp_list_[keep++] = qp;  // stalled on the port: retry next poll
-      } else {
-        qp->on_resp_list = false;
-      }
-    }
-    resp_list_.resize(keep);
-  }
+  did |= resp_.send_owed(budget);
   const size_t n = active_.size();
   for (size_t k = 0; k < n && budget; ++k) {
     if (rr_ >= active_.size()) rr_ = 0;
@@ -243,14 +205,14 @@ bool Hca::Impl::poll(unsigned budget) {
     // request: they precede its NAK).
     if (qp.res_pending && (qp.state == IBV_QPS_RTR || qp.state == IBV_QPS_RTS ||
                            qp.state == IBV_QPS_SQD || (qp.state == IBV_QPS_ERR && qp.resp_pending)))
-      used = rd_atomic_respond(qp, q);
+      used = resp_.rd_atomic_respond(qp, q);
     q -= used;
     switch (qp.state) {
       case IBV_QPS_RTS:
       case IBV_QPS_SQD:
-        used += qp.type == IBV_QPT_UD ? ud_requester_run(qp, q) : requester_run(qp, q);
+        used += qp.type == IBV_QPT_UD ? req_.run_ud(qp, q) : req_.run(qp, q);
         break;
-      case IBV_QPS_SQE: used += flush_sq(qp, q); break;  // UD: the receive side runs on
+      case IBV_QPS_SQE: used += comp_.flush_sq(qp, q); break;  // UD: the receive side runs on
       case IBV_QPS_ERR: used += flush(qp, q); break;
       default: break;
     }
@@ -277,32 +239,32 @@ bool source_matches(const PortInfo& port, const Qp& qp, const RxMeta& meta) {
 }  // namespace
 
 void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
-  ++ctr_.rx_packets;
-  ctr_.rx_bytes += rte_pktmbuf_pkt_len(m);
+  ++eng_.ctr.rx_packets;
+  eng_.ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
   Pkt p;
   const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p) &&
                   (vf::wire::bth_pkey(p.bth) & 0x7FFF) == 0x7FFF;
   const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
   if (tt == vf::wire::Transport::kUD) {
-    Qp* qp = qp_by_qpn(p.dqpn);
+    Qp* qp = eng_.qp_by_qpn(p.dqpn);
     // A UD QP receives from RTR on, including SQE (only its SQ failed).
     if (qp && qp->type == IBV_QPT_UD && qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
         qp->state != IBV_QPS_ERR) {
-      ud_receive(*qp, p, meta, m);
+      resp_.ud_receive(*qp, p, meta, m);
       return;
     }
   }
   if (tt != vf::wire::Transport::kRC && tt != vf::wire::Transport::kUC) {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
   const auto tr = vf::wire::opcode_transport(p.opcode);
-  Qp* qp = qp_by_qpn(p.dqpn);
+  Qp* qp = eng_.qp_by_qpn(p.dqpn);
   const ibv_qp_type want = tr == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
   if (!qp || qp->type != want || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
-      qp->state == IBV_QPS_ERR || !source_matches(io_.info(), *qp, meta)) {
-    ++ctr_.rx_dropped;
+      qp->state == IBV_QPS_ERR || !source_matches(eng_.io.info(), *qp, meta)) {
+    ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
@@ -311,11 +273,11 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
       (qp->type != IBV_QPT_RC || !(p.flags & (vf::wire::kIsRead | vf::wire::kIsAtomic)))) {
     // An ACK/NAK. Its completions and state changes come after the placement
     // of the packets that arrived before it.
-    flush_rx();
+    place_.flush();
     if (qp->type == IBV_QPT_RC)
-      on_response(*qp, p);
+      comp_.on_ack(*qp, p);
     else
-      ++ctr_.rx_dropped;
+      ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
@@ -325,18 +287,18 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   // QP, the packet is dropped as it would have been on arrival at a QP in
   // error.
   auto place_queue = [&] {
-    flush_rx();
+    place_.flush();
     if (qp->state != IBV_QPS_ERR) return true;
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
     return false;
   };
   auto offer = [&](bool ordered) {
-    return response ? on_rd_atomic_response(*qp, p, m, ordered)
-                    : on_request(*qp, p, meta, m, ordered);
+    return response ? comp_.on_rd_atomic_response(*qp, p, m, ordered)
+                    : resp_.on_request(*qp, p, meta, m, ordered);
   };
-  if (rxq_.n == kRxBatch && !place_queue()) return;
-  Rx r = offer(rxq_.n == 0);
+  if (eng_.rxq.n == kRxBatch && !place_queue()) return;
+  Rx r = offer(eng_.rxq.n == 0);
   if (r == Rx::kUnordered) {
     if (!place_queue()) return;
     r = offer(true);
@@ -349,8 +311,8 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
 Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
     : impl_(std::make_unique<Impl>(cfg, sched, io)) {}
 Hca::~Hca() = default;
-void Hca::set_event_sink(EventSink* s) { impl_->sink_ = s; }
-const HcaConfig& Hca::config() const { return impl_->cfg_; }
+void Hca::set_event_sink(EventSink* s) { impl_->eng_.sink = s; }
+const HcaConfig& Hca::config() const { return impl_->eng_.cfg; }
 int Hca::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
   return impl_->open_client(id, pid, mem_fd, rsp);
 }
@@ -386,6 +348,6 @@ void Hca::on_transmit_space() {
   // Requesters re-check can_transmit() on every poll; nothing is parked.
 }
 Hca::ObjectCounts Hca::counts() const { return impl_->counts(); }
-const Counters& Hca::counters() const { return impl_->ctr_; }
+const Counters& Hca::counters() const { return impl_->eng_.ctr; }
 
 }  // namespace vf::engine

@@ -16,7 +16,7 @@ constexpr uint32_t kWriteAccess =
 }  // namespace
 
 int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
-  Pd* pd = owned<Pd>(id, req.pd_handle);
+  Pd* pd = eng_.owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
   Client* c = pd->client;
   // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
@@ -26,9 +26,9 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
       !(access & IBV_ACCESS_LOCAL_WRITE))
     return EINVAL;
-  if (req.length == 0 || req.length > cfg_.limits.max_mr_size) return EINVAL;
+  if (req.length == 0 || req.length > eng_.cfg.limits.max_mr_size) return EINVAL;
   if (req.addr + req.length < req.addr) return EINVAL;
-  if (objs_.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
+  if (eng_.objs.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
   if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
 
   auto mr = std::make_unique<Mr>();
@@ -37,7 +37,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   mr->access = access;
   mr->addr = req.addr;
   mr->length = req.length;
-  Mr* raw = objs_.adopt(std::move(mr));
+  Mr* raw = eng_.objs.adopt(std::move(mr));
   if (!raw) return ENOMEM;
   const uint32_t h = raw->handle;
   // Fresh tags, never the ones this slot had last: a stale key must not
@@ -61,14 +61,14 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
 }
 
 int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
-  Mr* mr = owned<Mr>(id, req.handle);
+  Mr* mr = eng_.owned<Mr>(id, req.handle);
   if (!mr) return EINVAL;
   // Queued payloads were accepted into this memory while it was registered:
   // they land now, never after the app may have reused or unmapped it.
-  flush_rx();
+  place_.flush();
   // In-flight work that still names the keys fails its next lookup (IBA:
   // deregistering memory in use makes that work complete in error).
-  objs_.release(*mr);
+  eng_.objs.release(*mr);
   return 0;
 }
 

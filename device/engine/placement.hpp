@@ -1,70 +1,36 @@
-// The engine's two preallocated batches: the receive placement queue
-// (payloads accepted in order, placed with one DMA write per app; see
-// placement.cpp) and the transmit burst (packets of one WQE filled with one
-// DMA read; requester.cpp, rd_atomic_responder.cpp). Fixed arrays: nothing is
-// allocated per packet.
+// Placement stage: writes the receive placement queue (batches.hpp) into the
+// apps -- one process_vm_writev per app for the whole queue -- then hands
+// each entry, in arrival order, to the stage that accepted it: READ
+// responses and atomic ACKs to the completer, requests to the responder
+// (RC/UC and UD). Everything that could observe the queue's state calls
+// flush() first. See placement.cpp.
 #pragma once
 
-#include <sys/uio.h>
-
-#include <array>
-#include <cstdint>
-
-#include "device/engine/dma.hpp"
-#include "device/engine/packet.hpp"
-#include "device/engine/qp.hpp"
+#include "device/engine/engine.hpp"
 
 namespace vf::engine {
 
-inline constexpr unsigned kTxBurst = 32;  // packets of one WQE filled by one DMA read
-inline constexpr unsigned kRxBatch = 64;  // received packets queued for one DMA write
-// A full queue's remote pieces fit one system call.
-static_assert(kRxBatch * VHCA_MAX_SGE <= ProcessMem::kIovMax);
+class Completer;
+class Responder;
 
-// A packet accepted in PSN order whose payload is not in the app yet: a
-// request (SEND / RDMA WRITE: its receive completion and ACK wait with it) or,
-// on the requester side, a READ response or atomic ACK (its send completion
-// waits with it; e.p.flags has kIsResponse). See placement.cpp.
-struct RxPlacement {
-  enum State : uint8_t { kWaiting, kPlaced, kFailed, kSkipped };
-  Qp* qp;
-  rte_mbuf* m;        // owns the payload until the flush
-  Pkt p;              // points into m
-  uint64_t wr_id;     // the receive WQE it lands in,
-  uint32_t rq_index;  // and that WQE's RQ index
-  uint32_t byte_len;  // message bytes up to and including this packet
-  uint16_t slid;
-  uint8_t sl;
-  uint8_t niov;
-  bool has_wqe;  // a receive WQE is behind it (SEND; last packet of WRITE with immediate)
-  State state;
-  // UD (ud_receive.cpp): p.payload/p.paylen then cover the 40-byte GRH area
-  // and the payload; the headers they overwrote were copied here first.
-  bool ud = false;
-  bool ud_grh;  // IBV_WC_GRH
-  bool ud_imm;
-  uint32_t ud_imm_data;  // network order
-  uint32_t ud_src_qp;
-  iovec iov[VHCA_MAX_SGE];  // where the payload goes in the app
-};
+class Placement {
+ public:
+  // The two stages it finishes entries for are constructed after it: only
+  // their addresses are taken here.
+  Placement(Engine& eng, Completer& comp, Responder& resp) : eng_(eng), comp_(comp), resp_(resp) {}
 
-struct RxPlacementQueue {
-  std::array<RxPlacement, kRxBatch> q;
-  unsigned n = 0;
-  bool due = false;  // some entry carries a completion or an ACK request
-  uint64_t gen = 0;  // flushes so far (tags QPs that fail in one)
-  std::array<iovec, kRxBatch> local;
-  std::array<iovec, kRxBatch * VHCA_MAX_SGE> remote;
-  std::array<unsigned, kRxBatch> batch;
-};
+  // Places every queued payload, then runs what waited for it. True if
+  // anything was queued.
+  bool flush();
+  // Frees the queue unplaced (engine teardown only).
+  void drop();
 
-// Without merging a packet needs at most VHCA_MAX_SGE remote pieces, so a
-// burst always fits.
-struct TxBurst {
-  std::array<rte_mbuf*, kTxBurst> m;
-  std::array<uint8_t*, kTxBurst> bth;
-  std::array<iovec, kTxBurst> local;
-  std::array<iovec, kTxBurst * VHCA_MAX_SGE> remote;
+ private:
+  void place_client(unsigned first);
+
+  Engine& eng_;
+  Completer& comp_;
+  Responder& resp_;
 };
 
 }  // namespace vf::engine

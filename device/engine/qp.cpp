@@ -11,16 +11,16 @@ namespace vf::engine {
 int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create_qp_rsp& rsp,
                          Fd& sq_fd, Fd& rq_fd) {
   sq_fd.fd = rq_fd.fd = -1;
-  Client* c = client(id);
+  Client* c = eng_.client(id);
   if (!c) return EINVAL;
-  Pd* pd = objs_.owned<Pd>(c, req.pd_handle);
-  Cq* scq = objs_.owned<Cq>(c, req.send_cq_handle);
-  Cq* rcq = objs_.owned<Cq>(c, req.recv_cq_handle);
+  Pd* pd = eng_.objs.owned<Pd>(c, req.pd_handle);
+  Cq* scq = eng_.objs.owned<Cq>(c, req.send_cq_handle);
+  Cq* rcq = eng_.objs.owned<Cq>(c, req.recv_cq_handle);
   if (!pd || !scq || !rcq) return EINVAL;
   // Any QP type may use an SRQ (the check is type-agnostic); it may be of
   // another PD (its own PD governs its WQEs' memory).
   Srq* srq = nullptr;
-  if (req.srq_handle != 0 && !(srq = objs_.owned<Srq>(c, req.srq_handle))) return EINVAL;
+  if (req.srq_handle != 0 && !(srq = eng_.objs.owned<Srq>(c, req.srq_handle))) return EINVAL;
   ibv_qp_type type;
   switch (req.qp_type) {
     case IBV_QPT_RC: type = IBV_QPT_RC; break;
@@ -29,14 +29,14 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
     default: return EINVAL;
   }
   ibv_qp_cap cap = req.cap;
-  const DeviceLimits& l = cfg_.limits;
+  const DeviceLimits& l = eng_.cfg.limits;
   // With an SRQ the receive caps are ignored (as the kernel does).
   if (srq) cap.max_recv_wr = cap.max_recv_sge = 0;
   if (cap.max_send_wr > l.max_qp_wr || cap.max_recv_wr > l.max_qp_wr ||
       cap.max_send_sge > VHCA_MAX_SGE || cap.max_recv_sge > VHCA_MAX_SGE ||
       cap.max_inline_data > VHCA_MAX_INLINE)
     return EINVAL;
-  if (objs_.of<Qp>().full()) return ENOMEM;  // before two rings are made
+  if (eng_.objs.of<Qp>().full()) return ENOMEM;  // before two rings are made
 
   const uint32_t sq_entries = round_up_pow2(cap.max_send_wr ? cap.max_send_wr : 1);
   // An SRQ QP still gets an RQ ring -- one entry, never read -- because the
@@ -51,7 +51,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   }
   // Default-initialised: the pages are only touched as WQEs are fetched.
   qp->swqe.reset(new (std::nothrow) SendWqe[sq_entries]);
-  qp->hca = this;
+  qp->completer = &comp_;
   qp->client = c;
   qp->pd = pd;
   qp->scq = scq;
@@ -64,7 +64,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
   qp->cap.max_recv_sge = srq ? 0 : cap.max_recv_sge ? cap.max_recv_sge : 1;
   qp->cap.max_inline_data = cap.max_inline_data;
-  Qp* raw = qp->swqe ? objs_.adopt(std::move(qp)) : nullptr;
+  Qp* raw = qp->swqe ? eng_.objs.adopt(std::move(qp)) : nullptr;
   if (!raw) {
     close(sfd);
     close(rfd);
@@ -90,29 +90,23 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
 }
 
 void Hca::Impl::destroy_obj(Qp& qp) {
-  sched_.disarm(qp.retrans_timer);
-  sched_.disarm(qp.pace_timer);
-  sched_.disarm(qp.rnr_timer);
-  if (qp.on_resp_list) {
-    for (size_t i = 0; i < resp_list_.size(); ++i)
-      if (resp_list_[i] == &qp) {
-        resp_list_.erase(resp_list_.begin() + long(i));
-        break;
-      }
-  }
+  eng_.sched.disarm(qp.retrans_timer);
+  eng_.sched.disarm(qp.pace_timer);
+  eng_.sched.disarm(qp.rnr_timer);
+  resp_.forget(qp);
   const size_t i = qp.active_index;
   if (i < active_.size() && active_[i] == &qp) {
     active_[i] = active_.back();
     active_[i]->active_index = i;
     active_.pop_back();
   }
-  objs_.release(qp);
+  eng_.objs.release(qp);
 }
 
 int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Qp* qp = owned<Qp>(id, req.handle);
+  Qp* qp = eng_.owned<Qp>(id, req.handle);
   if (!qp) return EINVAL;
-  flush_rx();  // the queue may point at it; events_reported counts what placing raises
+  place_.flush();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;
   rsp.reserved = 0;
   destroy_obj(*qp);
@@ -120,9 +114,9 @@ int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_
 }
 
 int Hca::Impl::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
-  Qp* qp = owned<Qp>(id, req.qp_handle);
+  Qp* qp = eng_.owned<Qp>(id, req.qp_handle);
   if (!qp) return EINVAL;
-  flush_rx();  // report the state after every payload that arrived is placed
+  place_.flush();  // report the state after every payload that arrived is placed
   // Like drivers, every attribute is returned whatever the mask asks for.
   rsp.attr = qp->attr;
   rsp.attr.qp_state = qp->state;

@@ -19,6 +19,7 @@
 namespace vf::engine {
 
 struct Qp;
+class Completer;
 
 struct QpTimer : vf::Timer {
   explicit QpTimer(Fire f) : vf::Timer(f) {}
@@ -78,7 +79,7 @@ struct Qp {
   Qp();
 
   // ---- identity and configuration
-  Hca::Impl* hca = nullptr;
+  Completer* completer = nullptr;  // its retransmit timer's stage
   Client* client = nullptr;
   uint32_t handle = 0;
   uint32_t qpn = 0;
@@ -93,7 +94,7 @@ struct Qp {
   dp::Route route;       // attr.ah_attr, as the port takes it
   uint32_t mtu = 256;    // effective path MTU in bytes (min of path_mtu and port)
   Nanos timeout_ns = 0;  // local ACK timeout, 0 = infinite
-  size_t active_index = SIZE_MAX;  // position in Impl::active_
+  size_t active_index = SIZE_MAX;  // position in Hca::Impl::active_ (the poll scan)
 
   // With an SRQ the RQ ring is a 1-entry ring the engine never reads (the
   // daemon always passes two fds); receive WQEs come from `srq`.
@@ -192,15 +193,5 @@ inline void pace(Qp& qp, Nanos now, uint64_t bytes, uint32_t mbps) {
   qp.eligible_at = (qp.eligible_at > now ? qp.eligible_at : now) + packet_time_ns(bytes, mbps);
 }
 
-// A work-queue slot goes back to the app before the completion that reports
-// it: an app that polls the CQE and posts again must find the room (perftest
-// and vfabric-bench keep their queues exactly full).
-inline void retire_sq_slot(Qp& qp) { qp.sq.store_consumer(++qp.sq_cons); }
-// On an SRQ QP rq_cons/rq_spec only count the WQEs the QP took: the SRQ's
-// slots went back when they were taken (recv_queue.hpp).
-inline void retire_rq_slots(Qp& qp, uint32_t new_consumer) {
-  qp.rq_cons = new_consumer;
-  if (!qp.srq) qp.rq.store_consumer(new_consumer);
-}
 
 }  // namespace vf::engine

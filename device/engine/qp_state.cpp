@@ -169,11 +169,11 @@ bool ah_ok(const PortInfo& port, const ibv_ah_attr& ah) {
 }  // namespace
 
 int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
-  Qp* qpp = owned<Qp>(id, req.qp_handle);
+  Qp* qpp = eng_.owned<Qp>(id, req.qp_handle);
   if (!qpp) return EINVAL;
   Qp& qp = *qpp;
   // The QP's state is the one after every payload that arrived is placed.
-  flush_rx();
+  place_.flush();
   const ibv_qp_attr a = req.attr;  // one copy, then only the copy is looked at
   const uint32_t mask = req.attr_mask;
   if (mask & ~kAllKnownMask) return EINVAL;
@@ -188,7 +188,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (!qp_transition_ok(cur, next, qp.type, mask)) return EINVAL;
 
   // Values.
-  const DeviceLimits& l = cfg_.limits;
+  const DeviceLimits& l = eng_.cfg.limits;
   if ((mask & IBV_QP_PKEY_INDEX) && a.pkey_index != 0) return EINVAL;
   if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
   if ((mask & IBV_QP_ACCESS_FLAGS) &&
@@ -196,7 +196,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
     return EINVAL;
   if ((mask & IBV_QP_PATH_MTU) && mtu_bytes(raw(a.path_mtu)) == 0) return EINVAL;
-  if ((mask & IBV_QP_AV) && !ah_ok(io_.info(), a.ah_attr)) return EINVAL;
+  if ((mask & IBV_QP_AV) && !ah_ok(eng_.io.info(), a.ah_attr)) return EINVAL;
   if ((mask & IBV_QP_TIMEOUT) && a.timeout > 31) return EINVAL;
   if ((mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return EINVAL;
   if ((mask & IBV_QP_RNR_RETRY) && a.rnr_retry > 7) return EINVAL;
@@ -209,7 +209,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > vf::wire::kPsnMask) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > vf::wire::kPsnMask) return EINVAL;
   if (mask & IBV_QP_ALT_PATH) {
-    if (!ah_ok(io_.info(), a.alt_ah_attr) || a.alt_port_num != 1 || a.alt_pkey_index != 0 ||
+    if (!ah_ok(eng_.io.info(), a.alt_ah_attr) || a.alt_port_num != 1 || a.alt_pkey_index != 0 ||
         a.alt_timeout > 31)
       return EINVAL;
   }
@@ -229,7 +229,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (mask & IBV_QP_PATH_MTU) {
     s.path_mtu = a.path_mtu;
     const uint32_t m = mtu_bytes(a.path_mtu);
-    qp.mtu = m < port_mtu() ? m : port_mtu();
+    qp.mtu = m < eng_.port_mtu() ? m : eng_.port_mtu();
   }
   if (mask & IBV_QP_TIMEOUT) {
     s.timeout = a.timeout;
@@ -269,7 +269,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     return 0;
   }
   if (next == IBV_QPS_ERR) {
-    qp_to_error(qp, false);
+    eng_.qp_to_error(qp, false);
     return 0;
   }
   if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
@@ -283,7 +283,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS) {
     // IBA 10.3.1: every WQE posted to a SQ in error completes flushed,
     // including those the poll loop has not reached yet.
-    flush_sq(qp, UINT32_MAX);
+    comp_.flush_sq(qp, UINT32_MAX);
   }
   if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
     qp.psn = qp.snd_una = qp.psn_hi = s.sq_psn;
@@ -294,15 +294,15 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   qp.state = next;
   if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
     qp.sq_drained_reported = false;
-    check_sq_drained(qp);
+    comp_.check_sq_drained(qp);
   }
   return 0;
 }
 
 void Hca::Impl::qp_reset_state(Qp& qp) {
-  sched_.disarm(qp.retrans_timer);
-  sched_.disarm(qp.rnr_timer);
-  sched_.disarm(qp.pace_timer);
+  eng_.sched.disarm(qp.retrans_timer);
+  eng_.sched.disarm(qp.rnr_timer);
+  eng_.sched.disarm(qp.pace_timer);
   qp.eligible_at = 0;
   // RESET discards whatever the rings hold: the engine's indices jump to the
   // app's producers (published as consumers), so the app sees empty queues.
@@ -327,91 +327,6 @@ void Hca::Impl::qp_reset_state(Qp& qp) {
   qp.resp_pending = qp.resp_fatal = false;
   qp.acks_owed = 0;
   reset_rd_atomic_state(qp);
-}
-
-void Hca::Impl::qp_to_error(Qp& qp, bool fatal_event) {
-  if (qp.state == IBV_QPS_ERR) return;
-  qp.state = IBV_QPS_ERR;
-  sched_.disarm(qp.retrans_timer);
-  sched_.disarm(qp.rnr_timer);
-  qp.rnr_wait = false;
-  if (fatal_event) async_qp_event(qp, IBV_EVENT_QP_FATAL);
-  // The flush itself happens in poll(), bounded by its budget.
-}
-
-unsigned Hca::Impl::flush(Qp& qp, unsigned budget) {
-  unsigned n = flush_sq(qp, budget);
-  if (qp.srq) {
-    // The SRQ stays with the other QPs: only what this QP took completes,
-    // then IBA 11.6.3 / 10.3.1: the last WQE has been reached (once).
-    if (qp.rx_pending) flush_rx();
-    if (n < budget && qp.rwqe_valid) {
-      qp.rwqe_valid = false;
-      retire_rq_slots(qp, qp.rq_spec + 1);
-      qp.rq_spec = qp.rq_cons;
-      post_recv_cqe(qp, qp.rwqe.w.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
-      ++n;
-    }
-    if (n < budget && !qp.rwqe_valid && !qp.last_wqe_reported) {
-      qp.last_wqe_reported = true;
-      async_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
-      ++n;
-    }
-    return n;
-  }
-  return n + flush_rq(qp, budget - n);
-}
-
-unsigned Hca::Impl::flush_sq(Qp& qp, unsigned budget) {
-  unsigned n = 0;
-  // Send queue: WQEs already copied out, then whatever else the app posted.
-  while (n < budget && qp.sq_cons != qp.sq_fetched) {
-    SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
-    retire_sq_slot(qp);
-    post_send_cqe(qp, s, IBV_WC_WR_FLUSH_ERR);
-    ++n;
-  }
-  if (qp.sq_cons == qp.sq_fetched && !qp.sq_broken) {
-    const uint32_t prod = qp.sq.load_producer();
-    if (prod - qp.sq_cons > qp.sq.entries()) {
-      qp.sq_broken = true;
-      ++ctr_.hostile_ring_events;
-    } else {
-      while (n < budget && qp.sq_cons != prod) {
-        SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
-        std::memcpy(&s.w, qp.sq.slot(qp.sq_cons), sizeof(s.w));
-        s.length = 0;
-        retire_sq_slot(qp);
-        post_send_cqe(qp, s, IBV_WC_WR_FLUSH_ERR);
-        ++n;
-      }
-    }
-    qp.sq_fetched = qp.sq_cons;
-  }
-  qp.sq_next = qp.sq_started = qp.sq_fetched;
-  return n;
-}
-
-unsigned Hca::Impl::flush_rq(Qp& qp, unsigned budget) {
-  unsigned n = 0;
-  if (!qp.rq_broken) {
-    const uint32_t prod = qp.rq.load_producer();
-    if (prod - qp.rq_cons > qp.rq.entries()) {
-      qp.rq_broken = true;
-      ++ctr_.hostile_ring_events;
-    } else {
-      while (n < budget && qp.rq_cons != prod) {
-        // In ERR nothing is queued for placement: rq_spec == rq_cons.
-        if (!qp.rwqe_valid) std::memcpy(&qp.rwqe.w, qp.rq.slot(qp.rq_cons), sizeof(qp.rwqe.w));
-        qp.rwqe_valid = false;
-        retire_rq_slots(qp, qp.rq_cons + 1);
-        qp.rq_spec = qp.rq_cons;
-        post_recv_cqe(qp, qp.rwqe.w.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
-        ++n;
-      }
-    }
-  }
-  return n;
 }
 
 }  // namespace vf::engine

@@ -5,19 +5,22 @@
 // send position into the READ's range (seek); the request sent then asks only
 // for the part not yet received, from that PSN -- what rxe does and what IBA
 // ch. 9.7 (a duplicate READ may start at a later PSN) lets the responder serve.
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/completer.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/requester.hpp"
+#include "device/engine/send_queue.hpp"
 
 namespace vf::engine {
 
 using namespace vf::wire;
 
-unsigned Hca::Impl::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
+unsigned Requester::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
   (void)now;
   const bool read = s.w.opcode == IBV_WR_RDMA_READ;
-  rte_mbuf* m = io_.alloc();
+  rte_mbuf* m = eng_.io.alloc();
   if (!m) {
-    ++ctr_.tx_stalls;
+    ++eng_.ctr.tx_stalls;
     return 0;
   }
   const uint8_t low = read ? kReadRequest
@@ -44,16 +47,16 @@ unsigned Hca::Impl::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
   } else {
     atmeth_set(b + kBthLen + at.atomic_eth, s.w.remote_addr, s.w.rkey, s.w.compare_add, 0);
   }
-  if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
-  ++ctr_.tx_packets;
-  ctr_.tx_bytes += total;
-  io_.transmit(m, qp.route);
+  if (psn_diff(qp.psn, qp.psn_hi) < 0) ++eng_.ctr.retransmitted_packets;
+  ++eng_.ctr.tx_packets;
+  eng_.ctr.tx_bytes += total;
+  eng_.io.transmit(m, qp.route);
   qp.pkts_since_ackreq = 0;
   qp.psn = (qp.psn + span) & kPsnMask;
   if (psn_diff(qp.psn, qp.psn_hi) > 0) qp.psn_hi = qp.psn;
   ++qp.sq_next;
   qp.next_offset = 0;
-  if (qp.timeout_ns && !qp.retrans_timer.armed()) sched_.arm_after(qp.retrans_timer, qp.timeout_ns);
+  if (qp.timeout_ns && !qp.retrans_timer.armed()) eng_.sched.arm_after(qp.retrans_timer, qp.timeout_ns);
   return 1;
 }
 

@@ -29,8 +29,9 @@
 // responses in PSN order.
 #include <cstring>
 
-#include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/responder.hpp"
 
 namespace vf::engine {
 
@@ -38,7 +39,7 @@ using namespace vf::wire;
 
 namespace {
 
-const Mr* rd_atomic_target(const Hca::Impl& h, const Qp& qp, uint32_t rkey, uint64_t va,
+const Mr* rd_atomic_target(const Engine& h, const Qp& qp, uint32_t rkey, uint64_t va,
                            uint64_t len, uint32_t access) {
   const Mr* mr = h.mr_by_rkey(rkey);
   if (!mr || mr->pd != qp.pd || !(mr->access & access) || !mr->contains(va, len)) return nullptr;
@@ -47,13 +48,13 @@ const Mr* rd_atomic_target(const Hca::Impl& h, const Qp& qp, uint32_t rkey, uint
 
 }  // namespace
 
-bool Hca::Impl::response_blocked(const Qp& qp, uint32_t psn) const {
+bool Responder::response_blocked(const Qp& qp, uint32_t psn) const {
   for (const RdAtomicRes& r : qp.res)
     if (r.valid && r.pending && psn_diff(psn, r.next_psn) >= 0) return true;
   return false;
 }
 
-Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered) {
+Rx Responder::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered) {
   if (!ordered) return Rx::kUnordered;
   const bool read = p.flags & kIsRead;
   if (qp.type != IBV_QPT_RC || qp.in_message)
@@ -67,7 +68,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
     rkey = reth_rkey(p.ext);
     len = reth_len(p.ext);
     // (A READ's responses must fit well inside the 24-bit PSN space.)
-    if (len > cfg_.limits.max_msg_sz || (len + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
+    if (len > eng_.cfg.limits.max_msg_sz || (len + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
       return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR,
                     IBV_EVENT_QP_REQ_ERR);
   } else {
@@ -84,7 +85,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
   if (!(qp.attr.qp_access_flags & access))
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
   // A zero-length READ names no memory: no R_Key check (IBA 9.4.4).
-  const Mr* mr = len ? rd_atomic_target(*this, qp, rkey, va, len, access) : nullptr;
+  const Mr* mr = len ? rd_atomic_target(eng_, qp, rkey, va, len, access) : nullptr;
   if (len && !mr)
     return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
@@ -106,9 +107,9 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
     uint64_t old = 0;
     iovec local{&old, 8}, remote{reinterpret_cast<void*>(va), 8};
     Client& c = *mr->client;
-    if (c.mem.readv(&local, 1, &remote, 1, sched_.now(), ctr_.dma_calls) != 8) {
+    if (c.mem.readv(&local, 1, &remote, 1, eng_.sched.now(), eng_.ctr.dma_calls) != 8) {
       r.valid = r.pending = false;
-      ++ctr_.dma_errors;
+      ++eng_.ctr.dma_errors;
       return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_REM_OP_ERR, 0);
     }
     const uint64_t add_or_swap = atmeth_swap_add(p.ext);
@@ -119,9 +120,9 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
       nv = add_or_swap;
     if (nv != old) {
       iovec src{&nv, 8};
-      if (c.mem.writev(&src, 1, &remote, 1, sched_.now(), ctr_.dma_calls) != 8) {
+      if (c.mem.writev(&src, 1, &remote, 1, eng_.sched.now(), eng_.ctr.dma_calls) != 8) {
         r.valid = r.pending = false;
-        ++ctr_.dma_errors;
+        ++eng_.ctr.dma_errors;
         return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_REM_OP_ERR, 0);
       }
     }
@@ -133,7 +134,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered
   return Rx::kDone;
 }
 
-void Hca::Impl::on_rd_atomic_duplicate(Qp& qp, const Pkt& p) {
+void Responder::on_rd_atomic_duplicate(Qp& qp, const Pkt& p) {
   const bool read = p.flags & kIsRead;
   for (RdAtomicRes& r : qp.res) {
     if (!r.valid || r.read != read || psn_diff(p.psn, r.first_psn) < 0 ||
@@ -159,10 +160,10 @@ void Hca::Impl::on_rd_atomic_duplicate(Qp& qp, const Pkt& p) {
     }
     return;
   }
-  ++ctr_.rx_dropped;  // no resource holds it any more: IBA lets it be dropped
+  ++eng_.ctr.rx_dropped;  // no resource holds it any more: IBA lets it be dropped
 }
 
-unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
+unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
   unsigned sent = 0;
   while (sent < budget && qp.res_pending) {
     // The oldest pending response first (PSN order).
@@ -173,15 +174,15 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       qp.res_pending = 0;
       break;
     }
-    if (!io_.can_transmit(qp.route.sl)) {
-      ++ctr_.tx_stalls;
+    if (!eng_.io.can_transmit(qp.route.sl)) {
+      ++eng_.ctr.tx_stalls;
       break;
     }
     const uint8_t syn = make_syndrome(AckType::kAck, kAethCreditsInvalid);
     if (!r->read) {
-      rte_mbuf* m = io_.alloc();
+      rte_mbuf* m = eng_.io.alloc();
       if (!m) {
-        ++ctr_.tx_stalls;
+        ++eng_.ctr.tx_stalls;
         break;
       }
       constexpr uint8_t opc = opcode(Transport::kRC, kAtomicAck);
@@ -195,16 +196,16 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, r->first_psn);
       aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
       atmack_set(b + kBthLen + at.atomic_ack_eth, r->orig);
-      ++ctr_.tx_packets;
-      ctr_.tx_bytes += total;
-      io_.transmit(m, qp.route);
+      ++eng_.ctr.tx_packets;
+      eng_.ctr.tx_bytes += total;
+      eng_.io.transmit(m, qp.route);
       r->pending = false;
       --qp.res_pending;
       ++sent;
       continue;
     }
     // READ: a burst of response packets, the data read with one call.
-    const Mr* mr = r->length ? rd_atomic_target(*this, qp, r->rkey, r->va, r->length,
+    const Mr* mr = r->length ? rd_atomic_target(eng_, qp, r->rkey, r->va, r->length,
                                                 IBV_ACCESS_REMOTE_READ)
                              : nullptr;
     if (r->length && !mr) {
@@ -212,22 +213,22 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       r->pending = false;
       --qp.res_pending;
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteAccessError), r->next_psn, true);
-      qp_to_error(qp, false);
-      async_qp_event(qp, IBV_EVENT_QP_ACCESS_ERR);
+      eng_.qp_to_error(qp, false);
+      eng_.async_qp_event(qp, IBV_EVENT_QP_ACCESS_ERR);
       break;
     }
     const uint64_t left = r->length - r->offset;
     uint64_t want = left ? (left + qp.mtu - 1) / qp.mtu : 1;
     if (want > budget - sent) want = budget - sent;
     if (want > kTxBurst) want = kTxBurst;
-    rte_mbuf** m = txb_.m.data();
+    rte_mbuf** m = eng_.txb.m.data();
     unsigned n = 0;
-    while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
+    while (n < want && (m[n] = eng_.io.alloc()) != nullptr) ++n;
     if (n == 0) {
-      ++ctr_.tx_stalls;
+      ++eng_.ctr.tx_stalls;
       break;
     }
-    IoList remote(txb_.remote.data(), unsigned(txb_.remote.size()));
+    IoList remote(eng_.txb.remote.data(), unsigned(eng_.txb.remote.size()));
     unsigned built = 0;
     uint64_t off = r->offset;
     uint32_t psn = r->next_psn;
@@ -252,28 +253,28 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
       uint8_t* payload = b + kBthLen + at.payload;
       if (pad) std::memset(payload + len, 0, pad);
       remote.add(r->va + off, len);
-      txb_.bth[built] = b;
-      txb_.local[built] = iovec{payload, len};
+      eng_.txb.bth[built] = b;
+      eng_.txb.local[built] = iovec{payload, len};
       off += len;
       psn = (psn + 1) & kPsnMask;
     }
     unsigned ok = built;
     if (remote.bytes) {
-      const size_t got = mr->client->mem.readv(txb_.local.data(), built, remote.iov, remote.n,
-                                               sched_.now(), ctr_.dma_calls);
+      const size_t got = mr->client->mem.readv(eng_.txb.local.data(), built, remote.iov, remote.n,
+                                               eng_.sched.now(), eng_.ctr.dma_calls);
       if (got < remote.bytes) {
         size_t whole = 0;
         ok = 0;
-        while (ok < built && whole + txb_.local[ok].iov_len <= got) whole += txb_.local[ok++].iov_len;
+        while (ok < built && whole + eng_.txb.local[ok].iov_len <= got) whole += eng_.txb.local[ok++].iov_len;
       }
     }
     unsigned k = 0;
     for (; k < ok; ++k) {
-      if (k && !io_.can_transmit(qp.route.sl)) break;
-      const uint32_t len = uint32_t(txb_.local[k].iov_len);
-      ++ctr_.tx_packets;
-      ctr_.tx_bytes += rte_pktmbuf_data_len(m[k]);
-      io_.transmit(m[k], qp.route);
+      if (k && !eng_.io.can_transmit(qp.route.sl)) break;
+      const uint32_t len = uint32_t(eng_.txb.local[k].iov_len);
+      ++eng_.ctr.tx_packets;
+      eng_.ctr.tx_bytes += rte_pktmbuf_data_len(m[k]);
+      eng_.io.transmit(m[k], qp.route);
       r->offset += len;
       r->next_psn = (r->next_psn + 1) & kPsnMask;
     }
@@ -286,14 +287,14 @@ unsigned Hca::Impl::rd_atomic_respond(Qp& qp, unsigned budget) {
     if (ok < built) {
       // The app's memory under a registered region is gone: Remote
       // Operational Error for the first packet that could not be read.
-      ++ctr_.dma_errors;
+      ++eng_.ctr.dma_errors;
       if (r->pending) {
         r->pending = false;
         --qp.res_pending;
       }
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), r->next_psn,
                    true);
-      qp_to_error(qp, false);
+      eng_.qp_to_error(qp, false);
       break;
     }
     if (k < ok || built < n) break;  // the port filled up

@@ -4,7 +4,7 @@
 // atomic's original value) queued in the placement queue with iovecs into the
 // WQE's local SGEs, like a request's payload on the responder side -- and
 // placement.cpp writes a whole burst with one process_vm_writev, then calls
-// rd_atomic_response_placed() to move snd_una and complete the WQE. So a
+// response_placed() to move snd_una and complete the WQE. So a
 // 64 KiB READ costs one DMA call per receive burst, not one per packet.
 //
 // The first response of a READ/atomic is also an implicit ACK of every SEND
@@ -18,18 +18,20 @@
 
 #include <cstring>
 
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/completer.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/send_queue.hpp"
 
 namespace vf::engine {
 
 using namespace vf::wire;
 
-void Hca::Impl::read_retry(Qp& qp) {
+void Completer::read_retry(Qp& qp) {
   if (qp.rd_retry_armed && qp.rd_retry_psn == qp.snd_una) return;  // already re-issued
   qp.rd_retry_armed = true;
   qp.rd_retry_psn = qp.snd_una;
-  seek(qp, qp.snd_una);
+  sq_seek(qp, qp.snd_una);
   arm_retrans(qp);
 }
 
@@ -37,7 +39,7 @@ namespace {
 
 // The READ WQE's local pieces for [off, off+len): keys of this client and PD,
 // local write access, inside the region.
-bool gather_local(const Hca::Impl& h, const Qp& qp, const SendWqe& s, uint64_t off, uint32_t len,
+bool gather_local(const Engine& h, const Qp& qp, const SendWqe& s, uint64_t off, uint32_t len,
                   IoList& iol) {
   return h.collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, IBV_ACCESS_LOCAL_WRITE, off, len,
                         iol);
@@ -45,16 +47,16 @@ bool gather_local(const Hca::Impl& h, const Qp& qp, const SendWqe& s, uint64_t o
 
 }  // namespace
 
-Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m, bool ordered) {
+Rx Completer::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m, bool ordered) {
   if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     return Rx::kDone;
   }
   const uint32_t q = p.psn;
   const uint32_t expect = (qp.snd_una + qp.rd_queued) & kPsnMask;
   // Only PSNs this requester sent; older ones are duplicates.
   if (psn_diff(q, qp.psn_hi) >= 0 || psn_diff(q, expect) < 0) {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     return Rx::kDone;
   }
   if (q != expect) {
@@ -64,7 +66,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
     if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return Rx::kDone;
     if (q != qp.snd_una) {
       read_retry(qp);  // responses before q were lost
-      ++ctr_.rx_dropped;
+      ++eng_.ctr.rx_dropped;
       return Rx::kDone;
     }
   }
@@ -72,23 +74,23 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
   // responses still queued to a READ/atomic right behind the ones they finish.
   uint32_t i = qp.sq_cons;
   for (; i != qp.sq_started; ++i) {
-    const SendWqe& w = qp.swqe[i & qp.sq.mask()];
+    const SendWqe& w = sq_wqe(qp, i);
     if (w.ranged && psn_diff(q, w.last_psn) <= 0) break;
   }
   if (i == qp.sq_started) {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     return Rx::kDone;
   }
-  SendWqe& s = qp.swqe[i & qp.sq.mask()];
+  SendWqe& s = sq_wqe(qp, i);
   const bool atomic_ack = opcode_op(p.opcode) == kAtomicAck;
   const bool want_read = s.w.opcode == IBV_WR_RDMA_READ;
   if (s.state != SendWqe::kStarted || !wr_is_rd_atomic(s.w.opcode) || atomic_ack == want_read ||
       psn_diff(q, s.first_psn) < 0 || psn_diff(q, s.last_psn) > 0) {
-    ++ctr_.rx_dropped;  // not a response to what is outstanding
+    ++eng_.ctr.rx_dropped;  // not a response to what is outstanding
     return Rx::kDone;
   }
   if (p.aeth && syndrome_type(aeth_syndrome(p.aeth)) != AckType::kAck) {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     return Rx::kDone;
   }
   const uint64_t off = uint64_t(uint32_t(q - s.first_psn) & kPsnMask) * s.pmtu;
@@ -100,7 +102,7 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
     const uint64_t left = s.length - off;
     const bool is_last = p.flags & kIsLast;
     if (is_last != last || (last ? p.paylen != left : p.paylen != s.pmtu)) {
-      ++ctr_.rx_dropped;
+      ++eng_.ctr.rx_dropped;
       return Rx::kDone;
     }
     len = p.paylen;
@@ -114,9 +116,9 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
     len = 8;
     data = ack;
   }
-  RxPlacement& e = rxq_.q[rxq_.n];
+  RxPlacement& e = eng_.rxq.q[eng_.rxq.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
-  if (len && !gather_local(*this, qp, s, off, len, iol)) {
+  if (len && !gather_local(eng_, qp, s, off, len, iol)) {
     if (!ordered) return Rx::kUnordered;
     fail_head(qp, IBV_WC_LOC_PROT_ERR);
     return Rx::kDone;
@@ -134,19 +136,32 @@ Hca::Impl::Rx Hca::Impl::on_rd_atomic_response(Qp& qp, const Pkt& p, rte_mbuf* m
   e.niov = uint8_t(iol.n);
   e.has_wqe = false;
   e.state = RxPlacement::kWaiting;
-  ++rxq_.n;
+  ++eng_.rxq.n;
   ++qp.rx_pending;
   ++qp.rd_queued;
-  if (last) rxq_.due = true;
+  if (last) eng_.rxq.due = true;
   return Rx::kQueued;
 }
 
-void Hca::Impl::rd_atomic_response_placed(Qp& qp, const RxPlacement& e) {
+void Completer::response_placed(RxPlacement& e, bool dead) {
+  Qp& qp = *e.qp;
+  --qp.rd_queued;
+  if (dead) {
+    qp.rx_dead_gen = eng_.rxq.gen;
+    ++eng_.ctr.rx_dropped;
+    return;
+  }
+  if (e.state != RxPlacement::kPlaced) {
+    ++eng_.ctr.dma_errors;
+    fail_head(qp, IBV_WC_LOC_PROT_ERR);
+    qp.rx_dead_gen = eng_.rxq.gen;
+    return;
+  }
   qp.snd_una = (e.p.psn + 1) & kPsnMask;
   qp.retry_left = qp.attr.retry_cnt;
   qp.rnr_retry_left = qp.attr.rnr_retry;
   qp.rd_retry_armed = false;
-  SendWqe& s = qp.swqe[qp.sq_cons & qp.sq.mask()];
+  SendWqe& s = sq_wqe(qp, qp.sq_cons);
   if (e.p.psn == s.last_psn) {
     if (qp.rd_outstanding) --qp.rd_outstanding;
     retire_sq_slot(qp);
@@ -155,7 +170,7 @@ void Hca::Impl::rd_atomic_response_placed(Qp& qp, const RxPlacement& e) {
   if (qp.state == IBV_QPS_ERR) return;
   // The requester may have been rewound behind what is now answered.
   if (psn_diff(qp.psn, qp.snd_una) < 0 || int32_t(qp.sq_next - qp.sq_cons) < 0)
-    seek(qp, qp.snd_una);
+    sq_seek(qp, qp.snd_una);
   arm_retrans(qp);
   check_sq_drained(qp);
 }

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/engine.hpp"
 
 namespace vf::engine {
 
@@ -28,13 +28,20 @@ enum class RecvPeek : uint8_t {
 inline Pd* recv_pd(const Qp& qp) { return qp.srq ? qp.srq->pd : qp.pd; }
 inline uint32_t recv_max_sge(const Qp& qp) { return qp.srq ? qp.srq->max_sge : qp.cap.max_recv_sge; }
 
+// On an SRQ QP rq_cons/rq_spec only count the WQEs the QP took: the SRQ's
+// slots went back when they were taken.
+inline void retire_rq_slots(Qp& qp, uint32_t new_consumer) {
+  qp.rq_cons = new_consumer;
+  if (!qp.srq) qp.rq.store_consumer(new_consumer);
+}
+
 // Copies the WQE the QP would consume next into `out` (for an RQ the one at
 // rq_spec). `out.num_sge` is not checked here.
 RecvPeek recv_peek(const Qp&, vhca_recv_wqe& out);
 
 // The pieces of receive WQE `w` for its bytes [off, off+len), each checked:
 // key of this client and of recv_pd(), local write access, inside the region.
-bool recv_gather(const Hca::Impl&, const Qp&, const vhca_recv_wqe& w, uint64_t off, uint32_t len,
+bool recv_gather(const Engine&, const Qp&, const vhca_recv_wqe& w, uint64_t off, uint32_t len,
                  IoList& iol);
 
 }  // namespace vf::engine

@@ -8,21 +8,22 @@
 // responder for a remote access error too).
 // UC (IBA 9.8): nothing is said to the requester; the message in progress
 // is dropped and the receive WQE stays for the next message.
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/responder.hpp"
 
 namespace vf::engine {
 
-Hca::Impl::Rx Hca::Impl::reject(Qp& qp, const Pkt& p, bool ordered, uint8_t nak_code,
+Rx Responder::reject(Qp& qp, const Pkt& p, bool ordered, uint8_t nak_code,
                                 ibv_wc_status status, int event) {
   if (qp.type == IBV_QPT_UC) {
     qp.drop_msg = true;
     qp.in_message = qp.in_write = false;
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     return Rx::kDone;
   }
   if (!ordered) return Rx::kUnordered;
   fail_receive(qp, p.psn, nak_code, status, qp.rwqe_valid, qp.rwqe.w.wr_id, qp.rq_spec);
-  if (event) async_qp_event(qp, ibv_event_type(event));
+  if (event) eng_.async_qp_event(qp, ibv_event_type(event));
   return Rx::kDone;
 }
 

@@ -9,8 +9,11 @@
 // payload the same way.
 #include <cstring>
 
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/completer.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/requester.hpp"
+#include "device/engine/send_queue.hpp"
 
 namespace vf::engine {
 
@@ -21,18 +24,18 @@ constexpr uint32_t kKnownSendFlags =
     IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 }
 
-bool Hca::Impl::fetch_send_wqe(Qp& qp) {
+bool Requester::fetch_send_wqe(Qp& qp) {
   if (qp.sq_broken) return false;
   const uint32_t prod = qp.sq.load_producer();
   if (prod == qp.sq_fetched) return false;
   // More than a ring's worth outstanding, or a producer that moved backwards.
   if (prod - qp.sq_cons > qp.sq.entries() || prod - qp.sq_fetched > prod - qp.sq_cons) {
-    ++ctr_.hostile_ring_events;
+    ++eng_.ctr.hostile_ring_events;
     qp.sq_broken = true;
-    qp_to_error(qp, true);
+    eng_.qp_to_error(qp, true);
     return false;
   }
-  SendWqe& s = qp.swqe[qp.sq_fetched & qp.sq.mask()];
+  SendWqe& s = sq_wqe(qp, qp.sq_fetched);
   std::memcpy(&s.w, qp.sq.slot(qp.sq_fetched), sizeof(s.w));
   ++qp.sq_fetched;
   // Only the private copy is examined from here on.
@@ -44,7 +47,7 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
   auto fail = [&](ibv_wc_status st, bool hostile) {
     s.state = SendWqe::kError;
     s.status = uint8_t(st);
-    if (hostile) ++ctr_.hostile_ring_events;
+    if (hostile) ++eng_.ctr.hostile_ring_events;
     return true;
   };
   // Known verbs opcodes the device lacks (memory windows, TSO) are refused,
@@ -62,7 +65,7 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
       // sg_list[0].addr); a shorter buffer cannot hold it.
       if (s.w.num_sge == 0 || s.w.num_sge > VHCA_MAX_SGE || s.w.sge[0].length < 8)
         return fail(IBV_WC_LOC_LEN_ERR, false);
-      const Mr* mr = mr_by_lkey(s.w.sge[0].lkey);
+      const Mr* mr = eng_.mr_by_lkey(s.w.sge[0].lkey);
       if (!mr || mr->client != qp.client || mr->pd != qp.pd ||
           !(mr->access & IBV_ACCESS_LOCAL_WRITE) || !mr->contains(s.w.sge[0].addr, 8))
         return fail(IBV_WC_LOC_PROT_ERR, false);
@@ -84,59 +87,43 @@ bool Hca::Impl::fetch_send_wqe(Qp& qp) {
     for (unsigned i = 0; i < s.w.num_sge; ++i) {
       const vhca_sge& g = s.w.sge[i];
       if (g.length == 0) continue;
-      const Mr* mr = mr_by_lkey(g.lkey);
+      const Mr* mr = eng_.mr_by_lkey(g.lkey);
       if (!mr || mr->client != qp.client || mr->pd != qp.pd || (mr->access & need) != need ||
           !mr->contains(g.addr, g.length))
         return fail(IBV_WC_LOC_PROT_ERR, false);
       s.length += g.length;
     }
   }
-  if (s.length > cfg_.limits.max_msg_sz) return fail(IBV_WC_LOC_LEN_ERR, false);
+  if (s.length > eng_.cfg.limits.max_msg_sz) return fail(IBV_WC_LOC_LEN_ERR, false);
   if (s.w.opcode == IBV_WR_RDMA_READ && (s.length + qp.mtu - 1) / qp.mtu > kMaxReadPackets)
     return fail(IBV_WC_LOC_LEN_ERR, false);
   return true;
 }
 
-bool Hca::Impl::gather_send(Qp& qp, const SendWqe& s, uint64_t off, uint32_t len, IoList& iol) {
-  return collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, 0, off, len, iol);
+bool Requester::gather_send(Qp& qp, const SendWqe& s, uint64_t off, uint32_t len, IoList& iol) {
+  return eng_.collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, 0, off, len, iol);
 }
 
-void Hca::Impl::seek(Qp& qp, uint32_t p) {
-  for (uint32_t i = qp.sq_cons; i != qp.sq_started; ++i) {
-    const SendWqe& s = qp.swqe[i & qp.sq.mask()];
-    if (!s.ranged) break;
-    if (psn_diff(p, s.first_psn) >= 0 && psn_diff(p, s.last_psn) <= 0) {
-      qp.sq_next = i;
-      qp.next_offset = uint64_t(uint32_t(p - s.first_psn) & kPsnMask) * s.pmtu;
-      qp.psn = p & kPsnMask;
-      return;
-    }
-  }
-  qp.sq_next = qp.sq_started;
-  qp.next_offset = 0;
-  qp.psn = p & kPsnMask;
-}
-
-unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
+unsigned Requester::run(Qp& qp, unsigned budget) {
   unsigned done = 0;
   // About to transmit or complete for a QP whose received payloads wait in
   // the placement queue: place them first, as packet-at-a-time placement
   // would have (a failure there puts the QP in ERR before it sends more).
   if (qp.rx_pending && (qp.state == IBV_QPS_SQD || qp.sq_next != qp.sq_fetched ||
                         qp.sq.load_producer() != qp.sq_fetched)) {
-    if (flush_rx()) ++done;
+    if (place_.flush()) ++done;
     if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return done;
   }
-  if (complete_error_head(qp)) return done + 1;
-  const Nanos now = sched_.now();
+  if (comp_.complete_error_head(qp)) return done + 1;
+  const Nanos now = eng_.sched.now();
   // The path's static rate (validated at modify_qp: never kBadRate); 0 = unpaced.
   const uint32_t mbps = static_rate_mbps(qp.attr.ah_attr.static_rate);
   while (done < budget) {
     if ((qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) || qp.rnr_wait) break;
     if (qp.sq_next == qp.sq_fetched && !fetch_send_wqe(qp)) break;
-    SendWqe& s = qp.swqe[qp.sq_next & qp.sq.mask()];
+    SendWqe& s = sq_wqe(qp, qp.sq_next);
     if (s.state == SendWqe::kError) {
-      if (complete_error_head(qp)) ++done;
+      if (comp_.complete_error_head(qp)) ++done;
       break;
     }
     const int32_t inflight = psn_diff(qp.psn, qp.snd_una);
@@ -159,15 +146,15 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       qp.next_offset = 0;
       qp.sq_started = qp.sq_next + 1;
     }
-    if (!io_.can_transmit(qp.route.sl)) {
-      ++ctr_.tx_stalls;
+    if (!eng_.io.can_transmit(qp.route.sl)) {
+      ++eng_.ctr.tx_stalls;
       break;
     }
     if (qp.eligible_at > now) {  // paced: the pace timer brings the poll back
-      sched_.arm(qp.pace_timer, qp.eligible_at);
+      eng_.sched.arm(qp.pace_timer, qp.eligible_at);
       break;
     }
-    const uint64_t bytes_before = ctr_.tx_bytes;
+    const uint64_t bytes_before = eng_.ctr.tx_bytes;
     if (wr_is_rd_atomic(s.w.opcode)) {
       // One request packet; a READ of N packets occupies N PSNs.
       const uint64_t left = s.length - qp.next_offset;
@@ -176,7 +163,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
       const unsigned sent = send_rd_atomic_request(qp, s, now);
       done += sent;
       if (!sent) break;
-      pace(qp, now, ctr_.tx_bytes - bytes_before, mbps);
+      pace(qp, now, eng_.ctr.tx_bytes - bytes_before, mbps);
       continue;
     }
     // As many packets of this WQE as the budget, the window and the burst
@@ -190,11 +177,11 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
     if (mbps) want = 1;  // each packet waits for its own time
     const unsigned sent = send_burst(qp, s, unsigned(want), now);
     done += sent;
-    pace(qp, now, ctr_.tx_bytes - bytes_before, mbps);
+    pace(qp, now, eng_.ctr.tx_bytes - bytes_before, mbps);
     if (s.state == SendWqe::kError) continue;  // completes once everything before it has
     if (sent < want) break;                    // the port or the mbuf pool ran dry
   }
-  if (qp.state == IBV_QPS_SQD) check_sq_drained(qp);
+  if (qp.state == IBV_QPS_SQD) comp_.check_sq_drained(qp);
   return done;
 }
 
@@ -206,7 +193,7 @@ unsigned Hca::Impl::requester_run(Qp& qp, unsigned budget) {
 // could not reach -> LOC_PROT_ERR -- and a packet whose payload did not fully
 // arrive is never sent. Mbufs built but not sent (the port filled up) are
 // freed and read again next time.
-unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
+unsigned Requester::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
   const WrOpInfo* op = wr_op_info(s.w.opcode);
   const bool inl = s.w.send_flags & IBV_SEND_INLINE;
   const bool uc = qp.type == IBV_QPT_UC;
@@ -217,13 +204,13 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     const bool first = off == 0, last = s.length - off <= s.pmtu;
     return opcode(tr, Op(first && last ? op->only : first ? op->first : last ? op->last : op->middle));
   };
-  rte_mbuf** m = txb_.m.data();
+  rte_mbuf** m = eng_.txb.m.data();
   unsigned n = 0;
-  while (n < want && (m[n] = io_.alloc()) != nullptr) ++n;
+  while (n < want && (m[n] = eng_.io.alloc()) != nullptr) ++n;
 
   // Build: append the packet and collect its remote pieces, up to the first
   // packet that cannot be built (`fail` says why).
-  IoList remote(txb_.remote.data(), unsigned(txb_.remote.size()));
+  IoList remote(eng_.txb.remote.data(), unsigned(eng_.txb.remote.size()));
   unsigned built = 0;
   ibv_wc_status fail = IBV_WC_SUCCESS;
   bool dma_failed = false;
@@ -248,24 +235,24 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
       fail = IBV_WC_LOC_PROT_ERR;
       break;
     }
-    txb_.bth[built] = b;
-    txb_.local[built] = iovec{b + kBthLen + ext, len};
+    eng_.txb.bth[built] = b;
+    eng_.txb.local[built] = iovec{b + kBthLen + ext, len};
     off += len;
   }
   unsigned sendable = built;
   if (inl) {
     if (built)  // one packet: inline data is at most VHCA_MAX_INLINE < any MTU
-      std::memcpy(txb_.local[0].iov_base, s.w.inline_data + qp.next_offset, txb_.local[0].iov_len);
+      std::memcpy(eng_.txb.local[0].iov_base, s.w.inline_data + qp.next_offset, eng_.txb.local[0].iov_len);
   } else if (remote.bytes) {
-    const size_t got = qp.client->mem.readv(txb_.local.data(), built, remote.iov, remote.n, now,
-                                            ctr_.dma_calls);
+    const size_t got = qp.client->mem.readv(eng_.txb.local.data(), built, remote.iov, remote.n, now,
+                                            eng_.ctr.dma_calls);
     if (got < remote.bytes) {
       // Everything before the first unreachable byte arrived: the packets
       // wholly inside it can go; the one it falls in fails the WQE.
       size_t whole = 0;
       sendable = 0;
-      while (sendable < built && whole + txb_.local[sendable].iov_len <= got)
-        whole += txb_.local[sendable++].iov_len;
+      while (sendable < built && whole + eng_.txb.local[sendable].iov_len <= got)
+        whole += eng_.txb.local[sendable++].iov_len;
       fail = IBV_WC_LOC_PROT_ERR;
       dma_failed = true;
     }
@@ -273,16 +260,16 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
 
   unsigned sent = 0;
   for (; sent < sendable; ++sent) {
-    if (sent && !io_.can_transmit(qp.route.sl)) break;
+    if (sent && !eng_.io.can_transmit(qp.route.sl)) break;
     rte_mbuf* pkt = m[sent];
-    uint8_t* b = txb_.bth[sent];
-    const uint32_t len = uint32_t(txb_.local[sent].iov_len);
+    uint8_t* b = eng_.txb.bth[sent];
+    const uint32_t len = uint32_t(eng_.txb.local[sent].iov_len);
     const bool last = s.length - qp.next_offset <= s.pmtu;
     const uint8_t opc = opcode_at(qp.next_offset);
     const HdrLayout& at = layout(opc);
     const unsigned ext = at.payload;
     const unsigned pad = (4 - (len & 3)) & 3;
-    if (pad) std::memset(static_cast<uint8_t*>(txb_.local[sent].iov_base) + len, 0, pad);
+    if (pad) std::memset(static_cast<uint8_t*>(eng_.txb.local[sent].iov_base) + len, 0, pad);
     bool ackreq = last || ++qp.pkts_since_ackreq >= kAckReqEvery ||
                   psn_diff(qp.psn + 1, qp.snd_una) >= int32_t(kMaxInflightPsn);
     if (ackreq) qp.pkts_since_ackreq = 0;
@@ -293,10 +280,10 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
       reth_set(b + kBthLen + at.reth, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
     if (at.imm != kAbsent)
       std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // already network order
-    if (psn_diff(qp.psn, qp.psn_hi) < 0) ++ctr_.retransmitted_packets;
-    ++ctr_.tx_packets;
-    ctr_.tx_bytes += kBthLen + ext + len + pad;
-    io_.transmit(pkt, qp.route);
+    if (psn_diff(qp.psn, qp.psn_hi) < 0) ++eng_.ctr.retransmitted_packets;
+    ++eng_.ctr.tx_packets;
+    eng_.ctr.tx_bytes += kBthLen + ext + len + pad;
+    eng_.io.transmit(pkt, qp.route);
     qp.psn = (qp.psn + 1) & kPsnMask;
     if (psn_diff(qp.psn, qp.psn_hi) > 0) qp.psn_hi = qp.psn;
     qp.next_offset += len;
@@ -310,19 +297,19 @@ unsigned Hca::Impl::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
       qp.snd_una = qp.psn;
       if (last) {
         retire_sq_slot(qp);
-        if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+        if (s.signaled) comp_.post_send_cqe(qp, s, IBV_WC_SUCCESS);
       }
       continue;
     }
-    if (qp.timeout_ns && !qp.retrans_timer.armed()) sched_.arm_after(qp.retrans_timer, qp.timeout_ns);
+    if (qp.timeout_ns && !qp.retrans_timer.armed()) eng_.sched.arm_after(qp.retrans_timer, qp.timeout_ns);
   }
 
   // What a packet-at-a-time loop would have met next, in its order of checks.
   if (sent < want) {
-    if ((sent && !io_.can_transmit(qp.route.sl)) || sent == n) {
-      ++ctr_.tx_stalls;
+    if ((sent && !eng_.io.can_transmit(qp.route.sl)) || sent == n) {
+      ++eng_.ctr.tx_stalls;
     } else if (fail != IBV_WC_SUCCESS) {
-      if (dma_failed) ++ctr_.dma_errors;
+      if (dma_failed) ++eng_.ctr.dma_errors;
       s.state = SendWqe::kError;
       s.status = uint8_t(fail);
     }

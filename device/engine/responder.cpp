@@ -23,15 +23,16 @@
 #include <cstring>
 
 #include "device/engine/cqe.hpp"
-#include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
 #include "device/engine/recv_queue.hpp"
+#include "device/engine/responder.hpp"
 
 namespace vf::engine {
 
 using namespace vf::wire;
 
-void Hca::Impl::owe_response(Qp& qp, uint8_t syndrome, uint32_t psn, bool fatal) {
+void Responder::owe_response(Qp& qp, uint8_t syndrome, uint32_t psn, bool fatal) {
   if (qp.type != IBV_QPT_RC) return;  // UC: no acknowledgements at all
   if (qp.resp_fatal) return;  // the connection is dead after a fatal NAK
   const bool is_ack = syndrome_type(syndrome) == AckType::kAck;
@@ -50,17 +51,46 @@ void Hca::Impl::owe_response(Qp& qp, uint8_t syndrome, uint32_t psn, bool fatal)
   if (!is_ack || ++qp.acks_owed >= kAckCoalesceMax) send_response(qp);
 }
 
-bool Hca::Impl::send_response(Qp& qp) {
+bool Responder::send_owed(unsigned& budget) {
+  bool did = false;
+  size_t keep = 0;
+  for (size_t i = 0; i < resp_list_.size(); ++i) {
+    Qp* qp = resp_list_[i];
+    if (budget && send_response(*qp)) {
+      did = true;
+      --budget;
+      qp->on_resp_list = false;
+    } else if (qp->resp_pending) {
+      resp_list_[keep++] = qp;  // stalled on the port: retry next poll
+    } else {
+      qp->on_resp_list = false;
+    }
+  }
+  resp_list_.resize(keep);
+  return did;
+}
+
+void Responder::forget(Qp& qp) {
+  if (!qp.on_resp_list) return;
+  for (size_t i = 0; i < resp_list_.size(); ++i)
+    if (resp_list_[i] == &qp) {
+      resp_list_.erase(resp_list_.begin() + long(i));
+      break;
+    }
+  qp.on_resp_list = false;
+}
+
+bool Responder::send_response(Qp& qp) {
   if (!qp.resp_pending) return false;
   // After the READ responses / atomic ACKs of earlier PSNs, never before.
   if (qp.res_pending && response_blocked(qp, qp.resp_psn)) return false;
-  if (!io_.can_transmit(qp.route.sl)) {
-    ++ctr_.tx_stalls;
+  if (!eng_.io.can_transmit(qp.route.sl)) {
+    ++eng_.ctr.tx_stalls;
     return false;
   }
-  rte_mbuf* m = io_.alloc();
+  rte_mbuf* m = eng_.io.alloc();
   if (!m) {
-    ++ctr_.tx_stalls;
+    ++eng_.ctr.tx_stalls;
     return false;
   }
   constexpr uint8_t opc = opcode(Transport::kRC, kAck);
@@ -73,23 +103,23 @@ bool Hca::Impl::send_response(Qp& qp) {
   put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, qp.resp_psn);
   aeth_set(b + kBthLen + layout(opc).aeth, qp.resp_syndrome, qp.resp_msn);
   switch (syndrome_type(qp.resp_syndrome)) {
-    case AckType::kAck: ++ctr_.acks_sent; break;
-    case AckType::kRnrNak: ++ctr_.rnr_naks_sent; break;
+    case AckType::kAck: ++eng_.ctr.acks_sent; break;
+    case AckType::kRnrNak: ++eng_.ctr.rnr_naks_sent; break;
     default:
       if (syndrome_value(qp.resp_syndrome) == kNakPsnSeqError)
-        ++ctr_.seq_naks_sent;
+        ++eng_.ctr.seq_naks_sent;
       else
-        ++ctr_.other_naks_sent;
+        ++eng_.ctr.other_naks_sent;
   }
-  ++ctr_.tx_packets;
-  ctr_.tx_bytes += total;
-  io_.transmit(m, qp.route);
+  ++eng_.ctr.tx_packets;
+  eng_.ctr.tx_bytes += total;
+  eng_.io.transmit(m, qp.route);
   qp.resp_pending = false;
   qp.acks_owed = 0;
   return true;
 }
 
-void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
+void Responder::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
                               const Pkt* p, uint16_t slid, uint8_t sl) {
   vhca_cqe cqe = recv_cqe(qp, wr_id, status, byte_len, slid, sl);
   // RDMA WRITE with immediate consumes a receive WQE: RECV_RDMA_WITH_IMM.
@@ -99,19 +129,19 @@ void Hca::Impl::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint
     cqe.wc_flags |= IBV_WC_WITH_IMM;
     std::memcpy(&cqe.imm_data, p->imm, 4);  // network order, as the sender gave it
   }
-  if (!cq_post(*qp.rcq, cqe, p && p->se)) qp_to_error(qp, true);
+  if (!eng_.cq_post(*qp.rcq, cqe, p && p->se)) eng_.qp_to_error(qp, true);
 }
 
 namespace {
 
 // The RQ WQE's pieces for [off, off+len) (recv_queue.cpp checks each).
-bool gather_recv(const Hca::Impl& h, const Qp& qp, uint64_t off, uint32_t len, IoList& iol) {
+bool gather_recv(const Engine& h, const Qp& qp, uint64_t off, uint32_t len, IoList& iol) {
   return recv_gather(h, qp, qp.rwqe.w, off, len, iol);
 }
 
 }  // namespace
 
-void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_status status,
+void Responder::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_status status,
                              bool have_wqe, uint64_t wr_id, uint32_t rq_index) {
   owe_response(qp, make_syndrome(AckType::kNak, nak_code), psn, true);
   if (have_wqe) {
@@ -120,21 +150,17 @@ void Hca::Impl::fail_receive(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_stat
   }
   // Nothing after the failed WQE was accepted for good. An SRQ WQE cannot go
   // back to the SRQ: unless it is the one that failed, it stays held and
-  // flush() completes it (a failed WRITE took none, so the held one stays).
+  // the QP's flush completes it (a failed WRITE took none, so the held one stays).
   if (!qp.srq || (have_wqe && qp.rq_spec == rq_index)) qp.rwqe_valid = false;
   qp.rq_spec = qp.rq_cons;
-  qp_to_error(qp, false);
+  eng_.qp_to_error(qp, false);
 }
 
-// Fails the responder side with nothing queued for the QP: NAK to the
-// requester, the receive WQE in progress (if any) completes with `status`,
-// the QP goes to ERR.
-static void responder_fail(Hca::Impl& h, Qp& qp, uint32_t psn, uint8_t nak_code,
-                           ibv_wc_status status) {
-  h.fail_receive(qp, psn, nak_code, status, qp.rwqe_valid, qp.rwqe.w.wr_id, qp.rq_spec);
+void Responder::fail_current(Qp& qp, uint32_t psn, uint8_t nak_code, ibv_wc_status status) {
+  fail_receive(qp, psn, nak_code, status, qp.rwqe_valid, qp.rwqe.w.wr_id, qp.rq_spec);
 }
 
-int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
+int Responder::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
   switch (recv_peek(qp, qp.rwqe.w)) {
     case RecvPeek::kEmpty: return 0;
     case RecvPeek::kBroken:
@@ -142,13 +168,13 @@ int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
       // An SRQ that failed earlier (a QP created on it since): no receives.
       if (!ordered) return kFetchUnordered;
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
-      qp_to_error(qp, false);
+      eng_.qp_to_error(qp, false);
       return -1;
     case RecvPeek::kHostile:
       if (!ordered) return kFetchUnordered;
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteOperationalError), psn, true);
       recv_hostile(qp);
-      qp_to_error(qp, false);  // (an SRQ's failure already did)
+      eng_.qp_to_error(qp, false);  // (an SRQ's failure already did)
       return -1;
     case RecvPeek::kOk: break;
   }
@@ -157,8 +183,8 @@ int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
     if (!ordered) return kFetchUnordered;
     recv_take(qp);  // an SRQ WQE is this QP's now: it completes in error here
     qp.rwqe_valid = true;
-    ++ctr_.hostile_ring_events;
-    responder_fail(*this, qp, psn, kNakRemoteOperationalError, IBV_WC_LOC_QP_OP_ERR);
+    ++eng_.ctr.hostile_ring_events;
+    fail_current(qp, psn, kNakRemoteOperationalError, IBV_WC_LOC_QP_OP_ERR);
     return -1;
   }
   recv_take(qp);
@@ -169,7 +195,7 @@ int Hca::Impl::recv_fetch(Qp& qp, uint32_t psn, bool ordered) {
   return 1;
 }
 
-bool Hca::Impl::take_recv_wqe(Qp& qp, const Pkt& p, bool ordered, Rx& out) {
+bool Responder::take_recv_wqe(Qp& qp, const Pkt& p, bool ordered, Rx& out) {
   const int r = recv_fetch(qp, p.psn, ordered);
   if (r == 1) return true;
   if (r == kFetchUnordered) {
@@ -189,12 +215,12 @@ bool Hca::Impl::take_recv_wqe(Qp& qp, const Pkt& p, bool ordered, Rx& out) {
   return false;
 }
 
-Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
+Rx Responder::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
                                     bool ordered) {
   if (qp.state == IBV_QPS_RTR && !qp.comm_est_reported) {
     if (!ordered) return Rx::kUnordered;
     qp.comm_est_reported = true;
-    async_qp_event(qp, IBV_EVENT_COMM_EST);
+    eng_.async_qp_event(qp, IBV_EVENT_COMM_EST);
   }
   const uint16_t f = p.flags;
   const bool first = f & kIsFirst, last = f & kIsLast;
@@ -209,7 +235,7 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     } else if (qp.drop_msg || p.psn != qp.epsn) {
       qp.drop_msg = true;
       qp.in_message = qp.in_write = false;
-      ++ctr_.rx_dropped;
+      ++eng_.ctr.rx_dropped;
       return Rx::kDone;
     }
   }
@@ -226,7 +252,7 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   if (d < 0) {
     // Duplicate (our ACK was lost or is late): acknowledge again, drop it.
     if (!ordered) return Rx::kUnordered;
-    ++ctr_.duplicate_requests;
+    ++eng_.ctr.duplicate_requests;
     // A duplicate READ/atomic is answered from its responder resource.
     if (f & (kIsRead | kIsAtomic)) {
       on_rd_atomic_duplicate(qp, p);
@@ -247,9 +273,9 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   const uint64_t offset = first ? 0 : qp.rcv_offset;
   if (offset + p.paylen > qp.rwqe.length)
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_LOC_LEN_ERR, 0);
-  RxPlacement& e = rxq_.q[rxq_.n];
+  RxPlacement& e = eng_.rxq.q[eng_.rxq.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
-  if (p.paylen && !gather_recv(*this, qp, offset, p.paylen, iol))
+  if (p.paylen && !gather_recv(eng_, qp, offset, p.paylen, iol))
     return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, 0);
   // Accepted. The receive completion and the ACK wait for the placement.
   e.qp = &qp;
@@ -263,9 +289,9 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
   e.niov = uint8_t(iol.n);
   e.has_wqe = true;
   e.state = RxPlacement::kWaiting;
-  ++rxq_.n;
+  ++eng_.rxq.n;
   ++qp.rx_pending;
-  if (last || p.ackreq) rxq_.due = true;
+  if (last || p.ackreq) eng_.rxq.due = true;
   qp.rcv_offset = offset + p.paylen;
   qp.epsn = (qp.epsn + 1) & kPsnMask;
   qp.in_write = false;
@@ -277,6 +303,44 @@ Hca::Impl::Rx Hca::Impl::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rt
     qp.in_message = true;
   }
   return Rx::kQueued;
+}
+
+void Responder::request_placed(RxPlacement& e, bool dead) {
+  Qp& qp = *e.qp;
+  const uint64_t gen = eng_.rxq.gen;
+  if (dead) {
+    qp.rx_dead_gen = gen;
+    ++eng_.ctr.rx_dropped;  // arrived after its QP failed: dropped on arrival before
+    // An SRQ WQE this message took is the QP's: it completes, flushed.
+    if (qp.srq && e.has_wqe && (e.p.flags & kIsLast) && int32_t(e.rq_index - qp.rq_cons) >= 0) {
+      retire_rq_slots(qp, e.rq_index + 1);
+      post_recv_cqe(qp, e.wr_id, IBV_WC_WR_FLUSH_ERR, 0, nullptr, 0, 0);
+    }
+    return;
+  }
+  if (e.state != RxPlacement::kPlaced) {
+    ++eng_.ctr.dma_errors;
+    fail_receive(qp, e.p.psn, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, e.has_wqe, e.wr_id,
+                 e.rq_index);
+    qp.rx_dead_gen = gen;
+    return;
+  }
+  if (e.p.flags & kIsLast) qp.msn = (qp.msn + 1) & 0xFFFFFF;
+  // A message that consumed a receive WQE (SEND, WRITE with immediate).
+  if ((e.p.flags & kIsLast) && e.has_wqe) {
+    retire_rq_slots(qp, e.rq_index + 1);
+    post_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e.p, e.slid, e.sl);
+    if (qp.state == IBV_QPS_ERR) {
+      // The CQ overran: what was accepted after this WQE never happened.
+      // (An SRQ WQE already taken for a later message stays held: the QP's
+      // flush completes it.)
+      if (!qp.srq) qp.rwqe_valid = false;
+      qp.rq_spec = qp.rq_cons;
+      qp.rx_dead_gen = gen;
+    }
+  }
+  if (e.p.ackreq && qp.rx_dead_gen != gen)
+    owe_response(qp, make_syndrome(AckType::kAck, kAethCreditsInvalid), e.p.psn, false);
 }
 
 }  // namespace vf::engine

@@ -1,11 +1,11 @@
 // The one walk over a WQE's scatter/gather list that every DMA path uses:
 // the requester gathering a send, the responder scattering into a receive
 // WQE, the requester scattering READ responses and atomic results.
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/engine.hpp"
 
 namespace vf::engine {
 
-bool Hca::Impl::collect_sges(const vhca_sge* sge, unsigned num_sge, const Client* c, const Pd* pd,
+bool Engine::collect_sges(const vhca_sge* sge, unsigned num_sge, const Client* c, const Pd* pd,
                              uint32_t need_access, uint64_t off, uint32_t len,
                              IoList& iol) const {
   uint64_t pos = 0;  // start of SGE i within the message

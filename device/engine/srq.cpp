@@ -10,10 +10,10 @@ namespace vf::engine {
 int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_create_srq_rsp& rsp,
                           Fd& ring_fd) {
   ring_fd.fd = -1;
-  Pd* pd = owned<Pd>(id, req.pd_handle);
+  Pd* pd = eng_.owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
   const ibv_srq_attr a = req.attr;
-  const DeviceLimits& l = cfg_.limits;
+  const DeviceLimits& l = eng_.cfg.limits;
   // srq_limit is ignored at creation (ibv_create_srq(3)): the SRQ starts
   // disarmed. 0 WRs / SGEs are rounded up to 1, as rxe does.
   if (a.max_wr > l.max_srq_wr || a.max_sge > l.max_srq_sge || a.max_sge > VHCA_MAX_SGE)
@@ -24,10 +24,10 @@ int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_crea
   obj->pd = pd;
   obj->max_wr = entries;
   obj->max_sge = a.max_sge ? a.max_sge : 1;
-  Srq* raw = objs_.adopt(std::move(obj));
+  Srq* raw = eng_.objs.adopt(std::move(obj));
   if (!raw) return ENOMEM;
   if (int err = raw->ring.create("vhca-srq", entries, sizeof(vhca_recv_wqe), ring_fd.fd)) {
-    objs_.release(*raw);
+    eng_.objs.release(*raw);
     return err;
   }
   rsp.srq_handle = raw->handle;
@@ -39,7 +39,7 @@ int Hca::Impl::create_srq(ClientId id, const vhca_create_srq_req& req, vhca_crea
 }
 
 int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
-  Srq* s = owned<Srq>(id, req.srq_handle);
+  Srq* s = eng_.owned<Srq>(id, req.srq_handle);
   if (!s) return EINVAL;
   const uint32_t mask = req.attr_mask;
   // Resizing is not supported (mlx5 refuses IBV_SRQ_MAX_WR with EINVAL too).
@@ -47,7 +47,7 @@ int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
   if (mask & IBV_SRQ_LIMIT) {
     const uint32_t limit = req.attr.srq_limit;
     if (limit > s->max_wr) return EINVAL;
-    flush_rx();  // the count the limit is compared with is the one after placement
+    place_.flush();  // the count the limit is compared with is the one after placement
     s->limit = limit;
     s->armed = limit != 0;  // 0 disarms
   }
@@ -55,9 +55,9 @@ int Hca::Impl::modify_srq(ClientId id, const vhca_modify_srq_req& req) {
 }
 
 int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq_rsp& rsp) {
-  Srq* s = owned<Srq>(id, req.handle);
+  Srq* s = eng_.owned<Srq>(id, req.handle);
   if (!s) return EINVAL;
-  flush_rx();
+  place_.flush();
   rsp.attr.max_wr = s->max_wr;
   rsp.attr.max_sge = s->max_sge;
   rsp.attr.srq_limit = s->armed ? s->limit : 0;  // 0 once the event disarmed it (rxe)
@@ -65,12 +65,12 @@ int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq
 }
 
 int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
-  Srq* s = owned<Srq>(id, req.handle);
+  Srq* s = eng_.owned<Srq>(id, req.handle);
   if (!s) return EINVAL;
   if (s->users) return EBUSY;
   rsp.events_reported = s->events_reported;
   rsp.reserved = 0;
-  objs_.release(*s);
+  eng_.objs.release(*s);
   return 0;
 }
 

@@ -20,9 +20,10 @@
 #include <cstring>
 
 #include "device/engine/cqe.hpp"
-#include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
 #include "device/engine/recv_queue.hpp"
+#include "device/engine/responder.hpp"
 
 namespace vf::engine {
 
@@ -32,7 +33,7 @@ namespace {
 constexpr uint32_t kGrhArea = 40;
 }
 
-void Hca::Impl::post_ud_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
+void Responder::post_ud_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint32_t byte_len,
                                  const RxPlacement* e, uint16_t slid, uint8_t sl) {
   vhca_cqe cqe = recv_cqe(qp, wr_id, status, byte_len, slid, sl);
   bool se = false;
@@ -45,18 +46,18 @@ void Hca::Impl::post_ud_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, u
     }
     se = e->p.se;
   }
-  if (!cq_post(*qp.rcq, cqe, se)) qp_to_error(qp, true);
+  if (!eng_.cq_post(*qp.rcq, cqe, se)) eng_.qp_to_error(qp, true);
 }
 
-void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
+void Responder::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
   auto drop = [&] {
-    ++ctr_.rx_dropped;
+    ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
   };
   const Op op = opcode_op(p.opcode);
-  if ((op != kSendOnly && op != kSendOnlyImm) || p.paylen > port_mtu()) return drop();
+  if ((op != kSendOnly && op != kSendOnlyImm) || p.paylen > eng_.port_mtu()) return drop();
   if (deth_qkey(p.ext) != qp.attr.qkey) {
-    ++ctr_.qkey_violations;
+    ++eng_.ctr.qkey_violations;
     return drop();
   }
   const bool grh = meta.has_grh;
@@ -66,47 +67,47 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
   vhca_recv_wqe w;
   switch (recv_peek(qp, w)) {
     case RecvPeek::kEmpty:
-      ++ctr_.ud_no_wqe_drops;
+      ++eng_.ctr.ud_no_wqe_drops;
       return drop();
     case RecvPeek::kBroken:  // its SRQ failed: the QP cannot receive again
-      ++ctr_.ud_no_wqe_drops;
-      flush_rx();
-      qp_to_error(qp, false);
+      ++eng_.ctr.ud_no_wqe_drops;
+      place_.flush();
+      eng_.qp_to_error(qp, false);
       return drop();
     case RecvPeek::kHostile:
-      flush_rx();  // the QPs that fail have their earlier datagrams placed first
+      place_.flush();  // the QPs that fail have their earlier datagrams placed first
       recv_hostile(qp);
-      qp_to_error(qp, false);
+      eng_.qp_to_error(qp, false);
       return drop();
     case RecvPeek::kOk: break;
   }
   // Whatever completes now rather than in the queue waits for the queue.
   auto complete_now = [&](ibv_wc_status st, bool fail_qp) {
-    flush_rx();
+    place_.flush();
     if (qp.state == IBV_QPS_ERR) return drop();
     recv_take(qp);
     const uint32_t idx = qp.rq_spec++;
     retire_rq_slots(qp, idx + 1);
     post_ud_recv_cqe(qp, w.wr_id, st, 0, nullptr, meta.slid, meta.sl);
-    if (fail_qp) qp_to_error(qp, false);
+    if (fail_qp) eng_.qp_to_error(qp, false);
     rte_pktmbuf_free(m);
   };
   if (w.num_sge > recv_max_sge(qp) || w.num_sge > VHCA_MAX_SGE) {
-    ++ctr_.hostile_ring_events;
+    ++eng_.ctr.hostile_ring_events;
     return complete_now(IBV_WC_LOC_QP_OP_ERR, true);
   }
   uint64_t total = 0;
   for (unsigned i = 0; i < w.num_sge; ++i) total += w.sge[i].length;
   if (total < kGrhArea + p.paylen) return complete_now(IBV_WC_LOC_LEN_ERR, false);
 
-  if (rxq_.n == kRxBatch) {
-    flush_rx();
+  if (eng_.rxq.n == kRxBatch) {
+    place_.flush();
     if (qp.state == IBV_QPS_ERR) return drop();
   }
-  RxPlacement& e = rxq_.q[rxq_.n];
+  RxPlacement& e = eng_.rxq.q[eng_.rxq.n];
   IoList iol(e.iov, VHCA_MAX_SGE);
   const uint32_t skip = grh ? 0 : kGrhArea;
-  if (!recv_gather(*this, qp, w, skip, kGrhArea - skip + p.paylen, iol))
+  if (!recv_gather(eng_, qp, w, skip, kGrhArea - skip + p.paylen, iol))
     return complete_now(IBV_WC_LOC_PROT_ERR, true);
 
   recv_take(qp);
@@ -133,17 +134,17 @@ void Hca::Impl::ud_receive(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m
   e.sl = meta.sl;
   e.niov = uint8_t(iol.n);
   e.state = RxPlacement::kWaiting;
-  ++rxq_.n;
+  ++eng_.rxq.n;
   ++qp.rx_pending;
-  rxq_.due = true;
+  eng_.rxq.due = true;
 }
 
-void Hca::Impl::ud_complete(RxPlacement& e, bool dead) {
+void Responder::ud_placed(RxPlacement& e, bool dead) {
   Qp& qp = *e.qp;
   if (dead) {
-    qp.rx_dead_gen = rxq_.gen;
-    ++ctr_.rx_dropped;
-    // An RQ WQE is still in the ring (flush() completes it); an SRQ one is
+    qp.rx_dead_gen = eng_.rxq.gen;
+    ++eng_.ctr.rx_dropped;
+    // An RQ WQE is still in the ring (the QP's flush completes it); an SRQ one is
     // the QP's and completes here.
     if (qp.srq && int32_t(e.rq_index - qp.rq_cons) >= 0) {
       retire_rq_slots(qp, e.rq_index + 1);
@@ -153,14 +154,14 @@ void Hca::Impl::ud_complete(RxPlacement& e, bool dead) {
   }
   retire_rq_slots(qp, e.rq_index + 1);
   if (e.state != RxPlacement::kPlaced) {
-    ++ctr_.dma_errors;
+    ++eng_.ctr.dma_errors;
     post_ud_recv_cqe(qp, e.wr_id, IBV_WC_LOC_PROT_ERR, 0, nullptr, e.slid, e.sl);
-    qp_to_error(qp, false);
-    qp.rx_dead_gen = rxq_.gen;
+    eng_.qp_to_error(qp, false);
+    qp.rx_dead_gen = eng_.rxq.gen;
     return;
   }
   post_ud_recv_cqe(qp, e.wr_id, IBV_WC_SUCCESS, e.byte_len, &e, e.slid, e.sl);
-  if (qp.state == IBV_QPS_ERR) qp.rx_dead_gen = rxq_.gen;
+  if (qp.state == IBV_QPS_ERR) qp.rx_dead_gen = eng_.rxq.gen;
 }
 
 }  // namespace vf::engine

@@ -14,8 +14,11 @@
 // (IBA 10.2.5, "controlled Q_Keys").
 #include <cstring>
 
-#include "device/engine/hca_impl.hpp"
+#include "device/engine/completer.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/requester.hpp"
+#include "device/engine/send_queue.hpp"
 
 namespace vf::engine {
 
@@ -30,43 +33,43 @@ void fail_wqe(SendWqe& s, ibv_wc_status st) {
 
 }  // namespace
 
-unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
+unsigned Requester::run_ud(Qp& qp, unsigned budget) {
   unsigned done = 0;
-  const Nanos now = sched_.now();
+  const Nanos now = eng_.sched.now();
   while (done < budget && (qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_SQD)) {
     if (qp.sq_next == qp.sq_fetched && !fetch_send_wqe(qp)) break;
-    SendWqe& s = qp.swqe[qp.sq_next & qp.sq.mask()];
+    SendWqe& s = sq_wqe(qp, qp.sq_next);
     const Ah* ah = nullptr;
     if (s.state == SendWqe::kPending) {
       if (qp.state == IBV_QPS_SQD) break;  // draining: start nothing new
-      ah = objs_.owned<Ah>(qp.client, s.w.ah_handle);
+      ah = eng_.objs.owned<Ah>(qp.client, s.w.ah_handle);
       // fetch_send_wqe let only SENDs through (vhca_wr_op_for).
       if (!ah)
         fail_wqe(s, IBV_WC_LOC_QP_OP_ERR);
       else if (ah->pd != qp.pd)
         fail_wqe(s, IBV_WC_LOC_PROT_ERR);
-      else if (s.length > port_mtu())
+      else if (s.length > eng_.port_mtu())
         fail_wqe(s, IBV_WC_LOC_LEN_ERR);
     }
     if (s.state == SendWqe::kError) {
       ++qp.sq_next;
       qp.sq_started = qp.sq_next;
       retire_sq_slot(qp);
-      post_send_cqe(qp, s, ibv_wc_status(s.status));
+      comp_.post_send_cqe(qp, s, ibv_wc_status(s.status));
       if (qp.state != IBV_QPS_ERR) qp.state = IBV_QPS_SQE;  // the rest is flushed by poll()
       return done + 1;
     }
-    if (!io_.can_transmit(ah->route.sl)) {
-      ++ctr_.tx_stalls;
+    if (!eng_.io.can_transmit(ah->route.sl)) {
+      ++eng_.ctr.tx_stalls;
       break;
     }
     if (qp.eligible_at > now) {  // paced by an earlier AH's static rate
-      sched_.arm(qp.pace_timer, qp.eligible_at);
+      eng_.sched.arm(qp.pace_timer, qp.eligible_at);
       break;
     }
-    rte_mbuf* m = io_.alloc();
+    rte_mbuf* m = eng_.io.alloc();
     if (!m) {
-      ++ctr_.tx_stalls;
+      ++eng_.ctr.tx_stalls;
       break;
     }
     const uint8_t opc =
@@ -89,8 +92,8 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
       IoList iol(remote, VHCA_MAX_SGE);
       iovec local{payload, len};
       if (!gather_send(qp, s, 0, len, iol) ||
-          qp.client->mem.readv(&local, 1, iol.iov, iol.n, now, ctr_.dma_calls) < len) {
-        if (iol.bytes == len) ++ctr_.dma_errors;
+          qp.client->mem.readv(&local, 1, iol.iov, iol.n, now, eng_.ctr.dma_calls) < len) {
+        if (iol.bytes == len) ++eng_.ctr.dma_errors;
         rte_pktmbuf_free(m);
         fail_wqe(s, IBV_WC_LOC_PROT_ERR);
         continue;
@@ -103,9 +106,9 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     deth_set(b + kBthLen + at.deth, qkey, qp.qpn);
     if (at.imm != kAbsent)
       std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // network order
-    ++ctr_.tx_packets;
-    ctr_.tx_bytes += hdr + len + pad;
-    io_.transmit(m, ah->route);
+    ++eng_.ctr.tx_packets;
+    eng_.ctr.tx_bytes += hdr + len + pad;
+    eng_.io.transmit(m, ah->route);
     pace(qp, now, hdr + len + pad, static_rate_mbps(ah->attr.static_rate));
     qp.psn = (qp.psn + 1) & kPsnMask;
     qp.snd_una = qp.psn_hi = qp.psn;  // nothing is ever outstanding
@@ -113,10 +116,10 @@ unsigned Hca::Impl::ud_requester_run(Qp& qp, unsigned budget) {
     ++qp.sq_next;
     qp.sq_started = qp.sq_next;
     retire_sq_slot(qp);
-    if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+    if (s.signaled) comp_.post_send_cqe(qp, s, IBV_WC_SUCCESS);
     ++done;
   }
-  if (qp.state == IBV_QPS_SQD) check_sq_drained(qp);
+  if (qp.state == IBV_QPS_SQD) comp_.check_sq_drained(qp);
   return done;
 }
 

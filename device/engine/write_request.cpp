@@ -10,8 +10,9 @@
 // posted: RNR NAK on RC, the message dropped on UC) and completes it
 // IBV_WC_RECV_RDMA_WITH_IMM with byte_len = the WRITE's length (mlx5; IBA
 // leaves byte_len for it undefined).
-#include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/placement.hpp"
+#include "device/engine/responder.hpp"
 
 namespace vf::engine {
 
@@ -20,7 +21,7 @@ using namespace vf::wire;
 namespace {
 
 // The MR [va, va+len) of a WRITE lands in; nullptr when any check fails.
-const Mr* write_target(const Hca::Impl& h, const Qp& qp, uint32_t rkey, uint64_t va,
+const Mr* write_target(const Engine& h, const Qp& qp, uint32_t rkey, uint64_t va,
                        uint64_t len) {
   const Mr* mr = h.mr_by_rkey(rkey);
   if (!mr || mr->pd != qp.pd || !(mr->access & IBV_ACCESS_REMOTE_WRITE) || !mr->contains(va, len))
@@ -30,7 +31,7 @@ const Mr* write_target(const Hca::Impl& h, const Qp& qp, uint32_t rkey, uint64_t
 
 }  // namespace
 
-Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
+Rx Responder::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
                                           bool ordered) {
   const uint16_t f = p.flags;
   const bool first = f & kIsFirst, last = f & kIsLast;
@@ -50,7 +51,7 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
     if (!(qp.attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
       return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR,
                     IBV_EVENT_QP_REQ_ERR);
-    if (len && !write_target(*this, qp, rkey, va, len))
+    if (len && !write_target(eng_, qp, rkey, va, len))
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
   }
@@ -60,12 +61,12 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
   const bool imm = last && (f & kHasImm);
   Rx early;
   if (imm && !qp.rwqe_valid && !take_recv_wqe(qp, p, ordered, early)) return early;
-  RxPlacement& e = rxq_.q[rxq_.n];
+  RxPlacement& e = eng_.rxq.q[eng_.rxq.n];
   e.niov = 0;
   if (p.paylen) {
     // Looked up again per packet: the MR may have been deregistered since the
     // First packet (dereg_mr places the queue before it frees anything).
-    if (!write_target(*this, qp, rkey, va + offset, p.paylen))
+    if (!write_target(eng_, qp, rkey, va + offset, p.paylen))
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
     e.iov[0] = iovec{reinterpret_cast<void*>(va + offset), p.paylen};
@@ -82,9 +83,9 @@ Hca::Impl::Rx Hca::Impl::on_write_request(Qp& qp, const Pkt& p, const RxMeta& me
   e.sl = meta.sl;
   e.has_wqe = imm;
   e.state = RxPlacement::kWaiting;
-  ++rxq_.n;
+  ++eng_.rxq.n;
   ++qp.rx_pending;
-  if (last || p.ackreq) rxq_.due = true;
+  if (last || p.ackreq) eng_.rxq.due = true;
   qp.wr_va = va;
   qp.wr_rkey = rkey;
   qp.wr_len = len;
