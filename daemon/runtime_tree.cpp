@@ -113,8 +113,10 @@ bool exists_nofollow(const fs::path& p) {
 
 bool valid_attr_name(std::string_view s) {
   if (s.empty() || s.size() > 64 || s == "modalias") return false;
+  // Upper case too: the kernel's own counters/VL15_dropped has it.
   for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
   return true;
 }
 

@@ -6,7 +6,7 @@ namespace {
 // Eligibility of a queue's head; records when a not-yet-eligible head becomes so.
 bool head_ready(const EgressQueue& q, Nanos now, ArbiterPick& p) {
   if (q.empty()) return false;
-  const Nanos at = q.front().eligible_at;
+  const Nanos at = q.front_meta().eligible_at;
   if (at <= now) return true;
   if (at < p.next_eligible) p.next_eligible = at;
   return false;
@@ -25,7 +25,7 @@ ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasse
   for (unsigned i = 0; i < kNumDataClasses; ++i) {
     const unsigned c = (st.rr_next + i) % kNumDataClasses;
     if (!head_ready(q[c], now, p)) continue;
-    if (!gate.open(c, q[c].front().bytes)) {
+    if (!gate.open(c, q[c].front_meta().bytes)) {
       p.gated = true;
       continue;
     }

@@ -1,5 +1,6 @@
 #include "dataplane/fabric/fabric.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -95,7 +96,8 @@ Port& Fabric::port(const Endpoint& e) {
   throw std::invalid_argument("fabric " + name_ + ": unknown endpoint " + e.str());
 }
 
-Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& params) {
+Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& params,
+                      uint32_t vl_buffer_bytes) {
   Port& pa = port(a);
   Port& pb = port(b);
   if (&pa == &pb) throw std::invalid_argument("fabric " + name_ + ": " + a.str() + " linked to itself");
@@ -103,9 +105,54 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
     if (p->connected()) throw std::invalid_argument("fabric " + name_ + ": " + e->str() + " is already linked");
   if (params.rate_bps == 0) throw std::invalid_argument("fabric " + name_ + ": link rate must be > 0");
   if (params.mtu == 0) throw std::invalid_argument("fabric " + name_ + ": link MTU must be > 0");
-  links_.push_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params)});
-  connect_ports(pa, pb, *links_.back().link);
-  return *links_.back().link;
+  const auto [ca, vls_a] = port_setup(a);
+  const auto [cb, vls_b] = port_setup(b);
+  const bool credits = ll_ == LinkLayer::kInfiniBand && ca->credits && cb->credits;
+  const uint32_t buf_a = vl_buffer_bytes ? vl_buffer_bytes : ca->vl_buffer_bytes;
+  const uint32_t buf_b = vl_buffer_bytes ? vl_buffer_bytes : cb->vl_buffer_bytes;
+  // Checked before anything is wired: a bad buffer leaves the fabric unchanged.
+  if (credits)
+    for (const auto& [e, buf] : {std::pair{&a, buf_a}, std::pair{&b, buf_b}})
+      if (buf && buf < max_frame_bytes(ll_, params.mtu))
+        throw std::invalid_argument("fabric " + name_ + ": " + e->str() + ": vl_buffer of " +
+                                    std::to_string(buf) +
+                                    " bytes cannot hold one packet of the link's MTU " +
+                                    std::to_string(params.mtu) + " (" +
+                                    std::to_string(max_frame_bytes(ll_, params.mtu)) + " bytes)");
+  LinkInfo& li = links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}});
+  connect_ports(pa, pb, *li.link);
+  if (credits) {
+    const uint8_t vls = std::min(vls_a, vls_b);
+    li.credits_a = make_credits(pa, buf_a, ca->vl15_buffer_bytes, vls);
+    li.credits_b = make_credits(pb, buf_b, cb->vl15_buffer_bytes, vls);
+  }
+  return *li.link;
+}
+
+std::pair<const PortConfig*, uint8_t> Fabric::port_setup(const Endpoint& e) {
+  if (e.port == 0) {
+    const HcaPort& h = *find_hca_port(e.node);
+    return {&h.config().port, h.config().qos.data_vls};
+  }
+  const Switch& s = *find_switch(e.node);
+  return {&s.config().port, s.config().data_vls};
+}
+
+std::unique_ptr<IbCredits> Fabric::make_credits(Port& p, uint32_t vl_buffer, uint32_t vl15_buffer,
+                                                uint8_t data_vls) {
+  CreditConfig cc;
+  cc.data_vls = data_vls;
+  cc.vl_buffer_bytes = vl_buffer ? vl_buffer : default_vl_buffer(p.link_params(), p.max_frame());
+  cc.vl15_buffer_bytes = vl15_buffer;
+  return std::make_unique<IbCredits>(p, pool_, cc);
+}
+
+const IbCredits* Fabric::credits(const Port& p) const {
+  for (const LinkInfo& l : links_) {
+    if (l.credits_a && &l.credits_a->port() == &p) return l.credits_a.get();
+    if (l.credits_b && &l.credits_b->port() == &p) return l.credits_b.get();
+  }
+  return nullptr;
 }
 
 void Fabric::set_lft(std::string_view sw, uint16_t dlid, uint8_t port) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dataplane/fabric/hca_port.hpp"
+#include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
@@ -49,6 +50,9 @@ struct Endpoint {
 struct LinkInfo {
   Endpoint a, b;
   std::unique_ptr<Link> link;
+  // IB: each end's credit flow control (null when off); destroyed before
+  // the link and the ports.
+  std::unique_ptr<IbCredits> credits_a, credits_b;
 };
 
 struct NamedPortSnapshot {
@@ -69,12 +73,18 @@ class Fabric {
 
   // ---- builder. Throws std::invalid_argument with a readable reason on a bad
   // request (duplicate name, unknown endpoint, port already connected, link
-  // layer mismatch, zero rate); the fabric is unchanged then.
+  // layer mismatch, zero rate, a VL buffer too small for the MTU); the fabric
+  // is unchanged then. On IB, connect() sets up credit flow control on both
+  // ends unless either end's PortConfig turns it off; the link's data VLs are
+  // the fewer of its two ends'.
   Switch& add_switch(const std::string& name, unsigned nports, Nanos latency_ns);
   Switch& add_switch(const std::string& name, const SwitchConfig& cfg);
   // cfg.link_layer must be the fabric's.
   HcaPort& add_hca_port(const std::string& name, const HcaPortConfig& cfg);
-  Link& connect(const Endpoint& a, const Endpoint& b, const LinkParams& params);
+  // `vl_buffer_bytes` (IB): both ends' receive buffer per data VL, instead of
+  // what each end's PortConfig says; 0 = theirs.
+  Link& connect(const Endpoint& a, const Endpoint& b, const LinkParams& params,
+                uint32_t vl_buffer_bytes = 0);
   void set_lft(std::string_view sw, uint16_t dlid, uint8_t port);
   void add_fdb(std::string_view sw, const Mac& mac, unsigned port);
   void set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac);
@@ -83,6 +93,8 @@ class Fabric {
   Switch* find_switch(std::string_view name);
   HcaPort* find_hca_port(std::string_view name);
   Port& port(const Endpoint& e);  // throws std::invalid_argument
+  // The credit flow control of a port, or null (Ethernet, credits off, not linked).
+  const IbCredits* credits(const Port& p) const;
 
   const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
   const std::vector<std::unique_ptr<HcaPort>>& hca_ports() const { return hcas_; }
@@ -94,6 +106,10 @@ class Fabric {
 
  private:
   bool name_taken(std::string_view n) const;
+  // A port's own configuration and operational data VLs.
+  std::pair<const PortConfig*, uint8_t> port_setup(const Endpoint& e);
+  std::unique_ptr<IbCredits> make_credits(Port& p, uint32_t vl_buffer, uint32_t vl15_buffer,
+                                          uint8_t data_vls);
 
   Scheduler& sched_;
   const std::string name_;

@@ -58,8 +58,11 @@ void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
 }
 
 void HcaPort::set_state(PortState state, PhysState phys) {
+  const bool was_up = cfg_.passes_data();
   cfg_.state = state;
   cfg_.phys_state = phys;
+  // Up again: the link retrains, and flow control starts from a clean state.
+  if (cfg_.passes_data() != was_up) port_.link_state(cfg_.passes_data());
 }
 
 void HcaPort::set_gid(unsigned index, const Gid& gid) {

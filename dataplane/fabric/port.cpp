@@ -8,14 +8,15 @@ namespace vf::dp {
 
 Port::Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& cfg)
     : sched_(sched), name_(std::move(name)), ll_(ll), tx_timer_(&Port::on_tx_timer, this) {
+  queued_frame_offset();
   for (unsigned c = 0; c < kNumClasses; ++c)
-    q_[c].reset(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
+    q_[c].set_limit(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
 }
 
 Port::~Port() {
   sched_.disarm(tx_timer_);
   for (EgressQueue& q : q_)
-    while (!q.empty()) rte_pktmbuf_free(q.pop().m);
+    while (!q.empty()) rte_pktmbuf_free(q.pop());
 }
 
 void Port::attach(LinkDirection& tx) {
@@ -38,7 +39,7 @@ bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, u
     drop_egress(cls, m, origin, origin_cls);
     return false;
   }
-  q_[cls].push(QueuedFrame{m, origin, eligible_at, bytes, origin_cls});
+  q_[cls].push(m, origin, eligible_at, bytes, origin_cls);
   ++queued_;
   ClassCounters& k = ctr_.cls[cls];
   k.depth_pkts.add();
@@ -67,11 +68,13 @@ void Port::pump() {
   if (!tx_ || in_pump_) return;
   in_pump_ = true;
   const Nanos now = sched_.now();
-  while (queued_ > 0) {
+  while (queued_ > 0 || ctl_wanted_) {
     if (!tx_->idle(now)) {
       sched_.arm(tx_timer_, tx_->free_at());
       break;
     }
+    if (ctl_wanted_ && transmit_link_control()) continue;
+    if (queued_ == 0) break;
     const ArbiterPick p = arbitrate(arb_, q_, gate_, now);
     if (p.cls < 0) {
       set_waiting(p.gated, now);
@@ -86,7 +89,8 @@ void Port::pump() {
 }
 
 void Port::transmit_head(unsigned cls) {
-  const QueuedFrame f = q_[cls].pop();
+  rte_mbuf* const m = q_[cls].pop();
+  const QueuedFrame& f = dp::queued(m);
   --queued_;
   ClassCounters& k = ctr_.cls[cls];
   k.depth_pkts.sub(1);
@@ -101,8 +105,22 @@ void Port::transmit_head(unsigned cls) {
   // The frame leaves the switch's buffer as it starts onto the wire: credits or
   // XON for the ingress port follow from here.
   if (f.origin) f.origin->release(f.origin_cls, f.bytes);
-  tx_->send(f.m);
+  tx_->send(m);
   if (tx_done_) tx_done_(owner_, *this);
+}
+
+bool Port::transmit_link_control() {
+  rte_mbuf* m = link_ctl_.next ? link_ctl_.next(link_ctl_.ctx) : nullptr;
+  if (!m) {
+    ctl_wanted_ = false;
+    return false;
+  }
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  ClassCounters& k = ctr_.cls[kCtrlClass];
+  k.xmit_pkts.add();
+  k.xmit_bytes.add(bytes);
+  tx_->send(m);
+  return true;
 }
 
 void Port::set_waiting(bool waiting, Nanos now) {
@@ -134,8 +152,13 @@ int Port::classify(const rte_mbuf* m) const {
 }
 
 void Port::receive(rte_mbuf* m) {
-  if (ingress_.control && ingress_.control(ingress_.ctx, *this, m)) return;
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  if (ingress_.control && ingress_.control(ingress_.ctx, *this, m)) {
+    ClassCounters& k = ctr_.cls[kCtrlClass];
+    k.rcv_pkts.add();
+    k.rcv_bytes.add(bytes);
+    return;
+  }
   ctr_.rcv_pkts.add();
   ctr_.rcv_bytes.add(bytes);
   const int cls = classify(m);

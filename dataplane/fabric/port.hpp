@@ -28,8 +28,13 @@
 namespace vf::dp {
 
 struct PortConfig {
-  uint32_t queue_pkts = 256;      // per data class and for VL15
+  uint32_t queue_pkts = 256;      // per data class and for VL15 (lossy classes)
   uint32_t ctrl_queue_pkts = 64;  // link-control frames
+  // IB link-level flow control (ib_credits.hpp), set up when the port is
+  // linked; Ethernet ports ignore these.
+  bool credits = true;
+  uint32_t vl_buffer_bytes = 0;  // receive buffer per data VL; 0 = default_vl_buffer()
+  uint32_t vl15_buffer_bytes = 2048;
 };
 
 class Port {
@@ -54,6 +59,11 @@ class Port {
   void set_gate(const EgressGate& g) { gate_ = g; }
   void set_ingress(const IngressHooks& h) { ingress_ = h; }
   void set_enqueue_hook(const EnqueueHook& h) { enqueue_hook_ = h; }
+  void set_link_control(const LinkControl& c) { link_ctl_ = c; }
+  void set_link_state_hook(const LinkStateHook& h) { link_state_ = h; }
+  // The most frames egress class `cls` holds (EgressQueue::kUnbounded where
+  // credits bound it upstream).
+  void set_class_limit(unsigned cls, uint32_t pkts) { q_[cls].set_limit(pkts); }
   // The switch memory this port's received frames occupy (shared by several
   // ports; null = unlimited). A frame that does not fit is a receive discard.
   void set_buffer(SharedBuffer* b) { buffer_ = b; }
@@ -84,6 +94,15 @@ class Port {
                uint8_t origin_cls = 0);
   // A link-level control frame (flow-control packet, PAUSE): ahead of all data.
   bool send_control(rte_mbuf* m) { return enqueue(kCtrlClass, m); }
+  // The LinkControl source has frames to send: it gets the wire next.
+  void request_control() {
+    ctl_wanted_ = true;
+    if (!in_pump_) pump();
+  }
+  // The link went down or trained up again (LinkStateHook).
+  void link_state(bool up) {
+    if (link_state_.changed) link_state_.changed(link_state_.ctx, up);
+  }
   // Re-runs arbitration, e.g. after a gate opened.
   void wake() { pump(); }
 
@@ -102,6 +121,8 @@ class Port {
   int classify(const rte_mbuf* m) const;
   void pump();
   void transmit_head(unsigned cls);
+  // Sends the next LinkControl frame; false when it has none.
+  bool transmit_link_control();
   void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls);
   void set_waiting(bool waiting, Nanos now);
 
@@ -121,6 +142,7 @@ class Port {
   CtxTimer tx_timer_;
   bool in_pump_ = false;
   bool waiting_ = false;
+  bool ctl_wanted_ = false;
 
   void* owner_ = nullptr;
   RxFn rx_ = nullptr;
@@ -129,6 +151,8 @@ class Port {
   PortCounters ctr_;
   // Rarely set; kept after the hot members so they keep their cache lines.
   EnqueueHook enqueue_hook_;
+  LinkControl link_ctl_;
+  LinkStateHook link_state_;
   SharedBuffer* buffer_ = nullptr;
 };
 

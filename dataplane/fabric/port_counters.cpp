@@ -19,6 +19,8 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
   s.port_rcv_switch_relay_errors = c.rcv_switch_relay_errors.get();
   s.port_xmit_wait_ns = c.xmit_wait_ns.get();
   s.port_rcv_discards = c.rcv_discards.get();
+  s.vl15_dropped = c.vl15_dropped.get();
+  s.excessive_buffer_overrun_errors = c.excessive_buffer_overruns.get();
   const Nanos since = c.wait_since.get();
   if (since != kNever && now > since) s.port_xmit_wait_ns += now - since;
   s.tx_drops = s.port_xmit_discards;
@@ -52,6 +54,11 @@ constexpr CounterDef kPortDefs[] = {
                "received packets a switch could not forward (no route, bad VL)"),
     VF_COUNTER(PortSnapshot, port_xmit_wait_ns, "PortXmitWait", "port_xmit_wait", kNanoseconds,
                "time a frame was ready but flow control let nothing go"),
+    VF_COUNTER(PortSnapshot, vl15_dropped, "VL15Dropped", "VL15_dropped", kPackets,
+               "management (VL15) packets dropped for want of buffer"),
+    VF_COUNTER(PortSnapshot, excessive_buffer_overrun_errors, "ExcessiveBufferOverrunErrors",
+               "excessive_buffer_overrun_errors", kPackets,
+               "data packets that overran their VL's receive buffer"),
     // Not an IBA PMA counter: the IBA has no name for a frame a receiver had
     // no room for, because a credit-respecting sender never causes one.
     VF_COUNTER(PortSnapshot, port_rcv_discards, "PortRcvDiscards", "port_rcv_discards", kPackets,

@@ -22,6 +22,10 @@
 //    unset DLID / unknown destination MAC, route back out the ingress port,
 //    SL mapped to VL15).
 //  - rcv_discards: refused at ingress (switch memory full, flow-control admission, no receiver).
+//  - VL15Dropped: management packets the VL15 buffer had no room for (IB).
+//  - ExcessiveBufferOverrunErrors: data packets that overran their VL's
+//    receive buffer (IB; a correct credit sender never causes one). The PMA
+//    counts runs of consecutive overruns; vfabric counts every overrun.
 #pragma once
 
 #include <array>
@@ -55,6 +59,8 @@ struct PortCounters {
   Counter rcv_errors;
   Counter rcv_switch_relay_errors;
   Counter rcv_discards;
+  Counter vl15_dropped;               // VL15 buffer full (IB)
+  Counter excessive_buffer_overruns;  // a data VL buffer overrun (IB; PortRcvErrors too)
   Counter xmit_wait_ns;  // completed waits; an ongoing one starts at wait_since
   Counter wait_since;    // kNever when not waiting
   std::array<ClassCounters, kNumClasses> cls;
@@ -80,6 +86,8 @@ struct PortSnapshot {
   uint64_t port_rcv_switch_relay_errors;
   uint64_t port_xmit_wait_ns;
   uint64_t port_rcv_discards;  // refused at ingress: no buffer, flow control, no receiver
+  uint64_t vl15_dropped;
+  uint64_t excessive_buffer_overrun_errors;
   // Ethernet-style totals (same events, bytes not words).
   uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
   uint64_t tx_drops;  // = port_xmit_discards

@@ -4,6 +4,8 @@
 //   EgressGate    link-level flow control, sender side (credits, PFC pause)
 //   IngressHooks  link-level flow control, receiver side
 //   EnqueueHook   egress queue admission (ECN marking, WRED)
+//   LinkControl   link-level protocol frames built as they go on the wire
+//   LinkStateHook the link retrained (down, then up again)
 // and outside the port: a switch's SharedBuffer (shared_buffer.hpp), and a
 // link direction's WireStage tap and impairment (wire_stage.hpp).
 //
@@ -27,15 +29,17 @@
 //   see the same numbers the counters show.
 //
 // How the next steps slot in without reshaping the Port:
-//  * IB credit-based flow control (IBA 7.9). One LinkFlowControl object per
-//    port implements both strategies for that port.
+//  * IB credit-based flow control (IBA 7.9), as built: one IbCredits object
+//    per port (ib_credits.hpp) implements the gate, the ingress hooks and the
+//    link control source for that port.
 //    - Sender side (EgressGate of port P): per data VL, FCTBS (blocks sent) and
 //      FCCL (credit limit) from the peer; may_transmit = (FCTBS + ceil(bytes/64))
 //      <= FCCL mod 4096; on_transmit adds the blocks. VL15 bypasses.
 //    - Receiver side (IngressHooks of the peer Q): admit checks the VL's buffer
 //      (a correct sender never overruns it); release frees blocks and, on a
-//      timer or threshold, Q sends a flow-control packet (Op, FCTBS, VL, FCCL;
-//      6 bytes) with Port::send_control — it rides kCtrlClass ahead of data.
+//      timer or threshold, Q asks for a flow-control packet (Op, FCTBS, VL,
+//      FCCL; 6 bytes) with Port::request_control — built when the wire is
+//      free, so it carries the newest FCCL, and ahead of every queue.
 //    - P's control hook recognises the FCP, updates FCCL and calls P.wake().
 //  * Ethernet PFC (802.1Qbb). Receiver side (IngressHooks of switch/HCA port Q):
 //    admit accounts per priority, and crossing XOFF sends a PAUSE frame (0x8808,
@@ -78,6 +82,24 @@ struct EnqueueHook {
   bool admit(unsigned cls, rte_mbuf* m, uint32_t depth_pkts, uint64_t depth_bytes) const {
     return !on_enqueue || on_enqueue(ctx, cls, m, depth_pkts, depth_bytes);
   }
+};
+
+// LinkControl — a link-level protocol's frames, built when the wire is free
+// (not queued: an IB flow-control packet must carry the credit limit of the
+// moment it leaves, a PFC frame its current timers). The protocol calls
+// Port::request_control(); the port then calls next() ahead of every queue,
+// while the wire is free, until it returns null. They are counted under
+// kCtrlClass like queued control frames.
+struct LinkControl {
+  void* ctx = nullptr;
+  rte_mbuf* (*next)(void* ctx) = nullptr;
+};
+
+// LinkStateHook — the link went down (up = false) or trained up again: flow
+// control starts from a clean state (IBA: credit initialisation).
+struct LinkStateHook {
+  void* ctx = nullptr;
+  void (*changed)(void* ctx, bool up) = nullptr;
 };
 
 struct IngressHooks {

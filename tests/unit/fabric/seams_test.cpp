@@ -85,6 +85,7 @@ LabConfig two_gig(unsigned hosts) {
 
 struct Tap {
   uint64_t frames = 0, bytes = 0;
+  uint64_t link_packets = 0;  // IB flow-control packets (6 bytes)
   Nanos min_flight = kNever;  // arrive - depart, whole ns
   Nanos last_depart = 0;
   bool in_order = true;
@@ -92,6 +93,7 @@ struct Tap {
     auto& t = *static_cast<Tap*>(ctx);
     ++t.frames;
     t.bytes += rte_pktmbuf_pkt_len(m);
+    t.link_packets += rte_pktmbuf_pkt_len(m) == 6;
     t.in_order &= d.ns >= t.last_depart;
     t.last_depart = d.ns;
     if (a.ns - d.ns < t.min_flight) t.min_flight = a.ns - d.ns;
@@ -103,11 +105,18 @@ TEST(WireStage, TheTapSeesEveryFrameWithItsTimes) {
   FabricLab lab(two_gig(2));
   Tap tap;
   dp::LinkDirection& out = lab.link_of(0).a_to_b();
+  const uint64_t before = out.frames_sent.get();  // the link's first flow-control packets
+  const uint64_t ctrl_before = lab.host(0).port->port().snapshot(0).classes[dp::kCtrlClass].xmit_pkts;
   out.set_tap({&tap, &Tap::on});
   Traffic t{lab, 1, 1, 4, {}, {}};
   ASSERT_TRUE(t.run());
-  EXPECT_EQ(tap.frames, out.frames_sent.get());
-  EXPECT_EQ(tap.frames, lab.host(0).port->port().snapshot(lab.sched.now()).port_xmit_pkts);
+  EXPECT_EQ(tap.frames, out.frames_sent.get() - before);
+  // Data packets in PortXmitPkts, link packets (the PMA leaves them out) in
+  // the link-control class.
+  const dp::PortSnapshot tx = lab.host(0).port->port().snapshot(lab.sched.now());
+  EXPECT_EQ(tap.frames, tx.port_xmit_pkts + tx.classes[dp::kCtrlClass].xmit_pkts - ctrl_before);
+  EXPECT_EQ(tap.link_packets, tx.classes[dp::kCtrlClass].xmit_pkts - ctrl_before);
+  EXPECT_GT(tap.link_packets, 0u) << "the vHCA returns credits for the ACKs it receives";
   EXPECT_GE(tap.frames, 4u * 16);  // 4 x 64 KiB in 4 KiB packets
   EXPECT_TRUE(tap.in_order);
   // Every frame spends at least its serialization time plus the 500 ns
@@ -134,8 +143,11 @@ TEST(WireStage, AnImpairmentLosesFramesAndRcRecovers) {
   ASSERT_TRUE(t.run());
   EXPECT_GT(loss.dropped, 0u);
   EXPECT_EQ(out.lost.get(), loss.dropped);
-  // What the wire lost never reached the switch; RC sent it again.
-  EXPECT_EQ(lab.switch_port_to(0).snapshot(lab.sched.now()).port_rcv_pkts, out.frames_sent.get() - loss.dropped);
+  // What the wire lost never reached the switch; RC sent it again. (Lost
+  // flow-control packets are replaced by the next one: nothing waits.)
+  const dp::PortSnapshot rx = lab.switch_port_to(0).snapshot(lab.sched.now());
+  EXPECT_EQ(rx.port_rcv_pkts + rx.classes[dp::kCtrlClass].rcv_pkts + out.in_flight(),
+            out.frames_sent.get() - loss.dropped);
   EXPECT_GE(lab.host(0).hca->counters().retransmitted_packets, loss.dropped);
 }
 
