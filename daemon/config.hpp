@@ -65,6 +65,9 @@ struct Switch {
   uint32_t ports = 0;        // usable ports are 1..ports
   uint64_t latency_ns = 0;   // forwarding latency (cut-through), per hop
   uint64_t node_guid = 0;    // configured or derived from the name
+  // IB: receive buffer per data VL of each port (credit flow control); 0 =
+  // derived from each link (dp::default_vl_buffer).
+  uint32_t vl_buffer_bytes = 0;
 };
 
 struct Hca {
@@ -96,7 +99,16 @@ struct Link {
   uint64_t rate_bps = 0;
   uint64_t delay_ns = 0;     // one-way propagation delay
   uint32_t mtu = 0;          // IB: 256/512/1024/2048/4096; Ethernet: IP MTU 576..9216
+  // IB: receive buffer per data VL at both ends of this link, overriding the
+  // switch's; 0 = the switch's, else derived from the link.
+  uint32_t vl_buffer_bytes = 0;
 };
+
+// A VL buffer's bounds: one packet of the largest IB MTU must fit (LRH, GRH,
+// transport headers and CRCs included: dp::max_frame_bytes), and more than
+// the 2048-block credit window is never advertised anyway.
+inline constexpr uint32_t kMinVlBufferOverhead = 128;
+inline constexpr uint32_t kMaxVlBufferBytes = 16 * 1024 * 1024;
 
 struct Fabric {
   std::string name;

@@ -168,9 +168,19 @@ class FabricReader {
     return g;
   }
 
+  uint32_t read_vl_buffer(const YAML::Node& v, const std::string& what) const {
+    std::string t = r_.scalar(v, "vl_buffer", "vl_buffer: 32KiB");
+    auto b = units::parse_size_bytes(t, kMaxVlBufferBytes);
+    if (!b || *b == 0)
+      r_.fail(v, fmt::format("vl_buffer {} of {} is not a buffer size", quoted(t), what),
+              "write a size with a unit, at most 16MiB, e.g. 32KiB or 64kB");
+    return static_cast<uint32_t>(*b);
+  }
+
   void read_switch(const YAML::Node& n) {
     std::string what = fmt::format("switch {} of {}", f_.switches.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid"});
+    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer"});
+    only_for(n, "vl_buffer", LinkLayer::Infiniband, "Ethernet buffers are the PFC issue's; IB buffers are per VL");
     Switch s;
     YAML::Node name = r_.required(n, "name", what, "name: sw0");
     s.name = read_name(r_, name, "switch", reg_);
@@ -195,6 +205,11 @@ class FabricReader {
         r_.fail(v, fmt::format("latency {} of {} is not a delay", quoted(t), what),
                 "write a whole number of nanoseconds with a unit, up to 1ms, e.g. 100ns or 0.3us");
       s.latency_ns = *d;
+    }
+    switch_vlbuf_pos_.push_back(pos_of(name));
+    if (const auto v = n["vl_buffer"]) {
+      s.vl_buffer_bytes = read_vl_buffer(v, what);
+      switch_vlbuf_pos_.back() = pos_of(v);
     }
     bool guid_given = false;
     if (const auto v = n["node_guid"]) {
@@ -321,8 +336,9 @@ class FabricReader {
 
   void read_link(const YAML::Node& n) {
     std::string what = fmt::format("link {} of {}", f_.links.size() + 1, what_);
-    r_.expect_map(n, what, {"a", "b", "width", "speed", "rate", "delay", "mtu"});
+    r_.expect_map(n, what, {"a", "b", "width", "speed", "rate", "delay", "mtu", "vl_buffer"});
     only_for(n, "width", LinkLayer::Infiniband, "an Ethernet link's lanes follow from its speed");
+    only_for(n, "vl_buffer", LinkLayer::Infiniband, "Ethernet buffers are the PFC issue's; IB buffers are per VL");
     Link l;
     YAML::Node an = r_.required(n, "a", what, "a: vib0");
     YAML::Node bn = r_.required(n, "b", what, "b: sw0/1");
@@ -437,7 +453,33 @@ class FabricReader {
       }
       l.mtu = static_cast<uint32_t>(*m);
     }
+    if (ib()) check_vl_buffers(n, l, what);
     f_.links.push_back(std::move(l));
+  }
+
+  // Each end's receive buffer per VL must hold one packet of the link's MTU.
+  void check_vl_buffers(const YAML::Node& n, Link& l, const std::string& what) {
+    const uint32_t need = l.mtu + kMinVlBufferOverhead;
+    if (const auto v = n["vl_buffer"]) {
+      l.vl_buffer_bytes = read_vl_buffer(v, what);
+      if (l.vl_buffer_bytes < need)
+        r_.fail(v, fmt::format("vl_buffer {} of {} cannot hold one packet of its MTU {} ({} bytes with headers)",
+                               v.Scalar(), what, l.mtu, need),
+                fmt::format("use at least vl_buffer: {}B, or a smaller mtu", need));
+      return;
+    }
+    for (const Endpoint* e : {&l.a, &l.b}) {
+      if (!e->is_switch) continue;
+      const std::size_t i = static_cast<std::size_t>(f_.find_switch(e->node) - f_.switches.data());
+      const uint32_t have = f_.switches[i].vl_buffer_bytes;
+      if (have && have < need)
+        r_.fail(switch_vlbuf_pos_.at(i),
+                   fmt::format("vl_buffer of switch '{}' ({} bytes) cannot hold one packet of the MTU {} of {} "
+                               "({} bytes with headers)",
+                               e->node, have, l.mtu, what, need),
+                   fmt::format("use at least vl_buffer: {}B on the switch, or give the link its own vl_buffer",
+                               need));
+    }
   }
 
   const Reader& r_;
@@ -446,6 +488,7 @@ class FabricReader {
   Fabric f_;
   std::string what_;
   std::vector<Pos> switch_pos_, hca_pos_;
+  std::vector<Pos> switch_vlbuf_pos_;  // where each switch's vl_buffer is (or its name)
   std::map<std::pair<std::string, uint32_t>, int> port_used_;  // switch port -> link line
   std::map<std::string, int, std::less<>> hca_link_line_;      // HCA -> link line
 };

@@ -57,9 +57,16 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     auto& fabric = *impl_->fabrics.emplace_back(
         std::make_unique<dp::Fabric>(sched, f.name, config::to_core(f.link_layer), pool));
     const auto lids = sm::assign_lids(f);
-    for (const auto& s : f.switches) fabric.add_switch(s.name, s.ports, s.latency_ns);
+    for (const auto& s : f.switches) {
+      dp::SwitchConfig sc;
+      sc.nports = s.ports;
+      sc.latency_ns = s.latency_ns;
+      sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
+      fabric.add_switch(s.name, sc);
+    }
     for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
-    for (const auto& l : f.links) fabric.connect(to_dp(l.a), to_dp(l.b), {l.rate_bps, l.delay_ns, l.mtu});
+    for (const auto& l : f.links)
+      fabric.connect(to_dp(l.a), to_dp(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
     // What the subnet manager (IB) or the operator's static FDB (Ethernet)
     // would program: every switch knows its port towards every HCA.
     for (const auto& [sw, table] : compute_min_hop_routes(f))

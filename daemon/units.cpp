@@ -98,6 +98,28 @@ std::optional<uint64_t> parse_rate_bps(std::string_view text) {
   return v;
 }
 
+std::optional<uint64_t> parse_size_bytes(std::string_view text, uint64_t max) {
+  if (text.size() > 32) return std::nullopt;
+  auto d = split_decimal(trim(text));
+  if (!d) return std::nullopt;
+  const std::string_view u = trim(d->rest);
+  uint64_t unit;
+  if (u == "B") unit = 1;
+  else if (u == "KiB") unit = 1024;
+  else if (u == "MiB") unit = 1024 * 1024;
+  else if (u == "kB") unit = 1000;
+  else if (u == "MB") unit = 1'000'000;
+  else return std::nullopt;
+  // digits * unit / 10^frac, exact.
+  __uint128_t v = __uint128_t(d->digits) * unit;
+  __uint128_t div = 1;
+  for (unsigned k = 0; k < d->frac; ++k) div *= 10;
+  if (v % div != 0) return std::nullopt;  // not a whole number of bytes
+  v /= div;
+  if (v > max) return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
 std::optional<uint64_t> parse_uint(std::string_view text, uint64_t max) {
   if (text.empty() || text.size() > 20) return std::nullopt;
   if (text.size() > 1 && text.front() == '0') return std::nullopt;

@@ -380,6 +380,18 @@ std::vector<BadCase> bad_cases() {
        "use at most rate: 100Gbps (rate only slows a link down), or a faster speed or a wider width"},
       {"rate_above_1x_fdr", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, width: 1x, speed: FDR, rate: 14G}"),
        "rate: 14G", "is above the 13.64 Gb/s that 1X FDR carries", "use at most rate: 13636Mbps"},
+      {"vl_buffer_below_mtu", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, vl_buffer: 4KiB}"),
+       "vl_buffer: 4KiB", "vl_buffer 4KiB of link 2 of fabric 'ib' cannot hold one packet of its MTU 4096 (4224 bytes with headers)",
+       "use at least vl_buffer: 4224B, or a smaller mtu"},
+      {"switch_vl_buffer_below_mtu", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, vl_buffer: 2KiB}"),
+       "vl_buffer: 2KiB", "vl_buffer of switch 'sw0' (2048 bytes) cannot hold one packet of the MTU 4096 of link 1",
+       "or give the link its own vl_buffer"},
+      {"vl_buffer_without_unit", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, vl_buffer: 32768}"),
+       "vl_buffer: 32768", "vl_buffer '32768' of switch 'sw0' is not a buffer size", "e.g. 32KiB"},
+      {"vl_buffer_huge", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, vl_buffer: 1GiB}"),
+       "vl_buffer: 1GiB", "is not a buffer size", "at most 16MiB"},
+      {"vl_buffer_on_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 100G, vl_buffer: 32KiB}"),
+       "vl_buffer: 32KiB", "'vl_buffer' applies to infiniband fabrics"},
       {"rate_above_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 25G, rate: 40Gbps}"),
        "rate: 40Gbps", "rate 40Gbps of link 2 of fabric 'eth' (h1 - sw0/2) is above the 25 Gb/s that 25G Ethernet carries",
        "use at most rate: 25Gbps"},
@@ -397,6 +409,18 @@ TEST(Config, JoinedIslandsAndRatesUpToTheLineRateAreFine) {
       replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, width: 1x, speed: FDR, rate: 13636Mbps}"),
       "fdr.yaml");
   EXPECT_EQ(c.fabrics[0].links[1].rate_bps, 13'636'000'000ULL);
+}
+
+TEST(Config, VlBuffersPerSwitchAndPerLink) {
+  Config c = load_config_string(
+      replace(replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, vl_buffer: 64KiB}"),
+              "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, mtu: 1024, vl_buffer: 1152B}"),
+      "buffers.yaml");
+  EXPECT_EQ(c.fabrics[0].switches[0].vl_buffer_bytes, 65536u);
+  EXPECT_EQ(c.fabrics[0].links[0].vl_buffer_bytes, 0u) << "the switch's, or derived";
+  EXPECT_EQ(c.fabrics[0].links[1].vl_buffer_bytes, 1152u) << "exactly one 1024-MTU packet";
+  c = load_config_string(kIb, "plain.yaml");
+  EXPECT_EQ(c.fabrics[0].switches[0].vl_buffer_bytes, 0u);
 }
 
 TEST(Config, AdminGroupIsResolved) {

@@ -25,6 +25,25 @@ TEST(Units, DelaysNeedAUnitAndWholeNanoseconds) {
   EXPECT_EQ(parse_delay_ns("99999999999999999999999ns", UINT64_MAX), std::nullopt);
 }
 
+TEST(Units, SizesNeedAUnitAndWholeBytes) {
+  using units::parse_size_bytes;
+  EXPECT_EQ(parse_size_bytes("32KiB", 1 << 30), 32768u);
+  EXPECT_EQ(parse_size_bytes("1.5KiB", 1 << 30), 1536u);
+  EXPECT_EQ(parse_size_bytes("64kB", 1 << 30), 64000u);
+  EXPECT_EQ(parse_size_bytes("2MiB", 1 << 30), 2u * 1024 * 1024);
+  EXPECT_EQ(parse_size_bytes("1MB", 1 << 30), 1'000'000u);
+  EXPECT_EQ(parse_size_bytes("4224B", 1 << 30), 4224u);
+  EXPECT_EQ(parse_size_bytes(" 8 KiB ", 1 << 30), 8192u);
+  EXPECT_EQ(parse_size_bytes("32768", 1 << 30), std::nullopt);   // no unit
+  EXPECT_EQ(parse_size_bytes("32kib", 1 << 30), std::nullopt);   // units are case-sensitive
+  EXPECT_EQ(parse_size_bytes("32Kb", 1 << 30), std::nullopt);    // bits are not a size
+  EXPECT_EQ(parse_size_bytes("0.3B", 1 << 30), std::nullopt);    // not whole bytes
+  EXPECT_EQ(parse_size_bytes("1.0001KiB", 1 << 30), std::nullopt);
+  EXPECT_EQ(parse_size_bytes("2MiB", 1024 * 1024), std::nullopt);  // above max
+  EXPECT_EQ(parse_size_bytes("-1KiB", 1 << 30), std::nullopt);
+  EXPECT_EQ(parse_size_bytes("99999999999999999999MiB", UINT64_MAX), std::nullopt);
+}
+
 TEST(Units, RatesAreBitsPerSecond) {
   using units::parse_rate_bps;
   EXPECT_EQ(parse_rate_bps("100G"), 100'000'000'000u);
