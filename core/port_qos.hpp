@@ -4,9 +4,8 @@
 // VLArbitrationTable. A switch reads the egress port's record, an HCA port its
 // own, so a subnet manager that programs a port changes exactly one record.
 //
-// VL arbitration (IBA 7.6.9) is recorded, not yet acted on: egress is still
-// plain round robin over the data VLs, which is what the defaults below
-// describe. The arbiter of issue 9 reads these tables.
+// VL arbitration (IBA 7.6.9): every IB port's egress arbiter serves these
+// tables (dataplane/fabric/arbiter.hpp).
 #pragma once
 
 #include <array>
@@ -48,6 +47,20 @@ struct PortQos {
   bool set_sl2vl(uint8_t sl, uint8_t vl) {
     if (sl >= kNumSls || (vl >= data_vls && vl != kVl15)) return false;
     sl2vl[sl] = vl;
+    return true;
+  }
+  // Replaces the VLArbitration tables; false (nothing changed) when a list
+  // is longer than kVlArbCap or an entry with weight names a VL that is not
+  // an operational data VL.
+  bool set_vlarb(const VlArbTable& high, const VlArbTable& low, uint8_t high_limit) {
+    for (const VlArbTable* t : {&high, &low}) {
+      if (t->size > kVlArbCap) return false;
+      for (unsigned i = 0; i < t->size; ++i)
+        if (t->entries[i].weight && t->entries[i].vl >= data_vls) return false;
+    }
+    vlarb_high = high;
+    vlarb_low = low;
+    vlarb_high_limit = high_limit;
     return true;
   }
   friend bool operator==(const PortQos&, const PortQos&) = default;

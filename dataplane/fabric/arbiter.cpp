@@ -3,6 +3,7 @@
 namespace vf::dp {
 
 namespace {
+
 // Eligibility of a queue's head; records when a not-yet-eligible head becomes so.
 bool head_ready(const EgressQueue& q, Nanos now, ArbiterPick& p) {
   if (q.empty()) return false;
@@ -11,10 +12,95 @@ bool head_ready(const EgressQueue& q, Nanos now, ArbiterPick& p) {
   if (at < p.next_eligible) p.next_eligible = at;
   return false;
 }
+
+// Whether data class `c` could send its head now (eligible, gate open).
+bool sendable(const std::array<EgressQueue, kNumClasses>& q, const EgressGate& gate, unsigned c,
+              Nanos now, ArbiterPick& p) {
+  if (!head_ready(q[c], now, p)) return false;
+  if (gate.open(c, q[c].front_meta().bytes)) return true;
+  p.gated = true;
+  return false;
+}
+
+ArbiterPick round_robin(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
+                        const EgressGate& gate, Nanos now, ArbiterPick p) {
+  for (unsigned i = 0; i < kNumDataClasses; ++i) {
+    const unsigned c = (st.rr_next + i) % kNumDataClasses;
+    if (!sendable(q, gate, c, now, p)) continue;
+    p.cls = int(c);
+    p.gated = false;
+    st.rr_next = uint8_t((c + 1) % kNumDataClasses);
+    return p;
+  }
+  return p;
+}
+
+// The weighted round robin of one table: the VL of the first entry, from the
+// cursor on, that has weight and can send; entries passed over forfeit their
+// turn. -1 when none can.
+int table_pick(VlArbCursor& cur, const VlArbTable& t, const std::array<EgressQueue, kNumClasses>& q,
+               const EgressGate& gate, Nanos now, ArbiterPick& p) {
+  if (t.size == 0) return -1;
+  if (cur.entry >= t.size) cur = {};
+  for (unsigned n = 0; n <= t.size; ++n) {
+    const VlArbEntry& e = t.entries[cur.entry];
+    if (e.weight && e.vl < kNumDataClasses && sendable(q, gate, e.vl, now, p)) {
+      if (cur.left <= 0) cur.left = int32_t(e.weight) * 64;
+      return e.vl;
+    }
+    cur.entry = uint8_t((cur.entry + 1) % t.size);
+    cur.left = 0;
+  }
+  return -1;
+}
+
+bool high_may_go(const ArbiterState& st, const PortQos& qos) {
+  if (qos.vlarb_high_limit == 255) return true;
+  const uint64_t limit = qos.vlarb_high_limit ? uint64_t(qos.vlarb_high_limit) * 4096 : 1;
+  return st.high_since_low < limit;
+}
+
+ArbiterPick vl_arbitration(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
+                           const EgressGate& gate, const PortQos& qos, Nanos now, ArbiterPick p) {
+  // The high table first, unless it used up its limit and the low one has
+  // something to send.
+  VlArbCursor high = st.high;
+  const int hv = table_pick(high, qos.vlarb_high, q, gate, now, p);
+  if (hv >= 0 && high_may_go(st, qos)) {
+    st.high = high;
+    st.last_high = true;
+    p.cls = hv;
+    p.gated = false;
+    return p;
+  }
+  const int lv = table_pick(st.low, qos.vlarb_low, q, gate, now, p);
+  if (lv >= 0) {
+    st.last_high = false;
+    p.cls = lv;
+    p.gated = false;
+    return p;
+  }
+  if (hv >= 0) {  // over its limit, but nothing low wants the wire
+    st.high = high;
+    st.last_high = true;
+    p.cls = hv;
+    p.gated = false;
+  }
+  return p;
+}
+
+void charge(VlArbCursor& cur, const VlArbTable& t, uint32_t bytes) {
+  cur.left -= int32_t(bytes);
+  if (cur.left <= 0 && t.size) {
+    cur.entry = uint8_t((cur.entry + 1) % t.size);
+    cur.left = 0;
+  }
+}
+
 }  // namespace
 
 ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
-                      const EgressGate& gate, Nanos now) {
+                      const EgressGate& gate, const PortQos* qos, Nanos now) {
   ArbiterPick p;
   for (unsigned c : {kCtrlClass, kMgmtClass}) {
     if (head_ready(q[c], now, p)) {
@@ -22,19 +108,18 @@ ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasse
       return p;
     }
   }
-  for (unsigned i = 0; i < kNumDataClasses; ++i) {
-    const unsigned c = (st.rr_next + i) % kNumDataClasses;
-    if (!head_ready(q[c], now, p)) continue;
-    if (!gate.open(c, q[c].front_meta().bytes)) {
-      p.gated = true;
-      continue;
-    }
-    p.cls = int(c);
-    p.gated = false;
-    st.rr_next = uint8_t((c + 1) % kNumDataClasses);
-    return p;
+  return qos ? vl_arbitration(st, q, gate, *qos, now, p) : round_robin(st, q, gate, now, p);
+}
+
+void arbiter_sent(ArbiterState& st, const PortQos* qos, unsigned cls, uint32_t bytes) {
+  if (!qos || cls >= kNumDataClasses) return;
+  if (st.last_high) {
+    charge(st.high, qos->vlarb_high, bytes);
+    st.high_since_low += bytes;
+  } else {
+    charge(st.low, qos->vlarb_low, bytes);
+    st.high_since_low = 0;
   }
-  return p;
 }
 
 }  // namespace vf::dp

@@ -42,6 +42,7 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
   if (!mtu_code(cfg.mtu))
     throw std::invalid_argument("HCA port " + port_.name() + ": MTU must be 256, 512, 1024, 2048 or 4096");
   cfg_.qos = default_port_qos(cfg.qos.data_vls);
+  if (cfg_.link_layer == LinkLayer::kInfiniBand) port_.set_qos(&cfg_.qos);
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
 }
 
@@ -63,6 +64,11 @@ void HcaPort::set_state(PortState state, PhysState phys) {
   cfg_.phys_state = phys;
   // Up again: the link retrains, and flow control starts from a clean state.
   if (cfg_.passes_data() != was_up) port_.link_state(cfg_.passes_data());
+}
+
+void HcaPort::set_vlarb(const VlArbTable& high, const VlArbTable& low, uint8_t high_limit) {
+  if (!cfg_.qos.set_vlarb(high, low, high_limit))
+    throw std::invalid_argument("HCA port " + name() + ": bad VL arbitration table");
 }
 
 void HcaPort::set_gid(unsigned index, const Gid& gid) {

@@ -101,6 +101,7 @@ class HcaPort final : public HostPort {
   }
   void set_lid(uint16_t lid, uint8_t lmc = 0);
   void set_sl2vl(uint8_t sl, uint8_t vl);
+  void set_vlarb(const VlArbTable& high, const VlArbTable& low, uint8_t high_limit);
   void set_gid(unsigned index, const Gid& gid);
   void set_neighbour(const Gid& gid, const Mac& mac);
   void remove_neighbour(const Gid& gid);

@@ -10,7 +10,9 @@ namespace vf::dp {
 IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
     : Switch(sched, std::move(name), LinkLayer::kInfiniBand, cfg, this, &IbSwitch::on_rx),
       lft_(kLftSize, kNoRoute),
-      qos_(cfg.nports, default_port_qos(cfg.data_vls)) {}
+      qos_(cfg.nports, default_port_qos(cfg.data_vls)) {
+  for (unsigned i = 1; i <= nports(); ++i) port(i).set_qos(&qos_[i - 1]);
+}
 
 void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
   if (dlid >= kLftSize) throw std::invalid_argument("switch " + name_ + ": LFT covers unicast LIDs only");
@@ -19,6 +21,13 @@ void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
 
 void IbSwitch::set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl) {
   if (!qos_.at(out_port - 1).set_sl2vl(sl, vl)) throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry");
+}
+
+void IbSwitch::set_vlarb(unsigned out_port, const VlArbTable& high, const VlArbTable& low,
+                         uint8_t high_limit) {
+  if (!qos_.at(out_port - 1).set_vlarb(high, low, high_limit))
+    throw std::invalid_argument("switch " + name_ + ": bad VL arbitration table for port " +
+                                std::to_string(out_port));
 }
 
 void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {

@@ -33,6 +33,9 @@ class IbSwitch final : public Switch {
   uint8_t lft(uint16_t dlid) const { return dlid < kLftSize ? lft_[dlid] : kNoRoute; }
   void set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl);
   uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return qos(out_port).sl2vl[sl & 15]; }
+  // Port `out_port`'s VLArbitration tables and LimitOfHighPriority (what an
+  // SM programs); throws std::invalid_argument on a table PortQos refuses.
+  void set_vlarb(unsigned out_port, const VlArbTable& high, const VlArbTable& low, uint8_t high_limit);
   // Port `num`'s VL record (1..nports).
   const PortQos& qos(unsigned num) const { return qos_.at(num - 1); }
 

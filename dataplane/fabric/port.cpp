@@ -75,7 +75,7 @@ void Port::pump() {
     }
     if (ctl_wanted_ && transmit_link_control()) continue;
     if (queued_ == 0) break;
-    const ArbiterPick p = arbitrate(arb_, q_, gate_, now);
+    const ArbiterPick p = arbitrate(arb_, q_, gate_, qos_, now);
     if (p.cls < 0) {
       set_waiting(p.gated, now);
       if (p.next_eligible != kNever) sched_.arm(tx_timer_, p.next_eligible);
@@ -101,7 +101,10 @@ void Port::transmit_head(unsigned cls) {
     ctr_.xmit_pkts.add();
     ctr_.xmit_bytes.add(f.bytes);
   }
-  if (cls < kNumDataClasses) gate_.sent(cls, f.bytes);
+  if (cls < kNumDataClasses) {
+    gate_.sent(cls, f.bytes);
+    arbiter_sent(arb_, qos_, cls, f.bytes);
+  }
   // The frame leaves the switch's buffer as it starts onto the wire: credits or
   // XON for the ingress port follow from here.
   if (f.origin) f.origin->release(f.origin_cls, f.bytes);

@@ -60,6 +60,10 @@ class Port {
   void set_ingress(const IngressHooks& h) { ingress_ = h; }
   void set_enqueue_hook(const EnqueueHook& h) { enqueue_hook_ = h; }
   void set_link_control(const LinkControl& c) { link_ctl_ = c; }
+  // IB: the port's VL record, whose VLArbitration tables the arbiter serves
+  // (arbiter.hpp); null = round robin. The owner keeps it alive and changes
+  // it only on the lcore.
+  void set_qos(const PortQos* qos) { qos_ = qos; }
   void set_link_state_hook(const LinkStateHook& h) { link_state_ = h; }
   // The most frames egress class `cls` holds (EgressQueue::kUnbounded where
   // credits bound it upstream).
@@ -137,6 +141,7 @@ class Port {
   std::array<EgressQueue, kNumClasses> q_;
   uint32_t queued_ = 0;
   ArbiterState arb_;
+  const PortQos* qos_ = nullptr;
   EgressGate gate_;
   IngressHooks ingress_;
   CtxTimer tx_timer_;
