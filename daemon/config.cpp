@@ -247,6 +247,7 @@ std::optional<Config::HcaRef> Config::find_hca(std::string_view name) const {
 }
 
 const char* to_string(LinkLayer ll) { return ll == LinkLayer::Infiniband ? "infiniband" : "ethernet"; }
+const char* to_string(Routing r) { return r == Routing::UpDown ? "updn" : "minhop"; }
 
 const char* to_string(IbSpeed s) {
   switch (s) {

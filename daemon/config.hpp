@@ -110,10 +110,24 @@ struct Link {
 inline constexpr uint32_t kMinVlBufferOverhead = 128;
 inline constexpr uint32_t kMaxVlBufferBytes = 16 * 1024 * 1024;
 
+// How the subnet manager computes an IB fabric's forwarding tables.
+enum class Routing : uint8_t {
+  MinHop,  // fewest hops; may leave credit loops in a topology with cycles
+  UpDown,  // Up*/Down* from root switches: never a credit loop
+};
+
+struct SubnetManager {
+  Routing routing = Routing::MinHop;
+  // Up/Down roots by name; empty = the switches with no HCA attached (the
+  // top of a fat-tree), or the first switch when every switch has HCAs.
+  std::vector<std::string> roots;
+};
+
 struct Fabric {
   std::string name;
   LinkLayer link_layer = LinkLayer::Infiniband;
   uint64_t subnet_prefix = 0xfe80000000000000ULL;  // IB GID prefix (upper 64 bits)
+  SubnetManager sm;  // IB only
   std::vector<Switch> switches;
   std::vector<Hca> hcas;
   std::vector<Link> links;
@@ -143,6 +157,7 @@ Config load_config(const std::string& path);
 Config load_config_string(std::string_view yaml, const std::string& name);
 
 const char* to_string(LinkLayer ll);  // "infiniband", "ethernet"
+const char* to_string(Routing r);     // "minhop", "updn"
 const char* to_string(IbSpeed s);     // "EDR"
 const char* to_string(IbWidth w);     // "4X"
 unsigned lanes(IbWidth w);

@@ -71,7 +71,7 @@ class FabricReader {
 
   Fabric read(const YAML::Node& n, std::size_t fabric_no) {
     std::string what = fmt::format("fabric {}", fabric_no + 1);
-    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "switches", "hcas", "links"});
+    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "switches", "hcas", "links"});
     f_.name = read_name(r_, r_.required(n, "name", what, "name: ib"), "fabric", reg_);
     what_ = fmt::format("fabric '{}'", f_.name);
     read_link_layer(r_.required(n, "link_layer", what_, "link_layer: infiniband"));
@@ -96,6 +96,7 @@ class FabricReader {
                 fmt::format("add a link to {}'s links, e.g. {{a: {}, b: <switch>/<port>}}", what_,
                             f_.hcas[i].name));
     check_connected(r_, f_, switch_pos_, hca_pos_);
+    if (const auto v = n["sm"]) read_sm(n, v);
     return std::move(f_);
   }
 
@@ -121,6 +122,38 @@ class FabricReader {
       std::string hint = units::did_you_mean(s, {"infiniband", "ethernet"});
       r_.fail(v, fmt::format("unknown link_layer {}", quoted(v.Scalar())),
               hint.empty() ? "use infiniband or ethernet (RoCEv2)" : fmt::format("did you mean '{}'?", hint));
+    }
+  }
+
+  void read_sm(const YAML::Node& map, const YAML::Node& v) {
+    only_for(map, "sm", LinkLayer::Infiniband, "Ethernet switches learn and route without a subnet manager");
+    const std::string what = what_ + " sm";
+    r_.expect_map(v, what, {"routing", "roots"});
+    if (const auto r = v["routing"]) {
+      const std::string t = units::lower(r_.scalar(r, "routing", "routing: updn"));
+      if (t == "minhop") f_.sm.routing = Routing::MinHop;
+      else if (t == "updn") f_.sm.routing = Routing::UpDown;
+      else {
+        const std::string hint = units::did_you_mean(t, {"minhop", "updn"});
+        r_.fail(r, fmt::format("unknown routing {}", quoted(r.Scalar())),
+                hint.empty() ? "use minhop or updn" : fmt::format("did you mean '{}'?", hint));
+      }
+    }
+    if (const auto roots = v["roots"]) {
+      r_.expect_seq(roots, what + " roots", "roots: [spine0, spine1]");
+      if (f_.sm.routing != Routing::UpDown)
+        r_.fail(roots, "roots are for routing: updn", "add routing: updn, or remove roots");
+      for (const auto& e : roots) {
+        const std::string name = r_.scalar(e, "root", "roots: [spine0]");
+        if (!f_.find_switch(name)) {
+          std::vector<std::string> names;
+          for (const auto& s : f_.switches) names.push_back(s.name);
+          const std::string hint = units::did_you_mean(name, names);
+          r_.fail(e, fmt::format("root '{}' is not a switch of {}", name, what_),
+                  hint.empty() ? "name one of its switches" : fmt::format("did you mean '{}'?", hint));
+        }
+        f_.sm.roots.push_back(name);
+      }
     }
   }
 

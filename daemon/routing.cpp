@@ -44,4 +44,10 @@ Routes compute_min_hop_routes(const config::Fabric& fabric) {
   return routes;
 }
 
+Routes compute_routes(const config::Fabric& fabric) {
+  if (fabric.link_layer == config::LinkLayer::Infiniband && fabric.sm.routing == config::Routing::UpDown)
+    return compute_updn_routes(fabric, fabric.sm.roots);
+  return compute_min_hop_routes(fabric);
+}
+
 }  // namespace vf

@@ -1,11 +1,17 @@
-// Min-hop routes through a fabric's switches, as a subnet manager computes
-// them for IB linear forwarding tables and as the daemon programs static FDBs
-// on Ethernet switches: for every switch, the egress port towards every HCA.
+// The subnet manager's routing, and the static FDBs of Ethernet switches:
+// for every switch, the egress port towards every HCA.
+//  - Min-hop (routing.cpp): the fewest hops; on a topology with a cycle of
+//    switches it may route a set of flows around that cycle, which with
+//    credit flow control can deadlock (credit_loops.hpp finds such cycles).
+//  - Up/Down (updn_routing.cpp): switches ranked by hops from root switches;
+//    a route climbs towards the roots, then only descends, never down then
+//    up again, so the channels it uses cannot form a cycle.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "daemon/config.hpp"
 
@@ -16,5 +22,14 @@ namespace vf {
 using Routes = std::map<std::string, std::map<std::string, uint32_t>>;
 
 Routes compute_min_hop_routes(const config::Fabric& fabric);
+
+// Up/Down from `roots` (switch names; empty: default_updn_roots()).
+Routes compute_updn_routes(const config::Fabric& fabric, const std::vector<std::string>& roots);
+// The switches with no HCA attached -- the top of a fat-tree -- or, when
+// every switch has HCAs, the first switch.
+std::vector<std::string> default_updn_roots(const config::Fabric& fabric);
+
+// What the fabric's sm: section asks for (min-hop on Ethernet).
+Routes compute_routes(const config::Fabric& fabric);
 
 }  // namespace vf

@@ -13,6 +13,10 @@
 // Host i is "vhca<i>" on switch port i+1. IB: LID i+1, one LFT entry per
 // host. RoCEv2: MAC 02:00:00:00:00:<i+1>, GIDs fe80::EUI-64 and
 // ::ffff:192.0.2.<i+1>, static FDB and neighbours (as fabricd programs them).
+//
+// Several IB switches: FabricLab(LabTopology) -- the switches, where each
+// host hangs, the switch-to-switch links and every switch's LFT (e.g. from
+// the daemon's routing, see tests/unit/fabric/credit_loop_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,6 +25,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +57,32 @@ struct LabConfig {
   uint64_t switch_buffer_bytes = 0;  // the switch's shared packet memory; 0 = unlimited
 };
 
+// An IB fabric of several switches.
+struct LabTopology {
+  struct Switch {
+    std::string name;
+    unsigned ports;
+  };
+  struct Host {  // host i ("vhca<i>", LID i+1) on switch `sw`, port `port`
+    std::string sw;
+    unsigned port;
+    dp::LinkParams link;
+  };
+  struct Cable {  // switch a/pa to switch b/pb
+    std::string a;
+    unsigned pa;
+    std::string b;
+    unsigned pb;
+    dp::LinkParams link;
+    uint32_t vl_buffer_bytes = 0;  // 0: derived
+  };
+  std::vector<Switch> switches;
+  std::vector<Host> hosts;
+  std::vector<Cable> cables;
+  // lft[switch][host index] = egress port
+  std::map<std::string, std::map<unsigned, uint8_t>> lft;
+};
+
 class FabricLab {
  public:
   explicit FabricLab(const LabConfig& cfg)
@@ -63,8 +94,26 @@ class FabricLab {
     sc.buffer_bytes = cfg.switch_buffer_bytes;
     fabric.add_switch("sw0", sc);
     hosts_.resize(cfg.hosts);
-    for (unsigned i = 0; i < cfg.hosts; ++i) add_host(i);
+    for (unsigned i = 0; i < cfg.hosts; ++i) add_host(i, {"sw0", i + 1});
     for (unsigned i = 0; i < cfg.hosts; ++i) route_to(i);
+  }
+  explicit FabricLab(const LabTopology& t, Nanos switch_latency_ns = 100)
+      : fabric(sched, "lab", LinkLayer::kInfiniBand, test_mbuf_pool()) {
+    cfg_.hosts = unsigned(t.hosts.size());
+    for (const auto& s : t.switches) {
+      dp::SwitchConfig sc;
+      sc.nports = s.ports;
+      sc.latency_ns = switch_latency_ns;
+      fabric.add_switch(s.name, sc);
+    }
+    hosts_.resize(t.hosts.size());
+    for (unsigned i = 0; i < t.hosts.size(); ++i) {
+      cfg_.link = t.hosts[i].link;
+      add_host(i, {t.hosts[i].sw, t.hosts[i].port});
+    }
+    for (const auto& c : t.cables) fabric.connect({c.a, c.pa}, {c.b, c.pb}, c.link, c.vl_buffer_bytes);
+    for (const auto& [sw, table] : t.lft)
+      for (const auto& [host, port] : table) fabric.set_lft(sw, hosts_.at(host).lid, port);
   }
   FabricLab(const FabricLab&) = delete;
   FabricLab& operator=(const FabricLab&) = delete;
@@ -78,7 +127,7 @@ class FabricLab {
   LabHost& host(unsigned i) { return hosts_.at(i); }
   unsigned size() const { return unsigned(hosts_.size()); }
   bool is_ib() const { return cfg_.link_layer == LinkLayer::kInfiniBand; }
-  dp::Port& switch_port_to(unsigned i) { return fabric.port({"sw0", i + 1}); }
+  dp::Port& switch_port_to(unsigned i) { return fabric.port(attached_.at(i)); }
   // Host i's link: a_to_b() carries what it sends, b_to_a() what it receives.
   dp::Link& link_of(unsigned i) { return *fabric.links().at(i).link; }
 
@@ -133,7 +182,8 @@ class FabricLab {
   Scheduler sched;
 
  private:
-  void add_host(unsigned i) {
+  void add_host(unsigned i, const dp::Endpoint& at) {
+    attached_.push_back(at);
     LabHost& h = hosts_[i];
     h.name = "vhca" + std::to_string(i);
     engine::HcaConfig ec;
@@ -159,7 +209,7 @@ class FabricLab {
     h.hca = std::make_unique<engine::Hca>(ec, sched, *h.port);
     h.port->set_receiver(&engine::Hca::deliver, h.hca.get());
     h.port->set_tx_space(&engine::Hca::transmit_space, h.hca.get());
-    fabric.connect({h.name, 0}, {"sw0", i + 1}, cfg_.link);
+    fabric.connect({h.name, 0}, at, cfg_.link);
     h.app = std::make_unique<engine::test::App>(*h.hca, engine::ClientId(i + 1));
   }
   void route_to(unsigned i) {
@@ -184,6 +234,7 @@ class FabricLab {
 
   LabConfig cfg_;
   std::vector<LabHost> hosts_;
+  std::vector<dp::Endpoint> attached_;  // each host's switch port
 
  public:
   dp::Fabric fabric;  // after hosts_: destroyed first, freeing frames in flight

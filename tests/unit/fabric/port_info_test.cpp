@@ -18,7 +18,7 @@ ibv_port_attr query(LabHost& h) {
 }
 
 TEST(PortInfo, QueryPortReportsTheLiveRecord) {
-  FabricLab lab({});
+  FabricLab lab(LabConfig{});
   LabHost& h = lab.host(0);
   ibv_port_attr a = query(h);
   EXPECT_EQ(a.state, IBV_PORT_ACTIVE);
@@ -44,7 +44,7 @@ TEST(PortInfo, QueryPortReportsTheLiveRecord) {
 // reached at the new LID and its frames carry the new SLID: RC traffic
 // between it and a peer connected to the new LID completes.
 TEST(PortInfo, TrafficFollowsALidChange) {
-  FabricLab lab({});
+  FabricLab lab(LabConfig{});
   lab.host(1).port->set_lid(0x40);
   lab.fabric.set_lft("sw0", 0x40, 2);
   auto& a = *lab.host(0).app;
