@@ -121,7 +121,10 @@ void DaemonState::refresh_counters() {
       std::vector<VhcaSnapshot> snaps;
       snaps.reserve(topology_->vhcas().size());
       for (size_t i = 0; i < topology_->vhcas().size(); ++i) snaps.push_back(topology_->snapshot(i));
-      boost::asio::post(io_, [this, snaps = std::move(snaps)] {
+      // Once a second is also when the fabric is checked for credit-loop deadlocks.
+      std::vector<std::string> deadlocks = topology_->check_credit_deadlocks();
+      boost::asio::post(io_, [this, snaps = std::move(snaps), deadlocks = std::move(deadlocks)] {
+        for (const auto& d : deadlocks) spdlog::error("{}", d);
         if (stopping_) return;
         try {
           for (size_t i = 0; i < snaps.size(); ++i) {

@@ -26,7 +26,15 @@ void append_ports(std::string& out, const std::vector<PortRef>& ports) {
   append_prometheus(out, kPrefix, dp::kClassCounters, rows);
 }
 
+constexpr CounterDef kFabricDefs[] = {
+    VF_COUNTER(FabricFlowSnapshot, credit_loop_deadlocks, "credit_loop_deadlocks", "credit_loop_deadlocks",
+               kEvents, "circles of IB links found stuck for good: full buffers waiting on each other"),
+};
+static_assert(valid_counter_table<FabricFlowSnapshot>(kFabricDefs));
+
 }  // namespace
+
+const CounterTable kFabricCounters{kFabricDefs};
 
 std::string prometheus_text(const MetricsSnapshot& m) {
   std::string out;
@@ -56,6 +64,14 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   for (const auto& l : m.links)
     links.push_back({prom_labels({{"fabric", l.fabric}, {"from", l.from}, {"to", l.to}}), &l.wire});
   append_prometheus(out, kPrefix, dp::kLinkDirectionCounters, links);
+
+  std::vector<PromRow> vls;
+  for (const auto& v : m.vl_credits)
+    vls.push_back({prom_labels({{"fabric", v.fabric}, {"port", v.port}, {"vl", std::to_string(v.vl)}}), &v.credits});
+  append_prometheus(out, kPrefix, dp::kVlCreditCounters, vls);
+  std::vector<PromRow> fabrics;
+  for (const auto& f : m.fabrics) fabrics.push_back({prom_labels({{"fabric", f.name}}), &f.flow});
+  append_prometheus(out, kPrefix, kFabricCounters, fabrics);
   return out;
 }
 

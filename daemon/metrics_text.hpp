@@ -12,10 +12,17 @@
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/lcore_stats.hpp"
 #include "dataplane/fabric/hca_port.hpp"
+#include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {
+
+// Per IB fabric: credit-loop deadlocks the dataplane found (kFabricCounters).
+struct FabricFlowSnapshot {
+  uint64_t credit_loop_deadlocks;
+};
+extern const CounterTable kFabricCounters;
 
 struct MetricsSnapshot {
   struct Vhca {
@@ -34,7 +41,18 @@ struct MetricsSnapshot {
     std::string fabric, from, to;  // endpoints, "vib0" -> "ibsw0/1"
     dp::LinkDirectionSnapshot wire;
   };
+  struct VlCredits {  // one data VL of one credit-controlled IB port
+    std::string fabric, port;
+    unsigned vl;
+    dp::VlCreditGauges credits;
+  };
+  struct Fabric {
+    std::string name;
+    FabricFlowSnapshot flow;
+  };
   LcoreSnapshot lcore;
+  std::vector<Fabric> fabrics;  // IB fabrics
+  std::vector<VlCredits> vl_credits;
   std::vector<Vhca> vhcas;
   std::vector<SwitchPort> switch_ports;
   std::vector<LinkDirection> links;
@@ -43,7 +61,8 @@ struct MetricsSnapshot {
 // Families are prefixed "vfabric_". Labels: port counters and classes
 // {fabric, port[, class]} over HCA and switch ports alike; the HCA port's own
 // counters, rx errors, the engine's and the event sink's {fabric, hca}; links
-// {fabric, from, to}; the lcore's none.
+// {fabric, from, to}; VL credit levels {fabric, port, vl}; per fabric
+// {fabric}; the lcore's none.
 std::string prometheus_text(const MetricsSnapshot& m);
 
 }  // namespace vf

@@ -12,6 +12,7 @@
 #include "daemon/port_qos_json.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sysfs_spec.hpp"
+#include "dataplane/fabric/credit_deadlock.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
 namespace vf {
@@ -46,6 +47,9 @@ struct Topology::Impl {
   // it had queued on its port.
   std::vector<std::unique_ptr<dp::Fabric>> fabrics;
   std::vector<std::unique_ptr<Vhca>> vhcas;  // same order as Topology::info_; stable addresses
+  // Per fabric (null for Ethernet); after `fabrics`, so destroyed first.
+  std::vector<std::unique_ptr<dp::CreditDeadlockDetector>> deadlocks;
+  std::vector<std::string> routing;  // per fabric: the routing's name, for messages
   explicit Impl(Scheduler& s) : sched(s) {}
 };
 
@@ -95,6 +99,9 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
         else
           fabric.add_fdb(sw, f.find_hca(hca)->mac, port);
       }
+    const bool ib = f.link_layer == config::LinkLayer::Infiniband;
+    impl_->deadlocks.push_back(ib ? std::make_unique<dp::CreditDeadlockDetector>(fabric) : nullptr);
+    impl_->routing.push_back(ib ? config::to_string(f.sm.routing) : "");
     // RoCE has no ARP here: each port knows every peer GID's MAC statically.
     if (f.link_layer == config::LinkLayer::Ethernet)
       for (const auto& a : f.hcas)
@@ -151,9 +158,37 @@ VhcaSnapshot Topology::snapshot(size_t i) const {
           v.port->info(), {}};
 }
 
+std::vector<std::string> Topology::check_credit_deadlocks() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->fabrics.size(); ++i) {
+    if (!impl_->deadlocks[i]) continue;
+    for (const auto& circle : impl_->deadlocks[i]->check())
+      out.push_back(fmt::format(
+          "fabric {}: credit loop deadlock: {} waits for {} again. Every VL buffer on this circle is full of "
+          "packets waiting for credit from the next one, so none of them can move; their QPs will time out. "
+          "The {} routing lets traffic go round this circle; sm: {{routing: updn}} does not",
+          impl_->fabrics[i]->name(), fmt::join(circle, " waits for "), circle.front(), impl_->routing[i]));
+  }
+  return out;
+}
+
 MetricsSnapshot Topology::metrics() const {
   MetricsSnapshot m{};
   const Nanos now = impl_->sched.now();
+  for (size_t i = 0; i < impl_->fabrics.size(); ++i) {
+    const dp::Fabric& f = *impl_->fabrics[i];
+    if (!impl_->deadlocks[i]) continue;
+    m.fabrics.push_back({f.name(), {impl_->deadlocks[i]->deadlocks()}});
+    auto add = [&](const dp::Port& p) {
+      if (const dp::IbCredits* c = f.credits(p)) {
+        const dp::CreditSnapshot s = c->snapshot();
+        for (unsigned vl = 0; vl < s.data_vls; ++vl) m.vl_credits.push_back({f.name(), p.name(), vl, gauges(s.vl[vl])});
+      }
+    };
+    for (const auto& h : f.hca_ports()) add(h->port());
+    for (const auto& sw : f.switches())
+      for (unsigned p = 1; p <= sw->nports(); ++p) add(sw->port(p));
+  }
   for (size_t i = 0; i < info_.size(); ++i) {
     const VhcaSnapshot v = snapshot(i);
     m.vhcas.push_back({info_[i].fabric, info_[i].name, v.port_info.link_layer, v.port, v.engine, {}});

@@ -65,6 +65,9 @@ class Topology {
   // (vHCAs in vhcas() order; lcore and event-sink numbers left for the
   // caller). Lcore only.
   MetricsSnapshot metrics() const;
+  // Credit-loop deadlocks that appeared since the last call, one plain-words
+  // line each (dp::CreditDeadlockDetector). Lcore only; call about once a second.
+  std::vector<std::string> check_credit_deadlocks();
 
  private:
   void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,

@@ -12,6 +12,26 @@ namespace vf::dp {
 using wire::kCreditMask;
 using wire::packet_blocks;
 
+namespace {
+constexpr CounterDef kVlCreditDefs[] = {
+    VF_GAUGE(VlCreditGauges, credits, "credits", "vl_credits_blocks", kEvents,
+             "64-byte blocks this port may still send on the VL (the peer's FCCL minus FCTBS)"),
+    VF_GAUGE(VlCreditGauges, buffer_blocks, "buffer_blocks", "vl_buffer_blocks", kEvents,
+             "64-byte blocks of this port's receive buffer for the VL"),
+    VF_GAUGE(VlCreditGauges, used_blocks, "used_blocks", "vl_buffer_used_blocks", kEvents,
+             "receive buffer blocks held by packets now"),
+    VF_GAUGE(VlCreditGauges, peak_blocks, "peak_blocks", "vl_buffer_peak_blocks", kEvents,
+             "most receive buffer blocks ever held at once"),
+};
+static_assert(valid_counter_table<VlCreditGauges>(kVlCreditDefs));
+}  // namespace
+
+const CounterTable kVlCreditCounters{kVlCreditDefs};
+
+VlCreditGauges gauges(const VlCreditSnapshot& v) {
+  return {v.credits, v.buffer_blocks, v.used_blocks, v.peak_blocks};
+}
+
 uint32_t default_vl_buffer(const LinkParams& link, uint32_t max_frame) {
   const uint64_t loop_ns = 2 * link.delay_ns + 2 * ((uint64_t(max_frame) * 8 * 1'000'000'000ULL +
                                                      link.rate_bps - 1) / link.rate_bps);

@@ -45,6 +45,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/counter_def.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/types.hpp"
@@ -70,6 +71,16 @@ struct VlCreditSnapshot {
   uint32_t peak_blocks;
   uint32_t credits;              // blocks this end may still send: (FCCL - FCTBS) mod 4096
 };
+
+// One VL's credit levels as plain gauges (kVlCreditCounters), for metrics.
+struct VlCreditGauges {
+  uint64_t credits;        // blocks this end may still send on the VL
+  uint64_t buffer_blocks;  // this end's receive buffer for the VL
+  uint64_t used_blocks;    // held by packets now
+  uint64_t peak_blocks;
+};
+extern const CounterTable kVlCreditCounters;
+VlCreditGauges gauges(const VlCreditSnapshot& v);
 
 struct CreditSnapshot {
   uint8_t data_vls;

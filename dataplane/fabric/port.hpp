@@ -89,6 +89,15 @@ class Port {
   bool has_room(unsigned cls) const { return !q_[cls].full(); }
   uint32_t queued() const { return queued_; }
   uint32_t class_queued(unsigned cls) const { return q_[cls].size(); }
+  // Class `cls` has a frame to send and its gate holds it (no credit, paused).
+  bool head_gated(unsigned cls) const {
+    return !q_[cls].empty() && !gate_.open(cls, q_[cls].front_meta().bytes);
+  }
+  // Every frame queued on `cls`, head first (slow path: diagnostics).
+  template <class F>
+  void for_each_queued(unsigned cls, F&& f) const {
+    for (const rte_mbuf* m = q_[cls].front(); m; m = dp::queued(m).next) f(dp::queued(m));
+  }
   // Queues `m` on class `cls`, eligible to leave at `eligible_at`. `origin` /
   // `origin_cls`: the receive buffer (inside the same switch) the frame still
   // occupies, released when it leaves this port. On failure (queue full, frame

@@ -29,7 +29,9 @@ std::vector<Table> all_tables() {
           {"link", dp::kLinkDirectionCounters, sizeof(dp::LinkDirectionSnapshot)},
           {"engine", engine::kEngineCounters, sizeof(engine::Counters)},
           {"event sink", kEventSinkCounters, sizeof(EventSinkStats)},
-          {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)}};
+          {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)},
+          {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
+          {"fabric", kFabricCounters, sizeof(FabricFlowSnapshot)}};
 }
 
 TEST(CounterRegistry, EveryRowReadsAFieldInsideItsSnapshot) {
@@ -99,6 +101,8 @@ MetricsSnapshot known() {
   p.port.classes[3].xmit_pkts = 12;
   m.switch_ports.push_back(p);
   m.links.push_back({"ib", "vib0", "ibsw0/1", {1, 2, 0, 7}});
+  m.vl_credits.push_back({"ib", "ibsw0/1", 0, {13, 512, 40, 99}});
+  m.fabrics.push_back({"ib", {2}});
   return m;
 }
 
@@ -119,6 +123,9 @@ TEST(MetricsText, AKnownSnapshotGivesItsSamples) {
            "vfabric_sent_pkts_total{fabric=\"ib\",hca=\"vib0\"} 5",
            "vfabric_events_dropped_total{fabric=\"ib\",hca=\"vib0\"} 6",
            "vfabric_link_lost_frames_total{fabric=\"ib\",from=\"vib0\",to=\"ibsw0/1\"} 7",
+           "vfabric_vl_credits_blocks{fabric=\"ib\",port=\"ibsw0/1\",vl=\"0\"} 13",
+           "vfabric_vl_buffer_used_blocks{fabric=\"ib\",port=\"ibsw0/1\",vl=\"0\"} 40",
+           "vfabric_credit_loop_deadlocks_total{fabric=\"ib\"} 2",
            "# TYPE vfabric_class_depth_packets gauge",
            "# TYPE vfabric_port_xmit_data_total counter",
        })

@@ -14,6 +14,7 @@
 #include "daemon/config.hpp"
 #include "daemon/credit_loops.hpp"
 #include "daemon/routing.hpp"
+#include "dataplane/fabric/credit_deadlock.hpp"
 #include "tests/support/fabric_lab.hpp"
 
 namespace vf::test {
@@ -48,6 +49,7 @@ struct RingRun {
   uint64_t ring_queued = 0;                            // frames waiting on the ring links at the end
   uint64_t discards = 0;
   Nanos finish = 0;
+  std::vector<std::vector<std::string>> detected;  // by the dataplane's detector, checked every 10 ms
 };
 
 RingRun run_ring(config::Routing routing) {
@@ -113,9 +115,16 @@ RingRun run_ring(config::Routing routing) {
   };
   // 32 x 64 KiB per flow at 2 Gb/s takes ~10 ms alone, ~20 ms when two flows
   // share a link: 100 ms is plenty -- unless nothing moves.
-  lab.run_until(poll, 100'000'000);
+  dp::CreditDeadlockDetector detector(lab.fabric);
+  for (int t = 0; t < 10; ++t) {
+    lab.run_until(poll, lab.sched.now() + 10'000'000);
+    for (auto& circle : detector.check()) r.detected.push_back(std::move(circle));
+  }
   r.ring_xmit_before = ring_sent();
-  lab.run_until(poll, lab.sched.now() + 50'000'000);
+  for (int t = 0; t < 5; ++t) {
+    lab.run_until(poll, lab.sched.now() + 10'000'000);
+    for (auto& circle : detector.check()) r.detected.push_back(std::move(circle));
+  }
   r.ring_xmit_after = ring_sent();
   r.finish = lab.sched.now();
   for (unsigned i = 0; i < n; ++i) {
@@ -139,6 +148,13 @@ TEST(CreditLoop, MinHopOnTheRingDeadlocks) {
   EXPECT_GT(r.ring_queued, 0u) << "frames wait on the ring links...";
   EXPECT_EQ(r.ring_xmit_after, r.ring_xmit_before) << "...and not one moves for 50 ms";
   EXPECT_EQ(r.discards, 0u) << "lossless: stuck, not dropped";
+  // The dataplane sees it too: one circle, the five ring links, once.
+  ASSERT_EQ(r.detected.size(), 1u);
+  std::string circle;
+  for (const auto& n : r.detected[0]) circle += n + " ";
+  std::printf("detected: %s\n", circle.c_str());
+  ASSERT_EQ(r.detected[0].size(), 5u) << circle;
+  for (const auto& n : r.detected[0]) EXPECT_NE(n.find("/2 VL0"), std::string::npos) << circle;
 }
 
 TEST(CreditLoop, UpDownOnTheRingCompletes) {
@@ -147,6 +163,7 @@ TEST(CreditLoop, UpDownOnTheRingCompletes) {
   EXPECT_EQ(r.completed, 5 * kWrs);
   EXPECT_EQ(r.failed, 0u);
   EXPECT_EQ(r.discards, 0u);
+  EXPECT_TRUE(r.detected.empty()) << "busy links that move are no deadlock";
 }
 
 }  // namespace
