@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -123,11 +124,24 @@ struct SubnetManager {
   std::vector<std::string> roots;
 };
 
+// What the SM programs into every IB port (HCA and switch): the IBA's
+// OperationalVLs, SLtoVLMappingTable and VLArbitrationTable.
+struct Qos {
+  uint8_t data_vls = 8;                     // 1, 2, 4 or 8
+  std::optional<std::array<uint8_t, 16>> sl2vl;  // default: SL n -> VL n % data_vls
+  struct Entry {
+    uint8_t vl, weight;
+  };
+  std::optional<std::vector<Entry>> vlarb_high, vlarb_low;  // default: low = every VL weight 64
+  uint8_t high_limit = 0;                   // LimitOfHighPriority (4 KiB units, 255 = unbounded)
+};
+
 struct Fabric {
   std::string name;
   LinkLayer link_layer = LinkLayer::Infiniband;
   uint64_t subnet_prefix = 0xfe80000000000000ULL;  // IB GID prefix (upper 64 bits)
   SubnetManager sm;  // IB only
+  Qos qos;           // IB only
   std::vector<Switch> switches;
   std::vector<Hca> hcas;
   std::vector<Link> links;

@@ -71,7 +71,7 @@ class FabricReader {
 
   Fabric read(const YAML::Node& n, std::size_t fabric_no) {
     std::string what = fmt::format("fabric {}", fabric_no + 1);
-    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "switches", "hcas", "links"});
+    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "qos", "switches", "hcas", "links"});
     f_.name = read_name(r_, r_.required(n, "name", what, "name: ib"), "fabric", reg_);
     what_ = fmt::format("fabric '{}'", f_.name);
     read_link_layer(r_.required(n, "link_layer", what_, "link_layer: infiniband"));
@@ -97,6 +97,7 @@ class FabricReader {
                             f_.hcas[i].name));
     check_connected(r_, f_, switch_pos_, hca_pos_);
     if (const auto v = n["sm"]) read_sm(n, v);
+    if (const auto v = n["qos"]) read_qos(n, v);
     return std::move(f_);
   }
 
@@ -154,6 +155,64 @@ class FabricReader {
         }
         f_.sm.roots.push_back(name);
       }
+    }
+  }
+
+  void read_qos(const YAML::Node& map, const YAML::Node& v) {
+    only_for(map, "qos", LinkLayer::Infiniband, "Ethernet QoS (trust, PFC, ETS) is the RoCEv2 issue's");
+    const std::string what = what_ + " qos";
+    r_.expect_map(v, what, {"data_vls", "sl2vl", "vlarb_high", "vlarb_low", "high_limit"});
+    Qos& q = f_.qos;
+    if (const auto d = v["data_vls"]) {
+      const auto n = units::parse_uint(r_.scalar(d, "data_vls", "data_vls: 4"), 8);
+      if (!n || (*n != 1 && *n != 2 && *n != 4 && *n != 8))
+        r_.fail(d, fmt::format("data_vls {} is not an operational VL count", quoted(d.Scalar())),
+                "use 1, 2, 4 or 8 (VL0..VL7; VL15 is always there for management)");
+      q.data_vls = uint8_t(*n);
+    }
+    if (const auto t = v["sl2vl"]) {
+      r_.expect_seq(t, what + " sl2vl", "sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]");
+      if (t.size() != 16)
+        r_.fail(t, fmt::format("sl2vl has {} entries", t.size()), "give one VL for each of the 16 SLs, SL0 first");
+      std::array<uint8_t, 16> m{};
+      for (std::size_t sl = 0; sl < 16; ++sl) {
+        const auto vl = units::parse_uint(r_.scalar(t[sl], "sl2vl", "sl2vl: [0, 1, ...]"), 15);
+        if (!vl || (*vl >= q.data_vls && *vl != 15))
+          r_.fail(t[sl], fmt::format("SL{} maps to VL {}, which is not one of the {} data VLs", sl,
+                                     quoted(t[sl].Scalar()), q.data_vls),
+                  fmt::format("use a VL from 0 to {} (or 15: the SL may not be used)", q.data_vls - 1));
+        m[sl] = uint8_t(*vl);
+      }
+      q.sl2vl = m;
+    }
+    for (const char* key : {"vlarb_high", "vlarb_low"}) {
+      const auto t = v[key];
+      if (!t) continue;
+      r_.expect_seq(t, what + " " + key, fmt::format("{}: [{{vl: 0, weight: 64}}]", key));
+      if (t.size() > 8)
+        r_.fail(t, fmt::format("{} has {} entries", key, t.size()), "use at most 8 (one per data VL)");
+      std::vector<Qos::Entry> entries;
+      for (const auto& e : t) {
+        r_.expect_map(e, fmt::format("an entry of {}", key), {"vl", "weight"});
+        const auto vl = units::parse_uint(r_.scalar(r_.required(e, "vl", key, "vl: 0"), "vl", "vl: 0"), 15);
+        const auto w = units::parse_uint(r_.scalar(r_.required(e, "weight", key, "weight: 64"), "weight", "weight: 64"), 1000);
+        if (!vl || *vl >= q.data_vls)
+          r_.fail(e["vl"], fmt::format("{} names VL {}, which is not one of the {} data VLs", key,
+                                       quoted(e["vl"].Scalar()), q.data_vls),
+                  fmt::format("use a VL from 0 to {}", q.data_vls - 1));
+        if (!w || *w > 255)
+          r_.fail(e["weight"], fmt::format("weight {} is out of range", quoted(e["weight"].Scalar())),
+                  "use 0 to 255 (units of 64 bytes; 0 skips the entry)");
+        entries.push_back({uint8_t(*vl), uint8_t(*w)});
+      }
+      (std::string_view(key) == "vlarb_high" ? q.vlarb_high : q.vlarb_low) = std::move(entries);
+    }
+    if (const auto h = v["high_limit"]) {
+      const auto n = units::parse_uint(r_.scalar(h, "high_limit", "high_limit: 4"), 255);
+      if (!n)
+        r_.fail(h, fmt::format("high_limit {} is out of range", quoted(h.Scalar())),
+                "use 0 to 255 (4 KiB units the high table may send before a low packet; 255 = unbounded)");
+      q.high_limit = uint8_t(*n);
     }
   }
 

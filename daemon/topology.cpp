@@ -11,6 +11,7 @@
 #include "daemon/link_attrs.hpp"
 #include "daemon/port_qos_json.hpp"
 #include "daemon/routing.hpp"
+#include "daemon/sm_qos.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -69,6 +70,7 @@ VhcaInfo describe_vhca(const config::Config::HcaRef& ref, uint16_t lid) {
   // Port 1 as it starts, derived from the config in one place (make_device_spec).
   v.port = spec.port;
   v.port.lid = lid;
+  if (f.link_layer == config::LinkLayer::Infiniband) v.port.qos = sm::programmed_qos(f.qos);
   return v;
 }
 
@@ -78,12 +80,20 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     auto& fabric = *impl_->fabrics.emplace_back(
         std::make_unique<dp::Fabric>(sched, f.name, config::to_core(f.link_layer), pool));
     const auto lids = sm::assign_lids(f);
+    const PortQos qos = sm::programmed_qos(f.qos);  // IB: what the SM programs into every port
     for (const auto& s : f.switches) {
       dp::SwitchConfig sc;
       sc.nports = s.ports;
       sc.latency_ns = s.latency_ns;
       sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
-      fabric.add_switch(s.name, sc);
+      sc.data_vls = qos.data_vls;
+      dp::Switch& sw = fabric.add_switch(s.name, sc);
+      if (f.link_layer != config::LinkLayer::Infiniband) continue;
+      auto& ib = static_cast<dp::IbSwitch&>(sw);
+      for (unsigned port = 1; port <= s.ports; ++port) {
+        for (uint8_t sl = 0; sl < kNumSls; ++sl) ib.set_sl2vl(port, sl, qos.sl2vl[sl]);
+        ib.set_vlarb(port, qos.vlarb_high, qos.vlarb_low, qos.vlarb_high_limit);
+      }
     }
     for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
     for (const auto& l : f.links)
@@ -120,6 +130,11 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
   v->port = &fabric.add_hca_port(h.name, pc);
+  if (f.link_layer == config::LinkLayer::Infiniband) {
+    const PortQos& q = info.port.qos;
+    for (uint8_t sl = 0; sl < kNumSls; ++sl) v->port->set_sl2vl(sl, q.sl2vl[sl]);
+    v->port->set_vlarb(q.vlarb_high, q.vlarb_low, q.vlarb_high_limit);
+  }
   v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);
   // Frames go from the port to the engine directly: the daemon wires, it
   // does not sit on the path.

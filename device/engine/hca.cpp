@@ -155,7 +155,8 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
   a.lid = eth ? 0 : p.lid;
   a.sm_lid = eth ? 0 : p.sm_lid;
   a.lmc = p.lmc;
-  a.max_vl_num = 4;  // IBA encoding: VL0-7
+  // IBA encoding of the operational data VLs: 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7.
+  a.max_vl_num = p.qos.data_vls >= 8 ? 4 : p.qos.data_vls >= 4 ? 3 : p.qos.data_vls >= 2 ? 2 : 1;
   a.sm_sl = p.sm_sl;
   a.subnet_timeout = 18;
   a.init_type_reply = 0;

@@ -8,6 +8,7 @@
 #include "daemon/config.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
+#include "daemon/sm_qos.hpp"
 #include "test_util.hpp"
 
 namespace vf::config {
@@ -402,6 +403,21 @@ std::vector<BadCase> bad_cases() {
        "sm:", "'sm' applies to infiniband fabrics"},
       {"sm_unknown_key", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    sm: {routing: updn, sweep: 5s}\n"),
        "sweep", "unknown key 'sweep' in fabric 'ib' sm"},
+      {"qos_vls", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    qos: {data_vls: 3}\n"),
+       "data_vls: 3", "data_vls '3' is not an operational VL count", "use 1, 2, 4 or 8"},
+      {"qos_sl2vl_short", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    qos: {sl2vl: [0, 1]}\n"),
+       "sl2vl: [0, 1]", "sl2vl has 2 entries", "one VL for each of the 16 SLs"},
+      {"qos_sl_to_missing_vl", replace(kIb, "    link_layer: infiniband\n",
+                                       "    link_layer: infiniband\n    qos: {data_vls: 2, sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 2]}\n"),
+       "data_vls: 2", "SL15 maps to VL '2', which is not one of the 2 data VLs", "use a VL from 0 to 1"},
+      {"qos_weight", replace(kIb, "    link_layer: infiniband\n",
+                             "    link_layer: infiniband\n    qos: {vlarb_low: [{vl: 0, weight: 300}]}\n"),
+       "weight: 300", "weight '300' is out of range", "0 to 255"},
+      {"qos_arb_missing_vl", replace(kIb, "    link_layer: infiniband\n",
+                                     "    link_layer: infiniband\n    qos: {data_vls: 1, vlarb_high: [{vl: 1, weight: 8}]}\n"),
+       "vl: 1", "vlarb_high names VL '1', which is not one of the 1 data VLs"},
+      {"qos_on_eth", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {data_vls: 2}\n"),
+       "qos:", "'qos' applies to infiniband fabrics"},
       {"rate_above_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 25G, rate: 40Gbps}"),
        "rate: 40Gbps", "rate 40Gbps of link 2 of fabric 'eth' (h1 - sw0/2) is above the 25 Gb/s that 25G Ethernet carries",
        "use at most rate: 25Gbps"},
@@ -431,6 +447,30 @@ TEST(Config, VlBuffersPerSwitchAndPerLink) {
   EXPECT_EQ(c.fabrics[0].links[1].vl_buffer_bytes, 1152u) << "exactly one 1024-MTU packet";
   c = load_config_string(kIb, "plain.yaml");
   EXPECT_EQ(c.fabrics[0].switches[0].vl_buffer_bytes, 0u);
+}
+
+TEST(Config, QosSectionProgramsEveryPort) {
+  const Config c = load_config_string(
+      replace(kIb, "    link_layer: infiniband\n",
+              "    link_layer: infiniband\n    qos:\n      data_vls: 2\n"
+              "      sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 15, 1]\n"
+              "      vlarb_high: [{vl: 1, weight: 16}]\n      vlarb_low: [{vl: 0, weight: 255}]\n"
+              "      high_limit: 4\n"),
+      "qos.yaml");
+  const PortQos q = sm::programmed_qos(c.fabrics[0].qos);
+  EXPECT_EQ(q.data_vls, 2u);
+  EXPECT_EQ(q.sl2vl[1], 1u);
+  EXPECT_EQ(q.sl2vl[14], kVl15) << "SL14 may not be used";
+  ASSERT_EQ(q.vlarb_high.size, 1u);
+  EXPECT_EQ(q.vlarb_high.entries[0], (VlArbEntry{1, 16}));
+  ASSERT_EQ(q.vlarb_low.size, 1u);
+  EXPECT_EQ(q.vlarb_low.entries[0], (VlArbEntry{0, 255}));
+  EXPECT_EQ(q.vlarb_high_limit, 4u);
+  // Left out: the power-on record for that many VLs.
+  const Config d = load_config_string(
+      replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    qos: {data_vls: 4}\n"), "vls.yaml");
+  EXPECT_EQ(sm::programmed_qos(d.fabrics[0].qos), default_port_qos(4));
+  EXPECT_EQ(sm::programmed_qos(load_config_string(kIb, "plain.yaml").fabrics[0].qos), default_port_qos(8));
 }
 
 TEST(Config, AdminGroupIsResolved) {
