@@ -1,5 +1,8 @@
 #include "daemon/credit_loops.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
 #include <set>
 
@@ -79,6 +82,20 @@ CreditLoopCheck check_credit_loops(const config::Fabric& f, const Routes& routes
     stack.clear();
   }
   return r;
+}
+
+std::string credit_loop_warning(const config::Fabric& f) {
+  if (f.link_layer != config::LinkLayer::Infiniband) return {};
+  const CreditLoopCheck c = check_credit_loops(f, compute_routes(f));
+  std::string out;
+  if (!c.looping_routes.empty())
+    out += fmt::format("fabric {}: {} routing never delivers {} (a forwarding loop). ", f.name,
+                       config::to_string(f.sm.routing), fmt::join(c.looping_routes, ", "));
+  if (!c.cycle.empty())
+    out += fmt::format("fabric {}: {} routing has a credit loop: {} -> (back to the first). A load that fills "
+                       "these links' buffers can deadlock the fabric; sm: {{routing: updn}} avoids it",
+                       f.name, config::to_string(f.sm.routing), fmt::join(c.cycle, " -> "));
+  return out;
 }
 
 }  // namespace vf

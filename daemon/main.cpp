@@ -23,6 +23,7 @@
 
 #include "core/version.hpp"
 #include "daemon/config.hpp"
+#include "daemon/credit_loops.hpp"
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/eal.hpp"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
   if (check_only) {
     std::printf("%s: OK (%zu fabrics, %zu vHCAs)\n", config_path.c_str(), cfg.fabrics.size(),
                 cfg.hcas().size());
+    // Valid, but worth knowing (configs/ring.yaml is built to show it).
+    for (const auto& f : cfg.fabrics)
+      if (const std::string w = vf::credit_loop_warning(f); !w.empty()) std::printf("warning: %s\n", w.c_str());
     return 0;
   }
 

@@ -27,19 +27,6 @@ struct Vhca {
 
 dp::Endpoint to_dp(const config::Endpoint& ep) { return {ep.node, ep.is_switch ? ep.port : 0}; }
 
-// A routing whose channel dependencies form a cycle can deadlock under load:
-// the lab should know before it happens, and why.
-void warn_about_credit_loops(const config::Fabric& f, const Routes& routes) {
-  const CreditLoopCheck c = check_credit_loops(f, routes);
-  if (!c.looping_routes.empty())
-    spdlog::error("fabric {}: {} routing never delivers {} (a forwarding loop)", f.name,
-                  config::to_string(f.sm.routing), fmt::join(c.looping_routes, ", "));
-  if (!c.cycle.empty())
-    spdlog::warn("fabric {}: {} routing has a credit loop: {} -> (back to the first). A load that "
-                 "fills these links' buffers can deadlock the fabric; sm: {{routing: updn}} avoids it",
-                 f.name, config::to_string(f.sm.routing), fmt::join(c.cycle, " -> "));
-}
-
 }  // namespace
 
 struct Topology::Impl {
@@ -100,9 +87,10 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
       fabric.connect(to_dp(l.a), to_dp(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
     // What the subnet manager (IB) or the operator's static FDB (Ethernet)
     // would program: every switch knows its port towards every HCA.
-    const Routes routes = compute_routes(f);
-    if (f.link_layer == config::LinkLayer::Infiniband) warn_about_credit_loops(f, routes);
-    for (const auto& [sw, table] : routes)
+    // A routing whose channel dependencies form a cycle can deadlock under
+    // load: the lab should know before it happens, and why.
+    if (const std::string w = credit_loop_warning(f); !w.empty()) spdlog::warn("{}", w);
+    for (const auto& [sw, table] : compute_routes(f))
       for (const auto& [hca, port] : table) {
         if (f.link_layer == config::LinkLayer::Infiniband)
           fabric.set_lft(sw, lids.lid(hca), uint8_t(port));

@@ -50,6 +50,21 @@ TEST(DaemonConfig, ShippedUnitDoesNotRestartAfterAConfigError) {
             kExitConfig);
 }
 
+// --check also says when a valid config's routing can deadlock (and stays
+// quiet when it cannot).
+TEST(DaemonConfig, CheckWarnsAboutACreditLoop) {
+  const std::string ring = Paths::source_dir() + "/configs/ring.yaml";
+  RunResult r = run({Paths::fabricd(), "--check", "--config", ring});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("warning: fabric ib: minhop routing has a credit loop: sw0/2->sw1/3 -> "), std::string::npos)
+      << r.describe();
+  for (const char* quiet : {"/configs/fat-tree.yaml", "/configs/default.yaml"}) {
+    r = run({Paths::fabricd(), "--check", "--config", Paths::source_dir() + quiet});
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.describe();
+  }
+}
+
 TEST(DaemonConfig, SyntaxErrorNamesFileAndLine) {
   std::string path = write_temp("daemon:\n  runtime_dir: /tmp/x\nfabrics: [\n  - name: a\n");
   auto r = run({Paths::fabricd(), "--config", path});
