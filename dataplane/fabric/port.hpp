@@ -112,8 +112,9 @@ class Port {
     ctl_wanted_ = true;
     if (!in_pump_) pump();
   }
-  // The link went down or trained up again (LinkStateHook).
+  // The link went down (LinkDownedCounter) or trained up again (LinkStateHook).
   void link_state(bool up) {
+    if (!up) ctr_.link_downed.add();
     if (link_state_.changed) link_state_.changed(link_state_.ctx, up);
   }
   // Re-runs arbitration, e.g. after a gate opened.

@@ -21,6 +21,7 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
   s.port_rcv_discards = c.rcv_discards.get();
   s.vl15_dropped = c.vl15_dropped.get();
   s.excessive_buffer_overrun_errors = c.excessive_buffer_overruns.get();
+  s.link_downed = c.link_downed.get();
   const Nanos since = c.wait_since.get();
   if (since != kNever && now > since) s.port_xmit_wait_ns += now - since;
   s.tx_drops = s.port_xmit_discards;
@@ -54,6 +55,8 @@ constexpr CounterDef kPortDefs[] = {
                "received packets a switch could not forward (no route, bad VL)"),
     VF_COUNTER(PortSnapshot, port_xmit_wait_ns, "PortXmitWait", "port_xmit_wait", kNanoseconds,
                "time a frame was ready but flow control let nothing go"),
+    VF_COUNTER(PortSnapshot, link_downed, "LinkDownedCounter", "link_downed", kEvents,
+               "times the link went down"),
     VF_COUNTER(PortSnapshot, vl15_dropped, "VL15Dropped", "VL15_dropped", kPackets,
                "management (VL15) packets dropped for want of buffer"),
     VF_COUNTER(PortSnapshot, excessive_buffer_overrun_errors, "ExcessiveBufferOverrunErrors",

@@ -22,6 +22,8 @@
 //    unset DLID / unknown destination MAC, route back out the ingress port,
 //    SL mapped to VL15).
 //  - rcv_discards: refused at ingress (switch memory full, flow-control admission, no receiver).
+//  - LinkDownedCounter: times the link went down (an operator's port down,
+//    a link taken down), as the PMA counts link training failing.
 //  - VL15Dropped: management packets the VL15 buffer had no room for (IB).
 //  - ExcessiveBufferOverrunErrors: data packets that overran their VL's
 //    receive buffer (IB; a correct credit sender never causes one). The PMA
@@ -61,6 +63,7 @@ struct PortCounters {
   Counter rcv_discards;
   Counter vl15_dropped;               // VL15 buffer full (IB)
   Counter excessive_buffer_overruns;  // a data VL buffer overrun (IB; PortRcvErrors too)
+  Counter link_downed;                // the link went down (Port::link_state)
   Counter xmit_wait_ns;  // completed waits; an ongoing one starts at wait_since
   Counter wait_since;    // kNever when not waiting
   std::array<ClassCounters, kNumClasses> cls;
@@ -88,6 +91,7 @@ struct PortSnapshot {
   uint64_t port_rcv_discards;  // refused at ingress: no buffer, flow control, no receiver
   uint64_t vl15_dropped;
   uint64_t excessive_buffer_overrun_errors;
+  uint64_t link_downed;
   // Ethernet-style totals (same events, bytes not words).
   uint64_t tx_bytes, rx_bytes, tx_packets, rx_packets;
   uint64_t tx_drops;  // = port_xmit_discards

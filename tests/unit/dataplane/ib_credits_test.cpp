@@ -206,6 +206,7 @@ TEST(IbCredits, ARetrainedLinkStartsFromACleanCreditState) {
   ASSERT_EQ(l.arrived(), 20u);
   ASSERT_EQ(l.ca->snapshot().vl[0].fctbs, 320u);
   l.a.link_state(false);
+  EXPECT_EQ(l.a.snapshot(0).link_downed, 1u) << "LinkDownedCounter";
   l.a.link_state(true);  // a retrains: clean state, Init FCPs
   CreditSnapshot sa = l.ca->snapshot();
   EXPECT_TRUE(sa.init);
