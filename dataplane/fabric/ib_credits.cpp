@@ -52,7 +52,7 @@ IbCredits::IbCredits(Port& port, rte_mempool* pool, const CreditConfig& cfg)
       pool_(pool),
       cfg_(cfg),
       all_vls_((1u << cfg.data_vls) - 1),
-      fcp_threshold_(std::max<uint32_t>(1, packet_blocks(cfg.vl_buffer_bytes) / 8)),
+      fcp_threshold_(std::max<uint32_t>(1, packet_blocks(cfg.vl_buffer_bytes) / 4)),
       period_(cfg.resend_ns ? cfg.resend_ns : fcp_resend_period(port.link_params().rate_bps)),
       cur_period_(period_),
       timer_(&IbCredits::on_resend, this) {
@@ -184,7 +184,12 @@ void IbCredits::release(void* self, unsigned cls, uint32_t bytes) {
   v.used -= std::min(v.used, blocks);
   v.freed += blocks;
   c.note_activity(cls);
-  if (v.freed >= c.fcp_threshold_ || v.used == 0) c.want_fcp(1u << cls);
+  // Credits go back in chunks of a quarter of the buffer: the rest of it
+  // covers the credit loop meanwhile (default_vl_buffer); an FCP per drained
+  // buffer, or per 4 KiB packet with an eighth, cost the dataplane 18-35%
+  // per frame (BM_IbPath). What is left under the threshold goes with the
+  // next resend round.
+  if (v.freed >= c.fcp_threshold_) c.want_fcp(1u << cls);
 }
 
 // ---------------------------------------------------------------- FCPs

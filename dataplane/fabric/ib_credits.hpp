@@ -23,8 +23,8 @@
 //
 // Flow-control packets (LinkControl, built when the wire is free so they carry
 // the newest values): per VL this end's FCTBS and FCCL = ABR + min(free blocks,
-// 2048). One is due for a VL when the blocks freed since its last FCP reach an
-// eighth of the buffer or the buffer empties, and periodically (the IBA's
+// 2048). One is due for a VL when the blocks freed since its last FCP reach a
+// quarter of the buffer, and periodically (the IBA's
 // resend rule: a lost or corrupted FCP is replaced by the next one). The
 // period is 65,536 symbol times (a symbol taken as one byte time at the
 // link's data rate), but not less than kMinResend so a fast emulated link
