@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "dataplane/fabric/wire_time.hpp"
 #include "dataplane/wire/fcp.hpp"
 
 namespace vf::dp {
@@ -51,9 +50,9 @@ IbCredits::IbCredits(Port& port, rte_mempool* pool, const CreditConfig& cfg)
     : port_(port),
       pool_(pool),
       cfg_(cfg),
-      all_vls_((1u << cfg.data_vls) - 1),
+      all_vls_(cfg.data_vls <= kNumDataClasses ? (1u << cfg.data_vls) - 1 : 0),
       fcp_threshold_(std::max<uint32_t>(1, packet_blocks(cfg.vl_buffer_bytes) / 4)),
-      period_(cfg.resend_ns ? cfg.resend_ns : fcp_resend_period(port.link_params().rate_bps)),
+      period_(fcp_resend_period(port.link_params().rate_bps)),
       cur_period_(period_),
       timer_(&IbCredits::on_resend, this) {
   if (port.link_layer() != LinkLayer::kInfiniBand || !port.connected())
@@ -99,26 +98,23 @@ void IbCredits::link_up() {
   reset_state();
   cur_period_ = period_;
   want_fcp(all_vls_);
-  next_fire_ = port_.scheduler().now() + cur_period_;
-  port_.scheduler().arm(timer_, next_fire_);
+  port_.scheduler().arm_after(timer_, cur_period_);
 }
 
 void IbCredits::want_fcp(uint32_t vl_mask) {
-  const uint32_t before = due_;
   due_ |= vl_mask & all_vls_;
-  if (due_ && !before) port_.request_control();
+  // Asked every time, not only when due_ was empty: an FCP that found no
+  // mbuf (next_fcp) stays due and must get another turn.
+  if (due_) port_.request_control();
 }
 
 void IbCredits::note_activity(unsigned vl) {
   active_ |= 1u << vl;
-  if (cur_period_ == period_ && next_fire_ != kNever) return;
+  if (cur_period_ == period_ && timer_.armed()) return;
   // Back from idle: the next round comes one active period from now.
   cur_period_ = period_;
   const Nanos at = port_.scheduler().now() + period_;
-  if (at < next_fire_) {
-    next_fire_ = at;
-    port_.scheduler().arm(timer_, at);
-  }
+  if (!timer_.armed() || at < timer_.deadline) port_.scheduler().arm(timer_, at);
 }
 
 // ---------------------------------------------------------------- sender
@@ -198,10 +194,11 @@ rte_mbuf* IbCredits::next_fcp(void* self) {
   auto& c = *static_cast<IbCredits*>(self);
   if (!c.due_) return nullptr;
   rte_mbuf* m = rte_pktmbuf_alloc(c.pool_);
-  if (!m) return nullptr;  // the due VLs wait for the next round
-  uint8_t* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, wire::kFcpLen));
+  uint8_t* b = m ? reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, wire::kFcpLen)) : nullptr;
   if (!b) {
-    rte_pktmbuf_free(m);
+    // No mbuf: the due VLs stay due; the next release or round tries again.
+    if (m) rte_pktmbuf_free(m);
+    c.fcp_unsent_.add();
     return nullptr;
   }
   const unsigned vl = unsigned(__builtin_ctz(c.due_));
@@ -265,15 +262,13 @@ void IbCredits::on_resend(Timer& t, Nanos now) {
     c.want_fcp(c.active_ | 1u << c.rr_vl_);
     c.rr_vl_ = uint8_t((c.rr_vl_ + 1) % c.cfg_.data_vls);
   } else if (c.cur_period_ >= kMaxIdleResend) {
-    c.next_fire_ = kNever;  // quiet link: the next packet starts the rounds again
-    return;
+    return;  // quiet link: the next packet starts the rounds again
   } else {
     c.cur_period_ = std::min(c.cur_period_ * 2, kMaxIdleResend);
     c.want_fcp(c.all_vls_);
   }
   c.active_ = 0;
-  c.next_fire_ = now + c.cur_period_;
-  c.port_.scheduler().arm(c.timer_, c.next_fire_);
+  c.port_.scheduler().arm(c.timer_, now + c.cur_period_);
 }
 
 uint32_t IbCredits::available(const Vl& v) {
@@ -295,6 +290,7 @@ CreditSnapshot IbCredits::snapshot() const {
   s.fcp_sent = fcp_sent_.get();
   s.fcp_rcvd = fcp_rcvd_.get();
   s.fcp_errors = fcp_errors_.get();
+  s.fcp_unsent = fcp_unsent_.get();
   return s;
 }
 

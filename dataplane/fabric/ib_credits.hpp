@@ -59,7 +59,6 @@ struct CreditConfig {
   uint8_t data_vls = 1;              // operational data VLs of the link (1..8)
   uint32_t vl_buffer_bytes = 32768;  // receive buffer per data VL
   uint32_t vl15_buffer_bytes = 2048;
-  Nanos resend_ns = 0;               // 0: the IBA period at the link's rate
 };
 
 // One VL's credit state, as the control thread reads it (snapshot()).
@@ -88,6 +87,7 @@ struct CreditSnapshot {
   std::array<VlCreditSnapshot, kNumDataClasses> vl;
   uint32_t vl15_used, vl15_buffer;
   uint64_t fcp_sent, fcp_rcvd, fcp_errors;
+  uint64_t fcp_unsent;  // a due FCP found no mbuf (it goes with a later turn)
 };
 
 // Default receive buffer per VL for a link: the credit loop's round trip
@@ -151,10 +151,9 @@ class IbCredits {
   bool init_ = true;        // Op = Init until the peer answered on every VL
   uint8_t rr_vl_ = 0;       // the idle VL the next round covers too
   Nanos cur_period_;
-  Nanos next_fire_ = 0;
-  CtxTimer timer_;
+  CtxTimer timer_;  // the resend rounds; not armed on a quiet link
 
-  Counter fcp_sent_, fcp_rcvd_, fcp_errors_;
+  Counter fcp_sent_, fcp_rcvd_, fcp_errors_, fcp_unsent_;
 };
 
 }  // namespace vf::dp

@@ -199,6 +199,29 @@ void lost_fcp_is_recovered(bool corrupt) {
 TEST(IbCredits, ALostFcpIsReplacedByTheResendRule) { lost_fcp_is_recovered(false); }
 TEST(IbCredits, ACorruptFcpIsCountedAndReplaced) { lost_fcp_is_recovered(true); }
 
+TEST(IbCredits, AnFcpThatFoundNoMbufGoesOutLater) {
+  CreditLink l;
+  l.holder.hold[0] = true;
+  l.send(16);
+  l.run_for(500'000);
+  ASSERT_EQ(l.arrived(), 8u);
+  // The pool runs dry just as b frees its buffer: the FCP cannot be built...
+  std::vector<rte_mbuf*> hog;
+  while (rte_mbuf* m = rte_pktmbuf_alloc(vf::test::test_mbuf_pool())) hog.push_back(m);
+  for (rte_mbuf* m : l.holder.held[0]) {  // released, but their mbufs kept too
+    hog.push_back(m);
+    l.b.release(0, rte_pktmbuf_pkt_len(m));
+  }
+  l.holder.held[0].clear();
+  l.run_for(5'000);
+  EXPECT_GT(l.cb->snapshot().fcp_unsent, 0u);
+  EXPECT_EQ(l.arrived(), 8u);
+  // ...and stays due: once mbufs are back, a later turn sends it.
+  for (rte_mbuf* m : hog) rte_pktmbuf_free(m);
+  l.run_for(4 * fcp_resend_period(10 * G));
+  EXPECT_EQ(l.arrived(), 16u);
+}
+
 TEST(IbCredits, ARetrainedLinkStartsFromACleanCreditState) {
   CreditLink l;
   l.send(20);
