@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/types.hpp"
 
@@ -30,6 +31,19 @@ inline constexpr unsigned kVlArbCap = 8;
 struct VlArbTable {
   std::array<VlArbEntry, kVlArbCap> entries{};
   uint8_t size = 0;
+  // A list of at most kVlArbCap entries (the rest are dropped).
+  static constexpr VlArbTable of(std::initializer_list<VlArbEntry> list) {
+    VlArbTable t;
+    for (const VlArbEntry& e : list)
+      if (t.size < kVlArbCap) t.entries[t.size++] = e;
+    return t;
+  }
+  // Appends one entry; false when the list is full.
+  constexpr bool add(VlArbEntry e) {
+    if (size >= kVlArbCap) return false;
+    entries[size++] = e;
+    return true;
+  }
   friend bool operator==(const VlArbTable&, const VlArbTable&) = default;
 };
 

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/port_qos.hpp"
 #include "daemon/addr.hpp"
 
 namespace vf::config {
@@ -127,13 +128,10 @@ struct SubnetManager {
 // What the SM programs into every IB port (HCA and switch): the IBA's
 // OperationalVLs, SLtoVLMappingTable and VLArbitrationTable.
 struct Qos {
-  uint8_t data_vls = 8;                     // 1, 2, 4 or 8
-  std::optional<std::array<uint8_t, 16>> sl2vl;  // default: SL n -> VL n % data_vls
-  struct Entry {
-    uint8_t vl, weight;
-  };
-  std::optional<std::vector<Entry>> vlarb_high, vlarb_low;  // default: low = every VL weight 64
-  uint8_t high_limit = 0;                   // LimitOfHighPriority (4 KiB units, 255 = unbounded)
+  uint8_t data_vls = 8;                            // 1, 2, 4 or 8
+  std::optional<std::array<uint8_t, kNumSls>> sl2vl;  // default: SL n -> VL n % data_vls
+  std::optional<VlArbTable> vlarb_high, vlarb_low;  // default: low = every VL weight 64
+  uint8_t high_limit = 0;                          // LimitOfHighPriority (4 KiB units, 255 = unbounded)
 };
 
 struct Fabric {

@@ -172,10 +172,10 @@ class FabricReader {
     }
     if (const auto t = v["sl2vl"]) {
       r_.expect_seq(t, what + " sl2vl", "sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]");
-      if (t.size() != 16)
+      if (t.size() != kNumSls)
         r_.fail(t, fmt::format("sl2vl has {} entries", t.size()), "give one VL for each of the 16 SLs, SL0 first");
-      std::array<uint8_t, 16> m{};
-      for (std::size_t sl = 0; sl < 16; ++sl) {
+      std::array<uint8_t, kNumSls> m{};
+      for (std::size_t sl = 0; sl < kNumSls; ++sl) {
         const auto vl = units::parse_uint(r_.scalar(t[sl], "sl2vl", "sl2vl: [0, 1, ...]"), 15);
         if (!vl || (*vl >= q.data_vls && *vl != 15))
           r_.fail(t[sl], fmt::format("SL{} maps to VL {}, which is not one of the {} data VLs", sl,
@@ -191,7 +191,7 @@ class FabricReader {
       r_.expect_seq(t, what + " " + key, fmt::format("{}: [{{vl: 0, weight: 64}}]", key));
       if (t.size() > 8)
         r_.fail(t, fmt::format("{} has {} entries", key, t.size()), "use at most 8 (one per data VL)");
-      std::vector<Qos::Entry> entries;
+      VlArbTable entries;
       for (const auto& e : t) {
         r_.expect_map(e, fmt::format("an entry of {}", key), {"vl", "weight"});
         const auto vl = units::parse_uint(r_.scalar(r_.required(e, "vl", key, "vl: 0"), "vl", "vl: 0"), 15);
@@ -203,9 +203,9 @@ class FabricReader {
         if (!w || *w > 255)
           r_.fail(e["weight"], fmt::format("weight {} is out of range", quoted(e["weight"].Scalar())),
                   "use 0 to 255 (units of 64 bytes; 0 skips the entry)");
-        entries.push_back({uint8_t(*vl), uint8_t(*w)});
+        entries.add({uint8_t(*vl), uint8_t(*w)});  // at most 8: checked above
       }
-      (std::string_view(key) == "vlarb_high" ? q.vlarb_high : q.vlarb_low) = std::move(entries);
+      (std::string_view(key) == "vlarb_high" ? q.vlarb_high : q.vlarb_low) = entries;
     }
     if (const auto h = v["high_limit"]) {
       const auto n = units::parse_uint(r_.scalar(h, "high_limit", "high_limit: 4"), 255);

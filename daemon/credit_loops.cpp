@@ -84,9 +84,9 @@ CreditLoopCheck check_credit_loops(const config::Fabric& f, const Routes& routes
   return r;
 }
 
-std::string credit_loop_warning(const config::Fabric& f) {
+std::string credit_loop_warning(const config::Fabric& f, const Routes& routes) {
   if (f.link_layer != config::LinkLayer::Infiniband) return {};
-  const CreditLoopCheck c = check_credit_loops(f, compute_routes(f));
+  const CreditLoopCheck c = check_credit_loops(f, routes);
   std::string out;
   if (!c.looping_routes.empty())
     out += fmt::format("fabric {}: {} routing never delivers {} (a forwarding loop). ", f.name,

@@ -26,8 +26,8 @@ struct CreditLoopCheck {
 // The channel dependency graph of `routes` over every ordered pair of HCAs.
 CreditLoopCheck check_credit_loops(const config::Fabric& fabric, const Routes& routes);
 
-// What a lab should be told about `fabric`'s own routing (its sm: section),
-// in plain words; empty when it is deadlock free.
-std::string credit_loop_warning(const config::Fabric& fabric);
+// What a lab should be told about `routes`, the fabric's own routing (its
+// sm: section), in plain words; empty when it is deadlock free.
+std::string credit_loop_warning(const config::Fabric& fabric, const Routes& routes);
 
 }  // namespace vf

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
                 cfg.hcas().size());
     // Valid, but worth knowing (configs/ring.yaml is built to show it).
     for (const auto& f : cfg.fabrics)
-      if (const std::string w = vf::credit_loop_warning(f); !w.empty()) std::printf("warning: %s\n", w.c_str());
+      if (const std::string w = vf::credit_loop_warning(f, vf::compute_routes(f)); !w.empty())
+        std::printf("warning: %s\n", w.c_str());
     return 0;
   }
 

@@ -89,8 +89,9 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     // would program: every switch knows its port towards every HCA.
     // A routing whose channel dependencies form a cycle can deadlock under
     // load: the lab should know before it happens, and why.
-    if (const std::string w = credit_loop_warning(f); !w.empty()) spdlog::warn("{}", w);
-    for (const auto& [sw, table] : compute_routes(f))
+    const Routes routes = compute_routes(f);
+    if (const std::string w = credit_loop_warning(f, routes); !w.empty()) spdlog::warn("{}", w);
+    for (const auto& [sw, table] : routes)
       for (const auto& [hca, port] : table) {
         if (f.link_layer == config::LinkLayer::Infiniband)
           fabric.set_lft(sw, lids.lid(hca), uint8_t(port));

@@ -46,12 +46,6 @@ struct ArbPort {
   Recorder rec;
 };
 
-VlArbTable table(std::initializer_list<VlArbEntry> e) {
-  VlArbTable t;
-  for (const VlArbEntry& x : e) t.entries[t.size++] = x;
-  return t;
-}
-
 PortQos qos_with(VlArbTable high, VlArbTable low, uint8_t limit) {
   PortQos q = default_port_qos(2);
   EXPECT_TRUE(q.set_vlarb(high, low, limit));
@@ -62,7 +56,7 @@ TEST(VlArbitration, WeightsShareTheWireAndAPacketStartedWithinItsWeightGoesWhole
   // VL0 may start packets while 192 x 64 = 12288 bytes last, VL1 while 4096:
   // with 1000-byte packets 13 of VL0 (the 13th starts with 288 left), then 5
   // of VL1, and again.
-  ArbPort p(qos_with({}, table({{0, 192}, {1, 64}}), 0));
+  ArbPort p(qos_with({}, VlArbTable::of({{0, 192}, {1, 64}}), 0));
   p.backlog(0, 100);
   p.backlog(1, 100);
   p.s.advance_to(36 * kFrame * 8 / 10);  // 36 frames' time at 10 Gb/s
@@ -78,7 +72,7 @@ TEST(VlArbitration, WeightsShareTheWireAndAPacketStartedWithinItsWeightGoesWhole
 
 TEST(VlArbitration, FullSizePacketsShareExactlyByWeight) {
   // 4 KiB packets (one weight-64 turn each): 3:1.
-  ArbPort p(qos_with({}, table({{0, 192}, {1, 64}}), 0));
+  ArbPort p(qos_with({}, VlArbTable::of({{0, 192}, {1, 64}}), 0));
   p.backlog(0, 300, 4122);
   p.backlog(1, 300, 4122);
   p.s.advance_to(200 * 4122 * 8 / 10);
@@ -89,12 +83,12 @@ TEST(VlArbitration, FullSizePacketsShareExactlyByWeight) {
 }
 
 TEST(VlArbitration, AnEntryWithNothingToSendPassesItsTurn) {
-  ArbPort p(qos_with({}, table({{0, 64}, {1, 64}}), 0));
+  ArbPort p(qos_with({}, VlArbTable::of({{0, 64}, {1, 64}}), 0));
   p.backlog(1, 10);
   p.s.run_until_idle();
   EXPECT_EQ(p.rec.got.size(), 10u) << "VL1 alone takes the whole wire";
   // A VL in no table (or with weight 0 only) never sends.
-  ArbPort q(qos_with({}, table({{0, 64}, {1, 0}}), 0));
+  ArbPort q(qos_with({}, VlArbTable::of({{0, 64}, {1, 0}}), 0));
   q.backlog(1, 3);
   q.backlog(0, 3);
   q.s.run_until_idle();
@@ -105,7 +99,7 @@ TEST(VlArbitration, AnEntryWithNothingToSendPassesItsTurn) {
 TEST(VlArbitration, LimitOfHighPriorityLetsOneLowPacketThrough) {
   // High may send 1 x 4 KiB before a low packet must go: 5 x 1000 bytes
   // (the 5th starts at 4000 < 4096), then one low, and again.
-  ArbPort p(qos_with(table({{1, 255}}), table({{0, 255}}), 1));
+  ArbPort p(qos_with(VlArbTable::of({{1, 255}}), VlArbTable::of({{0, 255}}), 1));
   p.backlog(1, 50);  // (the first frame queued leaves at once: the wire is idle)
   p.backlog(0, 50);
   p.s.advance_to(18 * kFrame * 8 / 10);
@@ -114,7 +108,7 @@ TEST(VlArbitration, LimitOfHighPriorityLetsOneLowPacketThrough) {
   EXPECT_EQ(std::vector<unsigned>(o.begin(), o.begin() + 18),
             (std::vector<unsigned>{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0}));
   // 255: the high table is never interrupted.
-  ArbPort u(qos_with(table({{1, 255}}), table({{0, 255}}), 255));
+  ArbPort u(qos_with(VlArbTable::of({{1, 255}}), VlArbTable::of({{0, 255}}), 255));
   u.backlog(1, 20);
   u.backlog(0, 5);
   u.s.run_until_idle();
@@ -138,20 +132,20 @@ Nanos vl1_wait(const PortQos& q) {
 TEST(VlArbitration, AHighPriorityVlWaitsAtMostForThePacketOnTheWire) {
   const Nanos frame = kFrame * 8 / 10;  // 800 ns at 10 Gb/s
   // High priority, limit 0: at most the VL0 packet on the wire, then its own.
-  const Nanos high = vl1_wait(qos_with(table({{1, 64}}), table({{0, 255}}), 0));
+  const Nanos high = vl1_wait(qos_with(VlArbTable::of({{1, 64}}), VlArbTable::of({{0, 255}}), 0));
   EXPECT_LE(high, 2 * frame);
   // The same VL in the low table behind VL0's weight of 255 x 64 bytes: it
   // waits for VL0's turn to end (up to 17 packets).
-  const Nanos low = vl1_wait(qos_with({}, table({{0, 255}, {1, 64}}), 0));
+  const Nanos low = vl1_wait(qos_with({}, VlArbTable::of({{0, 255}, {1, 64}}), 0));
   EXPECT_GT(low, 5 * frame);
   EXPECT_LE(low, 18 * frame);
 }
 
 TEST(VlArbitration, TablesNamingAMissingVlAreRefused) {
   PortQos q = default_port_qos(2);
-  EXPECT_FALSE(q.set_vlarb({}, table({{0, 64}, {2, 64}}), 0)) << "VL2 is not operational";
-  EXPECT_FALSE(q.set_vlarb(table({{15, 1}}), {}, 0)) << "VL15 is never arbitrated";
-  EXPECT_TRUE(q.set_vlarb({}, table({{0, 64}, {5, 0}}), 0)) << "weight 0 entries are ignored";
+  EXPECT_FALSE(q.set_vlarb({}, VlArbTable::of({{0, 64}, {2, 64}}), 0)) << "VL2 is not operational";
+  EXPECT_FALSE(q.set_vlarb(VlArbTable::of({{15, 1}}), {}, 0)) << "VL15 is never arbitrated";
+  EXPECT_TRUE(q.set_vlarb({}, VlArbTable::of({{0, 64}, {5, 0}}), 0)) << "weight 0 entries are ignored";
   VlArbTable big;
   big.size = kVlArbCap + 1;
   EXPECT_FALSE(q.set_vlarb({}, big, 0));

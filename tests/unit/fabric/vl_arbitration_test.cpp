@@ -21,19 +21,13 @@ using engine::test::AppQp;
 constexpr uint32_t kMsg = 64 * 1024;
 constexpr unsigned kWrs = 24;
 
-VlArbTable table(std::initializer_list<VlArbEntry> e) {
-  VlArbTable t;
-  for (const VlArbEntry& x : e) t.entries[t.size++] = x;
-  return t;
-}
-
 TEST(VlArbitration, TwoSlsThroughOneBottleneckShareItByWeight) {
   LabConfig c;
   c.hosts = 3;
   c.link = {2'000'000'000ULL, 500, 4096};
   FabricLab lab(c);
   auto& sw = static_cast<dp::IbSwitch&>(*lab.fabric.find_switch("sw0"));
-  sw.set_vlarb(3, {}, table({{0, 192}, {1, 64}}), 0);  // towards host 2
+  sw.set_vlarb(3, {}, VlArbTable::of({{0, 192}, {1, 64}}), 0);  // towards host 2
 
   auto& target = *lab.host(2).app;
   std::vector<uint8_t> sink(2 * kWrs * size_t(kMsg));
@@ -174,9 +168,9 @@ TEST(VlArbitration, AHighPriorityVlStaysFastBehindABulkLoad) {
   // One 4 KiB packet at 2 Gb/s is 16.5 us on the wire.
   const Nanos packet = 16'500;
   // VL1 high (limit 0: one high packet, then low may send one), VL0 low.
-  const Nanos high = worst_small_write_latency(table({{1, 4}}), table({{0, 255}}), 0);
+  const Nanos high = worst_small_write_latency(VlArbTable::of({{1, 4}}), VlArbTable::of({{0, 255}}), 0);
   // VL1 only in the low table, behind VL0's weight of 255 x 64 bytes.
-  const Nanos low = worst_small_write_latency({}, table({{0, 255}, {1, 4}}), 0);
+  const Nanos low = worst_small_write_latency({}, VlArbTable::of({{0, 255}, {1, 4}}), 0);
   std::printf("small WRITE behind bulk: worst %.1f us as high priority, %.1f us as low priority\n",
               double(high) / 1e3, double(low) / 1e3);
   // The round trip of a small WRITE on an idle path is ~2.5 us here (two
