@@ -82,7 +82,13 @@ TEST(Incast, FourWriteBwClientsIntoOneVhcaAreLosslessAndFair) {
         d.app_env()));
   for (unsigned i = 0; i < kSenders; ++i) {
     std::vector<std::string> a{"ib_write_bw", "-d", "vib" + std::to_string(i), "-i", "1", "-p",
-                               std::to_string(19500 + i), "-s", "65536", "-D", "5", "127.0.0.1"};
+                               std::to_string(19500 + i), "-s", "65536", "-D", "5",
+                               // Local ACK timeout 4.096 us x 2^20 = 4.3 s instead of perftest's
+                               // 67 ms: on a lossless fabric only a host that stalls the lcore
+                               // (a busy 2-core CI machine) could time an ACK out, and the
+                               // emulator then fires the timer before the target's next poll
+                               // sends the ACK. Retransmissions must mean loss, not load.
+                               "-u", "20", "127.0.0.1"};
     // The client retries while its server does not listen yet.
     for (int attempt = 0; attempt < 100; ++attempt) {
       clients.push_back(std::make_unique<Process>(a, d.app_env()));
