@@ -79,25 +79,33 @@ TEST_P(Perftest, ServerAndClientPass) {
   const auto& c = std::get<0>(GetParam());
   const auto& f = std::get<1>(GetParam());
   static int port = 20000;
-  const std::string p = std::to_string(++port);
-  auto args = [&](const char* dev) {
-    std::vector<std::string> a{c.tool, "-d", dev, "-i", "1", "-p", p};
-    a.insert(a.end(), f.gid_args.begin(), f.gid_args.end());
-    a.insert(a.end(), c.args.begin(), c.args.end());
-    return a;
-  };
-  Process server(args(f.server_dev), daemon_->app_env());
-  // perftest's stdout is a pipe here, so "Waiting for client" shows only at
-  // exit: the client retries while the server does not listen yet.
-  auto a = args(f.client_dev);
-  a.push_back("127.0.0.1");
-  RunResult client;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    client = run(a, daemon_->app_env(), std::chrono::seconds(240));
-    if (client.exit_code == 0 || client.err.find("Couldn't connect") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  RunResult client, srv;
+  // perftest calibrates its cycle counter against the clock at start and
+  // gives up ("Correlation coefficient r^2 ... < 0.9", exit 1) when the host
+  // is too busy to measure: that is the tool, not the fabric, so run the
+  // pair again (at most three times).
+  for (int run_no = 0; run_no < 3; ++run_no) {
+    const std::string p = std::to_string(++port);
+    auto args = [&](const char* dev) {
+      std::vector<std::string> a{c.tool, "-d", dev, "-i", "1", "-p", p};
+      a.insert(a.end(), f.gid_args.begin(), f.gid_args.end());
+      a.insert(a.end(), c.args.begin(), c.args.end());
+      return a;
+    };
+    Process server(args(f.server_dev), daemon_->app_env());
+    // perftest's stdout is a pipe here, so "Waiting for client" shows only at
+    // exit: the client retries while the server does not listen yet.
+    auto a = args(f.client_dev);
+    a.push_back("127.0.0.1");
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      client = run(a, daemon_->app_env(), std::chrono::seconds(240));
+      if (client.exit_code == 0 || client.err.find("Couldn't connect") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    srv = server.wait(std::chrono::seconds(60));
+    const auto calibration = [](const RunResult& r) { return r.err.find("Correlation coefficient") != std::string::npos; };
+    if (!calibration(client) && !calibration(srv)) break;
   }
-  RunResult srv = server.wait(std::chrono::seconds(60));
   ASSERT_EQ(client.exit_code, 0) << "client: " << client.describe() << "\nserver: " << srv.describe();
   ASSERT_EQ(srv.exit_code, 0) << "server: " << srv.describe();
   // Every tool prints its result table under a "#bytes" header, then one row
