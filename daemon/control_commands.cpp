@@ -12,6 +12,8 @@
 #include "daemon/counter_format.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/link_lookup.hpp"
+#include "daemon/sysfs_spec.hpp"
 #include "daemon/metrics_text.hpp"
 #include "daemon/topology.hpp"
 
@@ -76,8 +78,10 @@ json env(DaemonState& d) {
 }
 
 // `fabricctl port set <hca> state down|up`, like `ip link set <dev> down`:
-// sysfs ports/1/state and query_port follow, the port passes no packets while
-// down, and every context of the vHCA gets IBV_EVENT_PORT_ERR / PORT_ACTIVE.
+// the vHCA's link goes down (PhysState Disabled) or trains again. sysfs and
+// query_port follow, the port passes no packets while down, and every
+// context of the vHCA gets IBV_EVENT_PORT_ERR, then PORT_ACTIVE once the
+// port is active again -- on IB when the subnet manager's sweep activates it.
 void port_set(DaemonState& d, const json& args, control::Reply reply) {
   const auto str = [&](const char* k) {
     return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
@@ -88,30 +92,21 @@ void port_set(DaemonState& d, const json& args, control::Reply reply) {
   const auto& vhcas = d.topology().vhcas();
   size_t i = 0;
   while (i < vhcas.size() && vhcas[i].name != name) ++i;
-  if (i == vhcas.size())
+  const auto ref = d.config().find_hca(name);
+  if (i == vhcas.size() || !ref || !ref->link)
     return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
+  const LinkRef link{size_t(ref->fabric - d.config().fabrics.data()), size_t(ref->link - ref->fabric->links.data())};
   const bool up = state == "up";
-  // The values the port's PortInfo takes; query_port, fabricctl and sysfs
-  // all show that record.
-  const PortState st = up ? PortState::kActive : PortState::kDown;
-  const PhysState phys = up ? PhysState::kLinkUp : PhysState::kDisabled;
   DaemonState* dp = &d;
-  bool queued = d.lcore().post([dp, i, up, st, phys, name, reply] {
+  const bool queued = d.lcore().post([dp, i, link, up, name, reply] {
     Topology& topo = dp->topology();
-    const bool was = topo.port_up(i);
-    topo.set_port_state(i, st, phys);
-    // sysfs is rewritten from the record before the event goes out: an app
-    // woken by PORT_ACTIVE must already read ACTIVE there.
-    dp->publish_port(i, topo.port_info(i), [dp, i, up, was, name, reply](const std::string& error) {
-      const char* now = up ? "ACTIVE" : "DOWN";
-      if (was != up && !dp->lcore().post([dp, i, up] {
-            dp->events(i).port_event(up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
-          }))
-        return reply.error(std::string("the port is ") + now + " but its apps could not be told",
-                           "the dataplane is busy");
-      if (!error.empty())
-        return reply.error(std::string("the port is ") + now + " but sysfs could not be updated: " + error);
-      reply.ok({{"hca", name}, {"port_state", now}, {"changed", was != up}});
+    const bool changed = topo.link_up(link.fabric, link.link) != up;
+    for (size_t end : topo.set_link_up(link.fabric, link.link, up, PhysState::kDisabled))
+      if (end != i) dp->port_changed(end, nullptr);
+    const char* now = runtime::to_string(topo.port_info(i).state);
+    dp->port_changed(i, [name, now, changed, reply](const std::string& error) {
+      if (!error.empty()) return reply.error(std::string("the port is ") + now + " but " + error);
+      reply.ok({{"hca", name}, {"port_state", now}, {"changed", changed}});
     });
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");

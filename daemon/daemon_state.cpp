@@ -35,6 +35,8 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   lcore_ = std::make_unique<Lcore>(cfg.daemon.time_dilation);
   topology_ = std::make_unique<Topology>(cfg, lcore_->scheduler(), eal.pool());
   lcore_->add_poller([t = topology_.get()] { return t->poll(); });
+  announced_active_.assign(topology_->vhcas().size(), 1);  // the SM's first sweep activated them all
+  topology_->on_port_activated([this](size_t i) { port_changed(i, nullptr); });
 
   auto specs = runtime::make_device_specs(cfg);
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
@@ -88,6 +90,24 @@ void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(co
       spdlog::warn("sysfs of {}: {}", topology_->vhcas().at(vhca).name, error);
     }
     then(error);
+  });
+}
+
+void DaemonState::port_changed(size_t i, std::function<void(const std::string&)> then) {
+  PortInfo now = topology_->port_info(i);
+  const bool active = now.passes_data();
+  publish_port(i, std::move(now), [this, i, active, then = std::move(then)](const std::string& error) {
+    // Decided on what was published, not on the state by then: a port that
+    // went down and came back quickly still tells its apps both.
+    const bool queued = lcore_->post([this, i, active] {
+      if (bool(announced_active_[i]) == active) return;
+      announced_active_[i] = active;
+      events(i).port_event(active ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+    });
+    if (!then) return;
+    if (!queued) return then("its apps could not be told: the dataplane is busy");
+    if (!error.empty()) return then("sysfs could not be updated: " + error);
+    then("");
   });
 }
 

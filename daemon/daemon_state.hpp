@@ -50,6 +50,13 @@ class DaemonState {
   // `port`, the lcore's copy of it, into the runtime tree on the control
   // thread, then calls `then` there with "" or what went wrong. Any thread.
   void publish_port(size_t vhca, PortInfo port, std::function<void(const std::string& error)> then);
+  // After vHCA `vhca`'s port record changed on the lcore (its link went down
+  // or trained, a sweep activated it): publishes the record as it is now,
+  // then tells the vHCA's apps PORT_ACTIVE / PORT_ERR if what was published
+  // entered or left ACTIVE since they were last told, so an app woken by the
+  // event reads the new state in sysfs. `then` (may be empty) gets "" or what
+  // went wrong, on the control thread. Lcore only.
+  void port_changed(size_t vhca, std::function<void(const std::string& error)> then);
   const rte_mempool* mbuf_pool() const { return eal_.pool(); }
 
  private:
@@ -80,6 +87,7 @@ class DaemonState {
   WatchdogGate watchdog_gate_;
   std::chrono::microseconds watchdog_period_{0};
   bool stopping_ = false;
+  std::vector<char> announced_active_;  // per vHCA, lcore only: what its apps were last told
 };
 
 }  // namespace vf

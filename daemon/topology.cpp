@@ -25,7 +25,7 @@ struct Vhca {
   std::unique_ptr<engine::Hca> engine;
 };
 
-dp::Endpoint to_dp(const config::Endpoint& ep) { return {ep.node, ep.is_switch ? ep.port : 0}; }
+using sm::dp_endpoint;
 
 }  // namespace
 
@@ -38,6 +38,9 @@ struct Topology::Impl {
   // Per fabric (null for Ethernet); after `fabrics`, so destroyed first.
   std::vector<std::unique_ptr<dp::CreditDeadlockDetector>> deadlocks;
   std::vector<std::string> routing;  // per fabric: the routing's name, for messages
+  std::vector<std::unique_ptr<sm::SubnetManager>> sms;  // per fabric; null for Ethernet
+  std::vector<const config::Fabric*> cfg;                // per fabric
+  std::function<void(size_t)> activated;
   explicit Impl(Scheduler& s) : sched(s) {}
 };
 
@@ -66,58 +69,103 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
   for (const auto& f : cfg.fabrics) {
     auto& fabric = *impl_->fabrics.emplace_back(
         std::make_unique<dp::Fabric>(sched, f.name, config::to_core(f.link_layer), pool));
+    impl_->cfg.push_back(&f);
+    add_switches(fabric, f);
     const auto lids = sm::assign_lids(f);
-    const PortQos qos = sm::programmed_qos(f.qos);  // IB: what the SM programs into every port
-    for (const auto& s : f.switches) {
-      dp::SwitchConfig sc;
-      sc.nports = s.ports;
-      sc.latency_ns = s.latency_ns;
-      sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
-      sc.data_vls = qos.data_vls;
-      dp::Switch& sw = fabric.add_switch(s.name, sc);
-      if (f.link_layer != config::LinkLayer::Infiniband) continue;
-      auto& ib = static_cast<dp::IbSwitch&>(sw);
-      for (unsigned port = 1; port <= s.ports; ++port) {
-        for (uint8_t sl = 0; sl < kNumSls; ++sl) ib.set_sl2vl(port, sl, qos.sl2vl[sl]);
-        ib.set_vlarb(port, qos.vlarb_high, qos.vlarb_low, qos.vlarb_high_limit);
-      }
-    }
-    for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name), lids.lmc);
+    for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name));
     for (const auto& l : f.links)
-      fabric.connect(to_dp(l.a), to_dp(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
-    // What the subnet manager (IB) or the operator's static FDB (Ethernet)
-    // would program: every switch knows its port towards every HCA.
-    // A routing whose channel dependencies form a cycle can deadlock under
-    // load: the lab should know before it happens, and why.
-    const Routes routes = compute_routes(f);
-    if (const std::string w = credit_loop_warning(f, routes); !w.empty()) spdlog::warn("{}", w);
-    for (const auto& [sw, table] : routes)
-      for (const auto& [hca, port] : table) {
-        if (f.link_layer == config::LinkLayer::Infiniband)
-          fabric.set_lft(sw, lids.lid(hca), uint8_t(port));
-        else
-          fabric.add_fdb(sw, f.find_hca(hca)->mac, port);
-      }
+      fabric.connect(dp_endpoint(l.a), dp_endpoint(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
     const bool ib = f.link_layer == config::LinkLayer::Infiniband;
     impl_->deadlocks.push_back(ib ? std::make_unique<dp::CreditDeadlockDetector>(fabric) : nullptr);
     impl_->routing.push_back(ib ? config::to_string(f.sm.routing) : "");
-    // RoCE has no ARP here: each port knows every peer GID's MAC statically.
-    if (f.link_layer == config::LinkLayer::Ethernet)
-      for (const auto& a : f.hcas)
-        for (const auto& b : f.hcas)
-          if (a.name != b.name)
-            for (const auto& g : vhca_by_name(b.name).port.gids) fabric.set_neighbour(a.name, g, b.mac);
+    if (!ib) {
+      impl_->sms.push_back(nullptr);
+      program_ethernet(fabric, f);
+      continue;
+    }
+    // The SM's first sweep: every LFT, and every port from Init to Active.
+    auto& sm = *impl_->sms.emplace_back(std::make_unique<sm::SubnetManager>(f, fabric, sched, kSweepDelay));
+    const sm::SweepReport& r = sm.sweep();
+    // A routing whose channel dependencies form a cycle can deadlock under
+    // load: the lab should know before it happens, and why.
+    if (const std::string w = credit_loop_warning(f, sm.routes()); !w.empty()) spdlog::warn("{}", w);
+    const size_t fi = impl_->sms.size() - 1;
+    sm.on_sweep([this, fi](const sm::SweepReport& done) { after_sweep(fi, done); });
+    spdlog::info("fabric {}: subnet manager swept: {} routing, {} LFT entries, {} ports active", f.name,
+                 impl_->routing.back(), r.lft_changes, r.activated.size());
   }
 }
 
-void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,
-                        uint8_t lmc) {
+void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
+  const PortQos qos = sm::programmed_qos(f.qos);  // IB: what the SM programs into every port
+  for (const auto& s : f.switches) {
+    dp::SwitchConfig sc;
+    sc.nports = s.ports;
+    sc.latency_ns = s.latency_ns;
+    sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
+    sc.data_vls = qos.data_vls;
+    dp::Switch& sw = fabric.add_switch(s.name, sc);
+    if (f.link_layer != config::LinkLayer::Infiniband) continue;
+    auto& ib = static_cast<dp::IbSwitch&>(sw);
+    for (unsigned port = 1; port <= s.ports; ++port) {
+      for (uint8_t sl = 0; sl < kNumSls; ++sl) ib.set_sl2vl(port, sl, qos.sl2vl[sl]);
+      ib.set_vlarb(port, qos.vlarb_high, qos.vlarb_low, qos.vlarb_high_limit);
+    }
+  }
+}
+
+// What the operator's static FDB would say: every switch knows its port
+// towards every HCA. RoCE has no ARP here: each port knows every peer GID's
+// MAC statically.
+void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
+  for (const auto& [sw, table] : compute_routes(f))
+    for (const auto& [hca, port] : table) fabric.add_fdb(sw, f.find_hca(hca)->mac, port);
+  for (const auto& a : f.hcas)
+    for (const auto& b : f.hcas)
+      if (a.name != b.name)
+        for (const auto& g : vhca_by_name(b.name).port.gids) fabric.set_neighbour(a.name, g, b.mac);
+}
+
+void Topology::after_sweep(size_t fabric, const sm::SweepReport& r) {
+  spdlog::info("fabric {}: subnet manager sweep {}: {} of {} links up, {} LFT entries changed, {} ports "
+               "activated, {} switch/HCA pairs without a route",
+               impl_->fabrics[fabric]->name(), r.number, r.links_up, r.links, r.lft_changes, r.activated.size(),
+               r.unrouted);
+  if (!impl_->activated) return;
+  for (const std::string& name : r.activated)
+    for (size_t i = 0; i < info_.size(); ++i)
+      if (info_[i].name == name && info_[i].fabric == impl_->fabrics[fabric]->name()) impl_->activated(i);
+}
+
+std::vector<size_t> Topology::set_link_up(size_t fabric, size_t link, bool up, PhysState phys_down) {
+  const config::Fabric& f = *impl_->cfg.at(fabric);
+  const config::Link& l = f.links.at(link);
+  impl_->fabrics[fabric]->set_link_up(dp_endpoint(l.a), up, phys_down);
+  if (impl_->sms[fabric]) impl_->sms[fabric]->request_sweep();
+  std::vector<size_t> ends;
+  for (size_t i = 0; i < info_.size(); ++i)
+    if (info_[i].fabric == f.name && (info_[i].name == l.a.node || info_[i].name == l.b.node)) ends.push_back(i);
+  return ends;
+}
+
+bool Topology::link_up(size_t fabric, size_t link) const {
+  const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
+  return impl_->fabrics[fabric]->find_link(dp_endpoint(l.a))->up();
+}
+
+void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }
+
+const sm::SubnetManager* Topology::subnet_manager(size_t fabric) const { return impl_->sms.at(fabric).get(); }
+const dp::Fabric& Topology::fabric(size_t i) const { return *impl_->fabrics.at(i); }
+
+void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid) {
   const config::Link* link = f.link_of(h.name);
   if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
   VhcaInfo info = describe_vhca({&f, &h, link}, lid);
   dp::HcaPortConfig pc;
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
+  if (f.link_layer == config::LinkLayer::Infiniband) pc.state = PortState::kInit;  // until the SM's sweep
   v->port = &fabric.add_hca_port(h.name, pc);
   if (f.link_layer == config::LinkLayer::Infiniband) {
     const PortQos& q = info.port.qos;
@@ -142,11 +190,6 @@ const VhcaInfo& Topology::vhca_by_name(const std::string& name) const {
 Topology::~Topology() = default;
 
 engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i)->engine; }
-
-bool Topology::port_up(size_t i) const { return impl_->vhcas.at(i)->port->passes_data(); }
-void Topology::set_port_state(size_t i, PortState state, PhysState phys) {
-  impl_->vhcas.at(i)->port->set_state(state, phys);
-}
 
 const PortInfo& Topology::port_info(size_t i) const { return impl_->vhcas.at(i)->port->info(); }
 
@@ -239,7 +282,7 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
       {"link_layer", config::to_string(info.link_layer)},
       {"lid", snap.port_info.lid},
       {"gids", gids},
-      {"port_state", snap.port_info.passes_data() ? "ACTIVE" : "DOWN"},
+      {"port_state", runtime::to_string(snap.port_info.state)},
       {"active_mtu", snap.port_info.mtu},
       {"objects",
        {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},

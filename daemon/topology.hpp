@@ -6,6 +6,7 @@
 
 #include <rte_mempool.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/metrics_text.hpp"
 #include "core/scheduler.hpp"
+#include "daemon/subnet_manager.hpp"
 #include "dataplane/fabric/hca_port.hpp"
 #include "device/engine/hca.hpp"
 
@@ -48,12 +50,24 @@ class Topology {
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
 
+  // How long an IB subnet manager waits between a link change and its sweep.
+  static constexpr Nanos kSweepDelay = 1'000'000;
+
   const std::vector<VhcaInfo>& vhcas() const { return info_; }
   engine::Hca& engine(size_t i);
-  // The operator's port switch (fabricctl port set): a down port passes no
-  // packets either way. Lcore only.
-  bool port_up(size_t i) const;
-  void set_port_state(size_t i, PortState state, PhysState phys);
+
+  // ---- links and subnet managers (lcore only, like everything below)
+  // Takes link `link` of config fabric `fabric` down or brings it up
+  // (dp::Fabric::set_link_up; `phys_down` is what a vHCA end shows while
+  // down) and, on IB, has the fabric's SM sweep kSweepDelay later. Returns
+  // the vHCAs at its ends: their port records changed.
+  std::vector<size_t> set_link_up(size_t fabric, size_t link, bool up, PhysState phys_down);
+  bool link_up(size_t fabric, size_t link) const;
+  // Called for every vHCA port a sweep activated, after the sweep.
+  void on_port_activated(std::function<void(size_t vhca)> fn);
+  // The fabric's SM (null on Ethernet) and dataplane fabric.
+  const sm::SubnetManager* subnet_manager(size_t fabric) const;
+  const dp::Fabric& fabric(size_t i) const;
   // vHCA i's port record as it is now (the HcaPort's). Lcore only, or before
   // the lcore runs: a change to it must be published (DaemonState::publish_port).
   const PortInfo& port_info(size_t i) const;
@@ -70,8 +84,10 @@ class Topology {
   std::vector<std::string> check_credit_deadlocks();
 
  private:
-  void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid,
-                uint8_t lmc);
+  void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid);
+  void add_switches(dp::Fabric& fabric, const config::Fabric& f);
+  void program_ethernet(dp::Fabric& fabric, const config::Fabric& f);
+  void after_sweep(size_t fabric, const sm::SweepReport& r);
   const VhcaInfo& vhca_by_name(const std::string& name) const;
 
   struct Impl;

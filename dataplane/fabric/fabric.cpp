@@ -119,7 +119,8 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
                                     " bytes cannot hold one packet of the link's MTU " +
                                     std::to_string(params.mtu) + " (" +
                                     std::to_string(max_frame_bytes(ll_, params.mtu)) + " bytes)");
-  LinkInfo& li = links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}});
+  LinkInfo& li =
+      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, &pa, &pb});
   connect_ports(pa, pb, *li.link);
   if (credits) {
     const uint8_t vls = std::min(vls_a, vls_b);
@@ -127,6 +128,33 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
     li.credits_b = make_credits(pb, buf_b, cb->vl15_buffer_bytes, vls);
   }
   return *li.link;
+}
+
+const LinkInfo* Fabric::find_link(const Endpoint& end) const {
+  for (const LinkInfo& l : links_)
+    if (l.a == end || l.b == end) return &l;
+  return nullptr;
+}
+
+const LinkInfo& Fabric::set_link_up(const Endpoint& end, bool up, PhysState phys_down) {
+  const LinkInfo* l = find_link(end);
+  if (!l) throw std::invalid_argument("fabric " + name_ + ": " + end.str() + " has no link");
+  Port& pa = *l->port_a;
+  Port& pb = *l->port_b;
+  HcaPort* ha = l->a.port == 0 ? find_hca_port(l->a.node) : nullptr;
+  HcaPort* hb = l->b.port == 0 ? find_hca_port(l->b.node) : nullptr;
+  // Down: the ports stop and drop their queues before the wire is emptied,
+  // so nothing new goes onto it. Up: the records say Init (or Active) before
+  // the ports start exchanging flow-control packets.
+  for (HcaPort* h : {ha, hb})
+    if (h) h->link_changed(up, phys_down);
+  pa.set_link_up(up);
+  pb.set_link_up(up);
+  if (!up) {
+    l->link->a_to_b().flush();
+    l->link->b_to_a().flush();
+  }
+  return *l;
 }
 
 std::pair<const PortConfig*, uint8_t> Fabric::port_setup(const Endpoint& e) {

@@ -53,6 +53,10 @@ struct LinkInfo {
   // IB: each end's credit flow control (null when off); destroyed before
   // the link and the ports.
   std::unique_ptr<IbCredits> credits_a, credits_b;
+  Port* port_a = nullptr;
+  Port* port_b = nullptr;
+
+  bool up() const { return port_a->link_up(); }  // both ends always agree
 };
 
 struct NamedPortSnapshot {
@@ -88,6 +92,15 @@ class Fabric {
   void set_lft(std::string_view sw, uint16_t dlid, uint8_t port);
   void add_fdb(std::string_view sw, const Mac& mac, unsigned port);
   void set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac);
+
+  // ---- link state (the operator's port/link down, a pulled cable)
+  // Takes the link that `end` is one end of down, or brings it up again:
+  // both ports (their queues, flow control, LinkDownedCounter), the frames
+  // on the wire, and an HCA end's PortInfo (HcaPort::link_changed, with
+  // `phys_down` while down). Routing is the subnet manager's: nothing is
+  // rerouted here. Throws std::invalid_argument when `end` has no link.
+  const LinkInfo& set_link_up(const Endpoint& end, bool up, PhysState phys_down = PhysState::kPolling);
+  const LinkInfo* find_link(const Endpoint& end) const;
 
   // ---- lookup (nullptr / throws when unknown)
   Switch* find_switch(std::string_view name);

@@ -59,11 +59,13 @@ void HcaPort::set_sl2vl(uint8_t sl, uint8_t vl) {
 }
 
 void HcaPort::set_state(PortState state, PhysState phys) {
-  const bool was_up = cfg_.passes_data();
   cfg_.state = state;
   cfg_.phys_state = phys;
-  // Up again: the link retrains, and flow control starts from a clean state.
-  if (cfg_.passes_data() != was_up) port_.link_state(cfg_.passes_data());
+}
+
+void HcaPort::link_changed(bool up, PhysState phys_down) {
+  if (!up) return set_state(PortState::kDown, phys_down);
+  set_state(cfg_.link_layer == LinkLayer::kInfiniBand ? PortState::kInit : PortState::kActive, PhysState::kLinkUp);
 }
 
 void HcaPort::set_vlarb(const VlArbTable& high, const VlArbTable& low, uint8_t high_limit) {

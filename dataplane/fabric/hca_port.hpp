@@ -105,9 +105,16 @@ class HcaPort final : public HostPort {
   void set_gid(unsigned index, const Gid& gid);
   void set_neighbour(const Gid& gid, const Mac& mac);
   void remove_neighbour(const Gid& gid);
-  // IBA port state: only an ACTIVE port passes data. Down = an operator's
-  // `port set state down` (PhysState Disabled), as `ip link set down`.
+  // IBA port state: only an ACTIVE port passes data. The subnet manager
+  // moves an IB port Init -> Armed -> Active; the record changes, the link
+  // does not (that is link_changed).
   void set_state(PortState state, PhysState phys);
+  // The physical link went down or trained up (Fabric::set_link_up): down ->
+  // Down with `phys_down` (Disabled: an operator's `port set state down`;
+  // Polling: the far end or the cable is gone); up -> LinkUp and Init on IB,
+  // where the subnet manager activates the port, Active on Ethernet, which
+  // has none.
+  void link_changed(bool up, PhysState phys_down);
   bool passes_data() const { return cfg_.passes_data(); }
 
   const std::string& name() const { return port_.name(); }

@@ -252,7 +252,11 @@ void IbCredits::receive_fcp(rte_mbuf* m) {
 // ---------------------------------------------------------------- timing
 
 void IbCredits::on_link_state(void* self, bool up) {
-  if (up) static_cast<IbCredits*>(self)->link_up();
+  auto& c = *static_cast<IbCredits*>(self);
+  if (up) return c.link_up();
+  // Nothing to send on a dead link; training starts the rounds again.
+  c.port_.scheduler().disarm(c.timer_);
+  c.due_ = 0;
 }
 
 void IbCredits::on_resend(Timer& t, Nanos now) {

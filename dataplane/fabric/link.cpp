@@ -57,6 +57,15 @@ bool LinkDirection::run_stages(rte_mbuf* m, const WireTime& depart, const WireTi
   return false;
 }
 
+void LinkDirection::flush() {
+  sched_.disarm(timer_);
+  while (!flight_.empty()) {
+    rte_pktmbuf_free(flight_.pop().m);
+    lost.add();
+  }
+  busy_ = WireTime{sched_.now(), 0};
+}
+
 void LinkDirection::on_arrival(Timer& t, Nanos now) {
   auto& self = CtxTimer::owner<LinkDirection>(t);
   while (!self.flight_.empty() && self.flight_.front().arrive <= now) {
@@ -79,7 +88,7 @@ constexpr CounterDef kLinkDefs[] = {
     VF_COUNTER(LinkDirectionSnapshot, overflow, "overflow", "link_overflow_drops", kPackets,
                "frames dropped because too many were in flight (a sizing bug)"),
     VF_COUNTER(LinkDirectionSnapshot, lost, "lost", "link_lost_frames", kPackets,
-               "frames the impairment stage lost on the wire (they still used their wire time)"),
+               "frames lost on the wire: by the impairment stage (they still used their wire time) or on it when the link went down"),
 };
 static_assert(valid_counter_table<LinkDirectionSnapshot>(kLinkDefs));
 }  // namespace

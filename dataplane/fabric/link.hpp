@@ -68,6 +68,10 @@ class LinkDirection {
   // the exact arrival time of its last bit at the far end.
   WireTime send(rte_mbuf* m);
 
+  // The link went down: the frames on the wire never arrive (counted in
+  // `lost`) and the wire is free at once.
+  void flush();
+
   uint32_t in_flight() const { return flight_.size(); }
   const LinkParams& params() const { return params_; }
   LinkLayer link_layer() const { return ll_; }
@@ -75,7 +79,7 @@ class LinkDirection {
   Counter frames_sent;  // frames put on the wire
   Counter bytes_on_wire;  // incl. Ethernet overhead
   Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
-  Counter lost;        // frames the impairment stage lost on the wire
+  Counter lost;        // frames lost on the wire: the impairment stage, or the link went down
 
   LinkDirectionSnapshot snapshot() const {
     return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get()};

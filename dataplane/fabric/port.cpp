@@ -35,7 +35,7 @@ bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, u
     return false;
   }
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-  if (q_[cls].full() || bytes > max_frame_ || !tx_) [[unlikely]] {
+  if (q_[cls].full() || bytes > max_frame_ || !tx_ || !link_up_) [[unlikely]] {
     drop_egress(cls, m, origin, origin_cls);
     return false;
   }
@@ -59,13 +59,39 @@ void Port::drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_c
   if (origin) origin->release(origin_cls, bytes);
 }
 
+void Port::set_link_up(bool up) {
+  if (up == link_up_) return;
+  link_up_ = up;
+  if (!up) {
+    ctr_.link_downed.add();
+    sched_.disarm(tx_timer_);
+    set_waiting(false, sched_.now());
+    ctl_wanted_ = false;
+    discard_queued();
+  }
+  if (link_state_.changed) link_state_.changed(link_state_.ctx, up);
+  if (up) pump();
+}
+
+void Port::discard_queued() {
+  for (unsigned cls = 0; cls < kNumClasses; ++cls)
+    while (!q_[cls].empty()) {
+      rte_mbuf* const m = q_[cls].pop();
+      const QueuedFrame f = dp::queued(m);
+      --queued_;
+      ctr_.cls[cls].depth_pkts.sub(1);
+      ctr_.cls[cls].depth_bytes.sub(f.bytes);
+      drop_egress(cls, m, f.origin, f.origin_cls);
+    }
+}
+
 void Port::on_tx_timer(Timer& t, Nanos) { CtxTimer::owner<Port>(t).pump(); }
 
 // Sends whatever the arbiter picks while the wire is free, then sleeps until
 // the wire frees or the next queued frame becomes eligible. A closed gate
 // leaves no timer: the flow-control logic wakes the port when it reopens.
 void Port::pump() {
-  if (!tx_ || in_pump_) return;
+  if (!tx_ || !link_up_ || in_pump_) return;
   in_pump_ = true;
   const Nanos now = sched_.now();
   while (queued_ > 0 || ctl_wanted_) {

@@ -112,11 +112,14 @@ class Port {
     ctl_wanted_ = true;
     if (!in_pump_) pump();
   }
-  // The link went down (LinkDownedCounter) or trained up again (LinkStateHook).
-  void link_state(bool up) {
-    if (!up) ctr_.link_downed.add();
-    if (link_state_.changed) link_state_.changed(link_state_.ctx, up);
-  }
+  // The physical link went down or trained up again (Fabric::set_link_up).
+  // Down counts LinkDownedCounter and discards every queued frame
+  // (PortXmitDiscards, releasing the buffers they held upstream), as an HCA
+  // or switch flushes a dead port's queues; while down the port sends
+  // nothing and refuses what is queued to it. The LinkStateHook (flow
+  // control) follows; up restarts the egress.
+  void set_link_up(bool up);
+  bool link_up() const { return link_up_; }
   // Re-runs arbitration, e.g. after a gate opened.
   void wake() { pump(); }
 
@@ -139,6 +142,7 @@ class Port {
   bool transmit_link_control();
   void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls);
   void set_waiting(bool waiting, Nanos now);
+  void discard_queued();
 
   Scheduler& sched_;
   const std::string name_;
@@ -156,6 +160,7 @@ class Port {
   IngressHooks ingress_;
   CtxTimer tx_timer_;
   bool in_pump_ = false;
+  bool link_up_ = true;
   bool waiting_ = false;
   bool ctl_wanted_ = false;
 

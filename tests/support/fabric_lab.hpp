@@ -240,4 +240,51 @@ class FabricLab {
   dp::Fabric fabric;  // after hosts_: destroyed first, freeing frames in flight
 };
 
+// An RC flow: host `from` WRITEs `wrs` messages of `bytes` each into a buffer
+// of host `to`, all posted at once, every one signalled (`wrs` at most the
+// send queue QpCaps gives, 64).
+struct WriteFlow {
+  WriteFlow(FabricLab& lab, unsigned from, unsigned to, uint32_t bytes, unsigned wrs,
+            const engine::test::ConnParams& p = {}, uint8_t sl = 0)
+      : lab_(lab), from_(from), wrs_(wrs) {
+    auto& a = *lab.host(from).app;
+    auto& b = *lab.host(to).app;
+    src.resize(size_t(bytes) * wrs);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + from);
+    dst.assign(src.size(), 0);
+    const uint32_t pa = a.alloc_pd(), pb = b.alloc_pd();
+    const auto smr = a.mr(pa, src.data(), src.size());
+    const auto dmr = b.mr(pb, dst.data(), dst.size());
+    cq_ = a.cq(255);
+    peer_cq_ = b.cq(255);
+    qp_ = a.qp(pa, *cq_, *cq_);
+    peer_ = b.qp(pb, *peer_cq_, *peer_cq_);
+    lab.connect(from, *qp_, to, *peer_, p, sl);
+    for (unsigned k = 0; k < wrs; ++k) {
+      vhca_send_wqe w = engine::test::send_wqe(
+          k, {engine::test::sge(src.data() + size_t(k) * bytes, bytes, smr.lkey)}, IBV_SEND_SIGNALED,
+          IBV_WR_RDMA_WRITE);
+      w.remote_addr = reinterpret_cast<uint64_t>(dst.data()) + size_t(k) * bytes;
+      w.rkey = dmr.rkey;
+      a.post_send(*qp_, w);
+    }
+  }
+  // Reaps the sender's completions; true once every WR has one.
+  bool poll() {
+    vhca_cqe e;
+    while (lab_.host(from_).app->poll_cq(*cq_, e)) e.status == IBV_WC_SUCCESS ? ++ok : ++failed;
+    return ok + failed == wrs_;
+  }
+  bool delivered() const { return src == dst; }
+
+  unsigned ok = 0, failed = 0;
+  std::vector<uint8_t> src, dst;
+
+ private:
+  FabricLab& lab_;
+  unsigned from_, wrs_;
+  std::unique_ptr<engine::test::AppCq> cq_, peer_cq_;
+  std::unique_ptr<engine::test::AppQp> qp_, peer_;
+};
+
 }  // namespace vf::test

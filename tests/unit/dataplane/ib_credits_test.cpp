@@ -228,9 +228,9 @@ TEST(IbCredits, ARetrainedLinkStartsFromACleanCreditState) {
   l.run_for(500'000);
   ASSERT_EQ(l.arrived(), 20u);
   ASSERT_EQ(l.ca->snapshot().vl[0].fctbs, 320u);
-  l.a.link_state(false);
+  l.a.set_link_up(false);
   EXPECT_EQ(l.a.snapshot(0).link_downed, 1u) << "LinkDownedCounter";
-  l.a.link_state(true);  // a retrains: clean state, Init FCPs
+  l.a.set_link_up(true);  // a retrains: clean state, Init FCPs
   CreditSnapshot sa = l.ca->snapshot();
   EXPECT_TRUE(sa.init);
   EXPECT_EQ(sa.vl[0].fctbs, 0u);

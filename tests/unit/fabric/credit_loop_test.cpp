@@ -15,7 +15,7 @@
 #include "daemon/credit_loops.hpp"
 #include "daemon/routing.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
-#include "tests/support/fabric_lab.hpp"
+#include "tests/support/config_lab.hpp"
 
 namespace vf::test {
 namespace {
@@ -25,23 +25,6 @@ using engine::test::AppQp;
 
 constexpr uint32_t kMsg = 64 * 1024;
 constexpr unsigned kWrs = 32;
-
-LabTopology topology(const config::Fabric& f, const Routes& routes) {
-  LabTopology t;
-  for (const auto& s : f.switches) t.switches.push_back({s.name, s.ports});
-  for (const auto& h : f.hcas) {
-    const config::Link& l = *f.link_of(h.name);
-    const config::Endpoint& sw = l.a.is_switch ? l.a : l.b;
-    t.hosts.push_back({sw.node, sw.port, {l.rate_bps, l.delay_ns, l.mtu}});
-  }
-  for (const auto& l : f.links)
-    if (l.a.is_switch && l.b.is_switch)
-      t.cables.push_back({l.a.node, l.a.port, l.b.node, l.b.port, {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes});
-  for (const auto& [sw, table] : routes)
-    for (const auto& [hca, port] : table)
-      t.lft[sw][unsigned(f.find_hca(hca) - f.hcas.data())] = uint8_t(port);
-  return t;
-}
 
 struct RingRun {
   unsigned completed = 0, failed = 0;
@@ -56,7 +39,7 @@ RingRun run_ring(config::Routing routing) {
   const config::Config c = config::load_config(std::string(VF_SOURCE_DIR) + "/configs/ring.yaml");
   config::Fabric f = c.fabrics[0];
   f.sm.routing = routing;
-  FabricLab lab(topology(f, compute_routes(f)));
+  FabricLab lab(lab_topology(f, compute_routes(f)));
   const unsigned n = lab.size();
   engine::test::ConnParams p;
   p.mtu = IBV_MTU_4096;

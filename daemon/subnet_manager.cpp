@@ -1,0 +1,94 @@
+#include "daemon/subnet_manager.hpp"
+
+#include "dataplane/fabric/fabric.hpp"
+
+namespace vf::sm {
+
+dp::Endpoint dp_endpoint(const config::Endpoint& e) { return {e.node, e.is_switch ? e.port : 0}; }
+
+SubnetManager::SubnetManager(const config::Fabric& cfg, dp::Fabric& fabric, Scheduler& sched, Nanos sweep_delay)
+    : cfg_(cfg),
+      fabric_(fabric),
+      sched_(sched),
+      delay_(sweep_delay),
+      lids_(assign_lids(cfg)),
+      // Up/Down ranks come from the whole topology: a link going down must
+      // not move the roots, or routes would turn over fabric-wide.
+      roots_(cfg.sm.roots.empty() ? default_updn_roots(cfg) : cfg.sm.roots),
+      timer_(&SubnetManager::on_timer, this) {}
+
+SubnetManager::~SubnetManager() { sched_.disarm(timer_); }
+
+void SubnetManager::request_sweep() {
+  if (!timer_.armed()) sched_.arm_after(timer_, delay_);
+}
+
+void SubnetManager::on_timer(Timer& t, Nanos) {
+  auto& sm = dp::CtxTimer::owner<SubnetManager>(t);
+  sm.sweep();
+}
+
+config::Fabric SubnetManager::with_links_up() const {
+  config::Fabric f = cfg_;
+  f.links.clear();
+  for (const config::Link& l : cfg_.links)
+    if (const dp::LinkInfo* li = fabric_.find_link(dp_endpoint(l.a)); li && li->up()) f.links.push_back(l);
+  f.sm.roots = roots_;
+  return f;
+}
+
+const SweepReport& SubnetManager::sweep() {
+  sched_.disarm(timer_);
+  const config::Fabric up = with_links_up();
+  Routes routes = compute_routes(up);
+  SweepReport r;
+  r.number = last_.number + 1;
+  r.at = sched_.now();
+  r.links = unsigned(cfg_.links.size());
+  r.links_up = unsigned(up.links.size());
+  r.lft_changes = program_lfts(routes, r.unrouted);
+  r.activated = activate_ports();
+  routes_ = std::move(routes);
+  last_ = std::move(r);
+  if (done_) done_(last_);
+  return last_;
+}
+
+// Every LID of every HCA (base .. base + 2^LMC - 1) on every switch: the
+// route, or no route (a packet to it is a relay error at the switch).
+unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
+  unsigned changes = 0;
+  unrouted = 0;
+  for (const config::Switch& s : cfg_.switches) {
+    auto& sw = static_cast<dp::IbSwitch&>(*fabric_.find_switch(s.name));
+    const auto table = routes.find(s.name);
+    for (const config::Hca& h : cfg_.hcas) {
+      uint8_t port = dp::IbSwitch::kNoRoute;
+      if (table != routes.end())
+        if (const auto it = table->second.find(h.name); it != table->second.end()) port = uint8_t(it->second);
+      if (port == dp::IbSwitch::kNoRoute) ++unrouted;
+      const uint16_t base = lids_.lid(h.name);
+      for (uint32_t lid = base; lid < base + (1u << lids_.lmc); ++lid)
+        if (sw.lft(uint16_t(lid)) != port) {
+          sw.set_lft(uint16_t(lid), port);
+          ++changes;
+        }
+    }
+  }
+  return changes;
+}
+
+// The SM's SubnSet(PortInfo) to Armed, then to Active, for every port whose
+// link trained since the last sweep.
+std::vector<std::string> SubnetManager::activate_ports() {
+  std::vector<std::string> out;
+  for (const auto& h : fabric_.hca_ports()) {
+    if (h->info().state != PortState::kInit) continue;
+    h->set_state(PortState::kArmed, PhysState::kLinkUp);
+    h->set_state(PortState::kActive, PhysState::kLinkUp);
+    out.push_back(h->name());
+  }
+  return out;
+}
+
+}  // namespace vf::sm

@@ -1,0 +1,83 @@
+// fabricd's subnet manager for one InfiniBand fabric. It owns what an SM
+// programs once the fabric is built: the LFTs (the config's routing over the
+// links that are up now) and the logical state of the vHCA ports, which a
+// trained link leaves in Init until a sweep arms and activates them. A link
+// going down or up asks for a sweep; it runs `sweep_delay` later, as an SM
+// reacts to a trap, so several changes cost one sweep. LIDs never move: they
+// are the config's (sm::assign_lids), stable across restarts and sweeps.
+//
+// Lives on the lcore (or runs before it starts); everything here is slow path.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/scheduler.hpp"
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "daemon/config.hpp"
+#include "daemon/lid_assign.hpp"
+#include "daemon/routing.hpp"
+
+namespace vf {
+namespace dp {
+class Fabric;
+struct Endpoint;
+}  // namespace dp
+
+namespace sm {
+
+// The dataplane's name for a config link end.
+dp::Endpoint dp_endpoint(const config::Endpoint& e);
+
+struct SweepReport {
+  uint64_t number = 0;        // sweeps so far, this one included
+  Nanos at = 0;               // dataplane clock
+  unsigned links_up = 0, links = 0;
+  unsigned lft_changes = 0;   // LFT entries now different from before the sweep
+  unsigned unrouted = 0;      // (switch, HCA) pairs with no route (the HCA's link is down, or a split)
+  std::vector<std::string> activated;  // vHCA ports moved Init -> Armed -> Active
+};
+
+class SubnetManager {
+ public:
+  // Called after every sweep (on the lcore).
+  using SweepDone = std::function<void(const SweepReport&)>;
+
+  SubnetManager(const config::Fabric& cfg, dp::Fabric& fabric, Scheduler& sched, Nanos sweep_delay);
+  ~SubnetManager();
+  SubnetManager(const SubnetManager&) = delete;
+  SubnetManager& operator=(const SubnetManager&) = delete;
+
+  void on_sweep(SweepDone fn) { done_ = std::move(fn); }
+  // Sweeps now: routes over the links that are up, programs every LFT entry
+  // that differs, activates the ports in Init.
+  const SweepReport& sweep();
+  // A link changed: sweep after the delay (a sweep already due covers it).
+  void request_sweep();
+
+  const Routes& routes() const { return routes_; }
+  const SweepReport& last() const { return last_; }
+  const LidTable& lids() const { return lids_; }
+  const std::vector<std::string>& updn_roots() const { return roots_; }
+
+ private:
+  static void on_timer(Timer& t, Nanos now);
+  config::Fabric with_links_up() const;
+  unsigned program_lfts(const Routes& routes, unsigned& unrouted);
+  std::vector<std::string> activate_ports();
+
+  const config::Fabric& cfg_;
+  dp::Fabric& fabric_;
+  Scheduler& sched_;
+  const Nanos delay_;
+  const LidTable lids_;
+  const std::vector<std::string> roots_;  // Up/Down roots, fixed from the whole topology
+  Routes routes_;
+  SweepReport last_;
+  dp::CtxTimer timer_;
+  SweepDone done_;
+};
+
+}  // namespace sm
+}  // namespace vf
