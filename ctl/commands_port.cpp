@@ -12,7 +12,10 @@ int cmd_port_set(const Globals& g, const std::string& hca, const std::string& st
       print_json(r);
       return 0;
     }
-    std::cout << text(r, "hca") << ": port 1 " << text(r, "port_state") << '\n';
+    std::cout << text(r, "hca") << ": port 1 " << text(r, "port_state");
+    // IB: the link trained; the subnet manager's sweep makes the port ACTIVE.
+    if (text(r, "port_state") == "INIT") std::cout << " (the subnet manager activates it)";
+    std::cout << '\n';
     return 0;
   });
 }

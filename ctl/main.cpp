@@ -115,10 +115,45 @@ int main(int argc, char** argv) {
   port_set->footer(
       "Like `ip link set DEV down|up` on a real port: while down the port passes no packets (RC\n"
       "QPs time out as on hardware), ibv_query_port and sysfs ports/1/state say DOWN, and every\n"
-      "program with the vHCA open gets IBV_EVENT_PORT_ERR; back up, IBV_EVENT_PORT_ACTIVE.\n\n"
+      "program with the vHCA open gets IBV_EVENT_PORT_ERR. Back up, an InfiniBand port trains\n"
+      "to INIT and the subnet manager's next sweep (about a millisecond later) makes it ACTIVE,\n"
+      "then IBV_EVENT_PORT_ACTIVE; a RoCE port is ACTIVE at once. The switch port at the\n"
+      "other end goes down and up with it (LinkDownedCounter on both).\n\n"
       "EXAMPLES\n"
       "  fabricctl port set vib0 state down\n"
       "  fabricctl port set vib0 state up");
+
+  auto* link = app.add_subcommand("link", "Links between switches and vHCAs.");
+  link->require_subcommand(1);
+  std::vector<std::string> link_words;
+  auto* link_set = link->add_subcommand("set", "Take a link down or up: fabricctl link set A [B] state down|up");
+  link_set->add_option("link", link_words, "A [B] state down|up: the link by one end or by its two nodes")
+      ->required()
+      ->expected(3, 4);
+  link_set->footer(
+      "A names the link by one end: a switch port (leaf0/3) or a vHCA (vib0). A B names it by\n"
+      "its two nodes (leaf0 spine1) when only one link joins them.\n\n"
+      "Like pulling the cable: both ends go down (LinkDownedCounter counts it), frames on the\n"
+      "wire and in the ports' queues are lost (link_lost_frames, PortXmitDiscards), and a vHCA\n"
+      "end goes DOWN (PhysState Polling) with IBV_EVENT_PORT_ERR to its programs. On\n"
+      "InfiniBand the subnet manager then sweeps: new LFTs route around the link where\n"
+      "another path exists (RC retries cover the gap), and once the link is back up it\n"
+      "activates the vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes`\n"
+      "shows the result.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl link set leaf0 spine1 state down\n"
+      "  fabricctl link set leaf0/3 state up");
+
+  std::string routes_switch;
+  auto* routes = app.add_subcommand("routes", "Show an InfiniBand switch's LFT: the egress port for every vHCA LID.");
+  routes->add_option("switch", routes_switch, "the switch (as named in the config)")->required();
+  routes->footer(
+      "COLUMNS\n"
+      "  LID          a vHCA's LID (with LMC > 0, every LID of its range)\n"
+      "  DESTINATION  the vHCA that LID belongs to\n"
+      "  PORT         the egress port the subnet manager programmed; none: no route (the\n"
+      "               vHCA's link is down), a packet to it is a PortRcvSwitchRelayErrors drop\n\n"
+      "The header line names the routing algorithm and the subnet manager's last sweep.");
 
   auto* metrics = app.add_subcommand("metrics", "Print every counter in the Prometheus text format.");
   metrics->footer(
@@ -159,6 +194,15 @@ int main(int argc, char** argv) {
   if (*env) return vf::ctl::cmd_env(g);
   if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
+  if (*link_set) {
+    const std::string state = link_words.back();
+    if (link_words[link_words.size() - 2] != "state" || (state != "down" && state != "up")) {
+      std::cerr << "fabricctl: link set wants A [B] state down|up\nhint: fabricctl link set leaf0/3 state down\n";
+      return 2;
+    }
+    return vf::ctl::cmd_link_set(g, link_words[0], link_words.size() == 4 ? link_words[1] : "", state);
+  }
+  if (*routes) return vf::ctl::cmd_routes(g, routes_switch);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

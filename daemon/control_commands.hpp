@@ -8,5 +8,7 @@ namespace control { class ControlServer; }
 class DaemonState;
 
 void register_control_commands(control::ControlServer& server, DaemonState& daemon);
+// link.set, routes (fabric_commands.cpp).
+void register_fabric_commands(control::ControlServer& server, DaemonState& daemon);
 
 }  // namespace vf

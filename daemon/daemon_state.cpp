@@ -66,6 +66,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   opts.admin_gid = cfg.daemon.admin_gid;
   control_ = std::make_unique<control::ControlServer>(io_, opts);
   register_control_commands(*control_, *this);
+  register_fabric_commands(*control_, *this);
   control_->start();
 }
 

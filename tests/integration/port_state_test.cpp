@@ -118,6 +118,9 @@ TEST_F(PortState, ADownPortPassesNoTraffic) {
   const size_t at = m.out.find(relay);
   ASSERT_NE(at, std::string::npos) << m.out.substr(0, 2000);
   EXPECT_GT(std::stoull(m.out.substr(at + relay.size())), 0u) << "PortRcvSwitchRelayErrors where vib0's frames entered";
+  const RunResult routes = daemon_->ctl({"routes", "ibsw0"});
+  ASSERT_EQ(routes.exit_code, 0) << routes.describe();
+  EXPECT_NE(routes.out.find("vib1         none"), std::string::npos) << routes.out;
   server.signal(SIGKILL);
   server.wait(std::chrono::seconds(5));
   ASSERT_EQ(daemon_->ctl({"port", "set", "vib1", "state", "up"}).exit_code, 0);
