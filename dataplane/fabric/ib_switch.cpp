@@ -10,7 +10,8 @@ namespace vf::dp {
 IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
     : Switch(sched, std::move(name), LinkLayer::kInfiniBand, cfg, this, &IbSwitch::on_rx),
       lft_(kLftSize, kNoRoute),
-      qos_(cfg.nports, default_port_qos(cfg.data_vls)) {
+      qos_(cfg.nports, default_port_qos(cfg.data_vls)),
+      pair_sl2vl_(size_t(cfg.nports + 1) * cfg.nports, default_port_qos(cfg.data_vls).sl2vl) {
   for (unsigned i = 1; i <= nports(); ++i) port(i).set_qos(&qos_[i - 1]);
 }
 
@@ -21,6 +22,15 @@ void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
 
 void IbSwitch::set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl) {
   if (!qos_.at(out_port - 1).set_sl2vl(sl, vl)) throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry");
+  for (unsigned in = 0; in <= nports(); ++in) pair_sl2vl_[pair(in, out_port)][sl] = vl;
+}
+
+void IbSwitch::set_sl2vl(unsigned in_port, unsigned out_port, uint8_t sl, uint8_t vl) {
+  PortQos check = qos_.at(out_port - 1);  // the output port's operational VLs decide
+  if (in_port > nports() || !check.set_sl2vl(sl, vl))
+    throw std::invalid_argument("switch " + name_ + ": bad SL→VL entry for port pair " + std::to_string(in_port) +
+                                " -> " + std::to_string(out_port));
+  pair_sl2vl_[pair(in_port, out_port)][sl] = vl;
 }
 
 void IbSwitch::set_vlarb(unsigned out_port, const VlArbTable& high, const VlArbTable& low,
@@ -38,7 +48,7 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   if (!out) return sw.relay_error(in, m, cls);
   unsigned out_cls = kMgmtClass;
   if (cls != kMgmtClass) {
-    const uint8_t vl = sw.qos_[out->number() - 1].sl2vl[wire::lrh_sl(f)];
+    const uint8_t vl = sw.pair_sl2vl_[sw.pair(in.number(), out->number())][wire::lrh_sl(f)];
     if (vl == kVl15) return sw.relay_error(in, m, cls);
     // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
     // is already bad is a link error here. (Frames that keep their VL are not

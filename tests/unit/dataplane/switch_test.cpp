@@ -141,6 +141,32 @@ TEST(SwitchIb, SlToVlMapsAndRewritesTheVl) {
   EXPECT_EQ(b.sw.port(2).snapshot(0).classes[1].xmit_pkts, 1u);
 }
 
+// The SLtoVLMappingTable is per (input, output) pair: a VL change programmed
+// for frames from port 1 to port 3 leaves those from port 2 on their VL.
+TEST(SwitchIb, SlToVlIsPerInputAndOutputPortPair) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
+  b.ib->set_lft(3, 3);
+  b.ib->set_sl2vl(1, 3, 3, 5);
+  EXPECT_EQ(b.ib->sl2vl(1, 3, 3), 5);
+  EXPECT_EQ(b.ib->sl2vl(2, 3, 3), 3);
+  EXPECT_EQ(b.ib->sl2vl(3, 3), 3) << "the port's shared table is unchanged";
+  b.host[0]->enqueue(3, framed_ib(3, 3, 3, 1));
+  b.host[1]->enqueue(3, framed_ib(3, 3, 3, 2));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[2]->got.size(), 2u);
+  unsigned vl5 = 0, vl3 = 0;
+  for (const auto& g : b.rec[2]->got) (g.cls == 5 ? vl5 : vl3) += 1;
+  EXPECT_EQ(vl5, 1u);
+  EXPECT_EQ(vl3, 1u);
+  // The per-port form programs every input, the management port's (0) too.
+  b.ib->set_sl2vl(3, 3, 6);
+  for (unsigned in = 0; in <= 3; ++in) EXPECT_EQ(b.ib->sl2vl(in, 3, 3), 6) << in;
+  EXPECT_THROW(b.ib->set_sl2vl(200, 3, 3, 1), std::invalid_argument);  // no input port 200
+  EXPECT_THROW(b.ib->set_sl2vl(1, 3, 3, 9), std::invalid_argument);  // no VL 9
+  EXPECT_THROW(b.ib->set_sl2vl(1, 3, 16, 1), std::invalid_argument);
+  EXPECT_EQ(b.ib->sl2vl(1, 3, 3), 6);
+}
+
 // SL→VL and VL arbitration are per-port records, one per switch port, of the
 // same type an HCA port's PortInfo embeds: a change to one port's table
 // leaves the others alone.
