@@ -104,6 +104,7 @@ void Port::pump() {
     const ArbiterPick p = arbitrate(arb_, q_, gate_, qos_, now);
     if (p.cls < 0) {
       set_waiting(p.gated, now);
+      if (p.gated) note_held_classes(now);
       if (p.next_eligible != kNever) sched_.arm(tx_timer_, p.next_eligible);
       break;
     }
@@ -157,10 +158,25 @@ void Port::set_waiting(bool waiting, Nanos now) {
   waiting_ = waiting;
   if (waiting) {
     ctr_.wait_since.set(now);
-  } else {
-    ctr_.xmit_wait_ns.add(now - ctr_.wait_since.get());
-    ctr_.wait_since.set(kNever);
+    return;
   }
+  ctr_.xmit_wait_ns.add(now - ctr_.wait_since.get());
+  ctr_.wait_since.set(kNever);
+  for (; held_; held_ &= held_ - 1) {
+    ClassCounters& k = ctr_.cls[__builtin_ctz(held_)];
+    k.xmit_wait_ns.add(now - k.wait_since.get());
+    k.wait_since.set(kNever);
+  }
+}
+
+// The port waits: every data class whose head its gate holds waits with it
+// (slow path: only when the arbiter found nothing to send).
+void Port::note_held_classes(Nanos now) {
+  for (unsigned c = 0; c < kNumDataClasses; ++c)
+    if (!(held_ >> c & 1) && head_gated(c)) {
+      held_ |= 1u << c;
+      ctr_.cls[c].wait_since.set(now);
+    }
 }
 
 // ---------------------------------------------------------------- ingress

@@ -142,6 +142,7 @@ class Port {
   bool transmit_link_control();
   void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls);
   void set_waiting(bool waiting, Nanos now);
+  void note_held_classes(Nanos now);
   void discard_queued();
 
   Scheduler& sched_;
@@ -162,6 +163,7 @@ class Port {
   bool in_pump_ = false;
   bool link_up_ = true;
   bool waiting_ = false;
+  uint32_t held_ = 0;  // data classes waiting with the port (PortVLXmitWait)
   bool ctl_wanted_ = false;
 
   void* owner_ = nullptr;

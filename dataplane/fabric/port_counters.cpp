@@ -31,7 +31,9 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
     s.classes[i] = ClassSnapshot{k.depth_pkts.get(),    k.depth_bytes.get(), k.max_depth_pkts.get(),
                                  k.xmit_pkts.get(),     k.xmit_bytes.get(),  k.xmit_discards.get(),
                                  k.rcv_pkts.get(),      k.rcv_bytes.get(),   k.rx_buffered_bytes.get(),
-                                 k.rx_buffered_peak.get()};
+                                 k.rx_buffered_peak.get(), k.xmit_wait_ns.get()};
+    const Nanos cls_since = k.wait_since.get();
+    if (cls_since != kNever && now > cls_since) s.classes[i].xmit_wait_ns += now - cls_since;
   }
   return s;
 }
@@ -91,6 +93,8 @@ constexpr CounterDef kClassDefs[] = {
              "receive buffer held now by frames of this class"),
     VF_GAUGE(ClassSnapshot, rx_buffered_peak, "rx_buffered_peak", "class_rx_buffered_peak_bytes", kBytes,
              "most receive buffer frames of this class ever held"),
+    VF_COUNTER(ClassSnapshot, xmit_wait_ns, "xmit_wait", "class_xmit_wait", kNanoseconds,
+               "time the port waited with this class's next frame held by flow control (PortVLXmitWait)"),
 };
 static_assert(valid_counter_table<ClassSnapshot>(kClassDefs));
 }  // namespace

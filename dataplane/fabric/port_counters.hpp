@@ -13,7 +13,9 @@
 //    under classes[kCtrlClass].
 //  - PortXmitWait is in nanoseconds (the PMA leaves the tick implementation-
 //    defined): time during which the wire was free and a frame was eligible to
-//    go but every eligible queue was held by its egress gate.
+//    go but every eligible queue was held by its egress gate. Per class
+//    (classes[c].xmit_wait_ns, the PMA's PortVLXmitWait): the part of that
+//    time during which class c was one of the held queues.
 //  - PortXmitDiscards: frames dropped on the way out — egress queue full, frame
 //    larger than the port's MTU allows, port not connected.
 //  - PortRcvErrors: malformed frames (runt, bad VL, decapsulation errors at an
@@ -50,6 +52,12 @@ struct ClassCounters {
   Counter rcv_bytes;
   Counter rx_buffered_bytes;  // receive buffer held by frames of this class
   Counter rx_buffered_peak;
+  // The share of PortXmitWait during which this class's head was held by its
+  // gate (the IBA's PortVLXmitWait); an ongoing wait starts at wait_since.
+  Counter xmit_wait_ns;
+  Counter wait_since;  // kNever when not waiting
+
+  ClassCounters() { wait_since.set(kNever); }
 };
 
 struct PortCounters {
@@ -76,6 +84,7 @@ struct ClassSnapshot {
   uint64_t xmit_pkts, xmit_bytes, xmit_discards;
   uint64_t rcv_pkts, rcv_bytes;
   uint64_t rx_buffered_bytes, rx_buffered_peak;
+  uint64_t xmit_wait_ns;
 };
 
 struct PortSnapshot {

@@ -125,6 +125,30 @@ TEST(Port, ControlFramesJumpAheadOfEverything) {
   EXPECT_EQ(p.tx.snapshot(0).classes[kCtrlClass].xmit_pkts, 1u);
 }
 
+// Two VLs held at once both wait with the port; one that joins the wait
+// later counts from when it joined.
+TEST(Port, EveryHeldVlCountsItsShareOfTheWait) {
+  Pair p;
+  TestGate g;
+  g.open[0] = g.open[2] = false;
+  p.tx.set_gate(g.gate());
+  p.tx.enqueue(0, make_ib(1000, 0, 0, 1, 1));
+  p.s.advance_to(300);
+  p.tx.enqueue(2, make_ib(1000, 2, 2, 1, 2));
+  p.s.advance_to(1000);
+  const PortSnapshot s = p.tx.snapshot(1000);
+  EXPECT_EQ(s.port_xmit_wait_ns, 1000u);
+  EXPECT_EQ(s.classes[0].xmit_wait_ns, 1000u);
+  EXPECT_EQ(s.classes[2].xmit_wait_ns, 700u);
+  g.open[2] = true;
+  p.tx.wake();  // VL2 goes at 1000; VL0 is still held, the port waits again from 1080
+  p.s.advance_to(2000);
+  const PortSnapshot t = p.tx.snapshot(2000);
+  EXPECT_EQ(t.classes[2].xmit_wait_ns, 700u);
+  EXPECT_EQ(t.classes[0].xmit_wait_ns, 1000u + 920u);
+  EXPECT_EQ(t.port_xmit_wait_ns, 1000u + 920u);
+}
+
 TEST(Port, ClosedGateHoldsFramesCountsXmitWaitAndReleasesInOrder) {
   Pair p;
   TestGate g;
@@ -146,6 +170,9 @@ TEST(Port, ClosedGateHoldsFramesCountsXmitWaitAndReleasesInOrder) {
   p.s.advance_to(1000);
   EXPECT_EQ(p.tx.snapshot(1000).port_xmit_wait_ns, 400u + 520u);
   EXPECT_EQ(p.tx.snapshot(0).port_xmit_wait_ns, 400u);  // completed waits only
+  // Per VL (PortVLXmitWait): VL0 was the held one throughout; VL1 never waited.
+  EXPECT_EQ(p.tx.snapshot(1000).classes[0].xmit_wait_ns, 400u + 520u);
+  EXPECT_EQ(p.tx.snapshot(1000).classes[1].xmit_wait_ns, 0u);
 
   g.open[0] = true;
   p.tx.wake();
@@ -154,6 +181,7 @@ TEST(Port, ClosedGateHoldsFramesCountsXmitWaitAndReleasesInOrder) {
   EXPECT_EQ(p.rec.got[1].at, 1180u);
   EXPECT_EQ(p.rec.got[3].at, 1340u);
   EXPECT_EQ(p.tx.snapshot(p.s.now()).port_xmit_wait_ns, 920u);
+  EXPECT_EQ(p.tx.snapshot(0).classes[0].xmit_wait_ns, 920u);
   // The gate saw every data frame that went.
   ASSERT_EQ(g.sent.size(), 4u);
   EXPECT_EQ(g.sent[0], std::make_pair(1u, 1000u));
