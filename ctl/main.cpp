@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   routes->add_option("switch", routes_switch, "the switch (as named in the config)")->required();
   routes->footer(
       "COLUMNS\n"
-      "  LID          a vHCA's LID (with LMC > 0, every LID of its range)\n"
+      "  LID          a vHCA's base LID (with LMC > 0 its whole range is routed alike)\n"
       "  DESTINATION  the vHCA that LID belongs to\n"
       "  PORT         the egress port the subnet manager programmed; none: no route (the\n"
       "               vHCA's link is down), a packet to it is a PortRcvSwitchRelayErrors drop\n\n"
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   env->footer(
       "Use it as:  eval \"$(fabricctl env)\"\n"
       "The daemon supplies the variables: SYSFS_PATH (its fake sysfs), RDMAV_DRIVERS (the vHCA\n"
-      "provider), VFABRIC_RUNTIME_DIR and, where needed, LD_PRELOAD (prepended to yours).");
+      "provider), VFABRIC_RUNTIME_DIR and LD_PRELOAD (the preload shim, prepended to yours).");
 
   auto* exec = app.add_subcommand("exec", "Run a program with the vHCAs visible: fabricctl exec -- CMD [ARGS...]");
   exec->footer(

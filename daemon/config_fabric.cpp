@@ -127,7 +127,7 @@ class FabricReader {
   }
 
   void read_sm(const YAML::Node& map, const YAML::Node& v) {
-    only_for(map, "sm", LinkLayer::Infiniband, "Ethernet switches learn and route without a subnet manager");
+    only_for(map, "sm", LinkLayer::Infiniband, "an Ethernet fabric has no subnet manager: its switches get static forwarding entries");
     const std::string what = what_ + " sm";
     r_.expect_map(v, what, {"routing", "roots"});
     if (const auto r = v["routing"]) {
