@@ -23,7 +23,7 @@ namespace vf {
 namespace fs = std::filesystem;
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
-    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), watchdog_(io_), counters_timer_(io_),
+    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), hangup_(io_, SIGHUP), watchdog_(io_), counters_timer_(io_),
       started_(std::chrono::steady_clock::now()),
       heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
   const fs::path run_dir = cfg.daemon.runtime_dir;
@@ -119,6 +119,7 @@ int DaemonState::run() {
     spdlog::info("signal {}: shutting down", sig);
     shutdown();
   });
+  wait_for_hangup();
   refresh_counters();
   if (auto interval = SdNotify::watchdog_interval()) {
     watchdog_period_ = *interval / 2;
@@ -131,6 +132,18 @@ int DaemonState::run() {
   SdNotify::ready();
   io_.run();
   return 0;
+}
+
+// `systemctl reload` and daemons' habit: SIGHUP. The fabric is built once
+// from the config, and rebuilding it under running apps would tear down
+// their QPs, so fabricd keeps serving and says what to do instead.
+void DaemonState::wait_for_hangup() {
+  hangup_.async_wait([this](boost::system::error_code ec, int) {
+    if (ec) return;
+    spdlog::warn("SIGHUP: fabricd does not reload its config ({}); restart it to apply a change, "
+                 "which ends every program's contexts", cfg_.source);
+    wait_for_hangup();
+  });
 }
 
 void DaemonState::refresh_counters() {
@@ -203,6 +216,7 @@ void DaemonState::shutdown() {
   tree_->remove();
   boost::system::error_code ec;
   signals_.cancel(ec);
+  hangup_.cancel(ec);
   watchdog_.cancel();
   counters_timer_.cancel();
   io_.stop();

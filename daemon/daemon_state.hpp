@@ -61,6 +61,7 @@ class DaemonState {
 
  private:
   void watchdog_tick();
+  void wait_for_hangup();
   // Copies every vHCA's counters on the lcore, writes them into sysfs on the
   // control thread, then waits kSysfsCounterPeriod and does it again.
   void refresh_counters();
@@ -71,6 +72,7 @@ class DaemonState {
   Eal& eal_;
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
+  boost::asio::signal_set hangup_;  // SIGHUP: no reload; say so instead of dying
   boost::asio::steady_timer watchdog_;
   boost::asio::steady_timer counters_timer_;
   std::unique_ptr<Lcore> lcore_;

@@ -89,6 +89,19 @@ TEST(DaemonConfig, SemanticErrorNamesFileLineAndProblem) {
   unlink(path.c_str());
 }
 
+// SIGHUP (what `kill -HUP` and many reload habits send) neither kills fabricd
+// nor rebuilds the fabric under running apps: it says there is no reload.
+TEST(DaemonLifecycle, SighupKeepsServingAndSaysThereIsNoReload) {
+  Fabricd d(default_config());
+  d.process().signal(SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(d.process().running());
+  EXPECT_EQ(d.ctl({"status"}).exit_code, 0);
+  const RunResult r = d.stop(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find("SIGHUP: fabricd does not reload its config"), std::string::npos) << r.describe();
+}
+
 TEST(DaemonLifecycle, SigtermRemovesRuntimeTreeAndDeviceNodes) {
   std::string runtime;
   {
