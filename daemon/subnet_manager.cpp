@@ -1,5 +1,6 @@
 #include "daemon/subnet_manager.hpp"
 
+#include "daemon/sm_qos.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
 namespace vf::sm {
@@ -15,6 +16,7 @@ SubnetManager::SubnetManager(const config::Fabric& cfg, dp::Fabric& fabric, Sche
       // Up/Down ranks come from the whole topology: a link going down must
       // not move the roots, or routes would turn over fabric-wide.
       roots_(cfg.sm.roots.empty() ? default_updn_roots(cfg) : cfg.sm.roots),
+      qos_(programmed_qos(cfg.qos)),
       timer_(&SubnetManager::on_timer, this) {}
 
 SubnetManager::~SubnetManager() { sched_.disarm(timer_); }
@@ -46,6 +48,7 @@ const SweepReport& SubnetManager::sweep() {
   r.at = sched_.now();
   r.links = unsigned(cfg_.links.size());
   r.links_up = unsigned(up.links.size());
+  if (r.number == 1) program_switch_qos();
   r.lft_changes = program_lfts(routes, r.unrouted);
   r.activated = activate_ports();
   routes_ = std::move(routes);
@@ -78,12 +81,32 @@ unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
   return changes;
 }
 
+// SubnSet(SLtoVLMappingTable) for every (input, output) pair and
+// SubnSet(VLArbitrationTable) for every port of every switch.
+void SubnetManager::program_switch_qos() const {
+  for (const config::Switch& s : cfg_.switches) {
+    auto& sw = static_cast<dp::IbSwitch&>(*fabric_.find_switch(s.name));
+    for (unsigned port = 1; port <= s.ports; ++port) {
+      for (uint8_t sl = 0; sl < kNumSls; ++sl) sw.set_sl2vl(port, sl, qos_.sl2vl[sl]);
+      sw.set_vlarb(port, qos_.vlarb_high, qos_.vlarb_low, qos_.vlarb_high_limit);
+    }
+  }
+}
+
+// A vHCA port's tables, before it turns Armed (a port that trained again
+// gets them again, as from an SM that cannot know what it kept).
+void SubnetManager::program_qos(dp::HcaPort& h) const {
+  for (uint8_t sl = 0; sl < kNumSls; ++sl) h.set_sl2vl(sl, qos_.sl2vl[sl]);
+  h.set_vlarb(qos_.vlarb_high, qos_.vlarb_low, qos_.vlarb_high_limit);
+}
+
 // The SM's SubnSet(PortInfo) to Armed, then to Active, for every port whose
 // link trained since the last sweep.
 std::vector<std::string> SubnetManager::activate_ports() {
   std::vector<std::string> out;
   for (const auto& h : fabric_.hca_ports()) {
     if (h->info().state != PortState::kInit) continue;
+    program_qos(*h);
     h->set_state(PortState::kArmed, PhysState::kLinkUp);
     h->set_state(PortState::kActive, PhysState::kLinkUp);
     out.push_back(h->name());

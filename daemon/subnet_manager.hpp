@@ -1,6 +1,8 @@
 // fabricd's subnet manager for one InfiniBand fabric. It owns what an SM
 // programs once the fabric is built: the LFTs (the config's routing over the
-// links that are up now) and the logical state of the vHCA ports, which a
+// links that are up now), every port's SL→VL and VL arbitration tables (the
+// config's qos: section; a port's operational VLs are structural, fixed when
+// the fabric is built), and the logical state of the vHCA ports, which a
 // trained link leaves in Init until a sweep arms and activates them. A link
 // going down or up asks for a sweep; it runs `sweep_delay` later, as an SM
 // reacts to a trap, so several changes cost one sweep. LIDs never move: they
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/port_qos.hpp"
 #include "core/scheduler.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "daemon/config.hpp"
@@ -22,6 +25,7 @@
 namespace vf {
 namespace dp {
 class Fabric;
+class HcaPort;
 struct Endpoint;
 }  // namespace dp
 
@@ -66,6 +70,8 @@ class SubnetManager {
   config::Fabric with_links_up() const;
   unsigned program_lfts(const Routes& routes, unsigned& unrouted);
   std::vector<std::string> activate_ports();
+  void program_qos(dp::HcaPort& h) const;
+  void program_switch_qos() const;
 
   const config::Fabric& cfg_;
   dp::Fabric& fabric_;
@@ -73,6 +79,7 @@ class SubnetManager {
   const Nanos delay_;
   const LidTable lids_;
   const std::vector<std::string> roots_;  // Up/Down roots, fixed from the whole topology
+  const PortQos qos_;                     // what every port gets from the config's qos: section
   Routes routes_;
   SweepReport last_;
   dp::CtxTimer timer_;

@@ -96,21 +96,16 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
   }
 }
 
+// Operational VLs are structural (every port's credits are sized for them);
+// the SL→VL and arbitration tables are the SM's to program.
 void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
-  const PortQos qos = sm::programmed_qos(f.qos);  // IB: what the SM programs into every port
   for (const auto& s : f.switches) {
     dp::SwitchConfig sc;
     sc.nports = s.ports;
     sc.latency_ns = s.latency_ns;
     sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
-    sc.data_vls = qos.data_vls;
-    dp::Switch& sw = fabric.add_switch(s.name, sc);
-    if (f.link_layer != config::LinkLayer::Infiniband) continue;
-    auto& ib = static_cast<dp::IbSwitch&>(sw);
-    for (unsigned port = 1; port <= s.ports; ++port) {
-      for (uint8_t sl = 0; sl < kNumSls; ++sl) ib.set_sl2vl(port, sl, qos.sl2vl[sl]);
-      ib.set_vlarb(port, qos.vlarb_high, qos.vlarb_low, qos.vlarb_high_limit);
-    }
+    sc.data_vls = f.qos.data_vls;
+    fabric.add_switch(s.name, sc);
   }
 }
 
@@ -167,11 +162,6 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   auto v = std::make_unique<Vhca>();
   if (f.link_layer == config::LinkLayer::Infiniband) pc.state = PortState::kInit;  // until the SM's sweep
   v->port = &fabric.add_hca_port(h.name, pc);
-  if (f.link_layer == config::LinkLayer::Infiniband) {
-    const PortQos& q = info.port.qos;
-    for (uint8_t sl = 0; sl < kNumSls; ++sl) v->port->set_sl2vl(sl, q.sl2vl[sl]);
-    v->port->set_vlarb(q.vlarb_high, q.vlarb_low, q.vlarb_high_limit);
-  }
   v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);
   // Frames go from the port to the engine directly: the daemon wires, it
   // does not sit on the path.

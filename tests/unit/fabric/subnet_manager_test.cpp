@@ -51,6 +51,41 @@ TEST(SubnetManager, TheFirstSweepProgramsEveryLftEntryFromTheRouting) {
   EXPECT_EQ(sm.sweep().lft_changes, 0u) << "nothing changed, nothing reprogrammed";
 }
 
+// The qos: section reaches every port through the SM: SL→VL on every switch
+// port pair and vHCA port, VL arbitration everywhere -- and again on a vHCA
+// port that trains anew.
+TEST(SubnetManager, TheSweepProgramsSlToVlAndVlArbitrationIntoEveryPort) {
+  config::Fabric f = fat_tree();
+  std::array<uint8_t, kNumSls> sl2vl{};
+  for (uint8_t sl = 0; sl < kNumSls; ++sl) sl2vl[sl] = uint8_t((sl + 3) % 8);
+  f.qos.sl2vl = sl2vl;
+  VlArbTable low{};
+  low.size = 2;
+  low.entries[0] = {0, 192};
+  low.entries[1] = {1, 64};
+  f.qos.vlarb_low = low;
+  FabricLab lab(lab_topology(f));
+  // Power-on tables until the SM speaks. (The lab's hosts start Active; the
+  // SM programs a vHCA port when it activates it, so make one train.)
+  lab.fabric.set_link_up({"vhca3", 0}, false);
+  lab.fabric.set_link_up({"vhca3", 0}, true);
+  auto& leaf = *static_cast<dp::IbSwitch*>(lab.fabric.find_switch("leaf1"));
+  EXPECT_EQ(leaf.sl2vl(5, 1, 2), 2);
+  sm::SubnetManager sm(f, lab.fabric, lab.sched, kSweepDelay);
+  sm.sweep();
+  for (const auto& s : f.switches) {
+    auto& sw = *static_cast<dp::IbSwitch*>(lab.fabric.find_switch(s.name));
+    for (unsigned out = 1; out <= s.ports; ++out) {
+      for (unsigned in = 0; in <= s.ports; ++in) ASSERT_EQ(sw.sl2vl(in, out, 2), 5) << s.name << " " << in << "->" << out;
+      EXPECT_EQ(sw.qos(out).vlarb_low, low) << s.name << "/" << out;
+    }
+  }
+  const PortQos& q = lab.host(3).port->info().qos;
+  EXPECT_EQ(q.sl2vl, sl2vl);
+  EXPECT_EQ(q.vlarb_low, low);
+  EXPECT_EQ(lab.host(3).port->info().state, PortState::kActive);
+}
+
 TEST(SubnetManager, ASpineLinkDownUnderLoadIsRoutedAroundAndTheFlowCompletes) {
   const config::Fabric f = fat_tree();
   FabricLab lab(lab_topology(f));
