@@ -20,6 +20,7 @@ int cmd_hca_list(const Globals& g);
 int cmd_env(const Globals& g);
 int cmd_metrics(const Globals& g);
 int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state);
+int cmd_port_show(const Globals& g, const std::string& port);
 int cmd_link_set(const Globals& g, const std::string& a, const std::string& b, const std::string& state);
 int cmd_routes(const Globals& g, const std::string& sw);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only

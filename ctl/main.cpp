@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       "  MTU         active path MTU in bytes (RoCE: what fits the Ethernet MTU)\n"
       "  QPS         queue pairs open on the vHCA");
 
-  auto* port = app.add_subcommand("port", "vHCA ports.");
+  auto* port = app.add_subcommand("port", "Ports: vHCA ports (set, show) and switch ports (show).");
   port->require_subcommand(1);
   std::string port_hca, port_attr, port_value;
   auto* port_set = port->add_subcommand("set", "Take a vHCA's port down or up: fabricctl port set HCA state down|up");
@@ -122,6 +122,26 @@ int main(int argc, char** argv) {
       "EXAMPLES\n"
       "  fabricctl port set vib0 state down\n"
       "  fabricctl port set vib0 state up");
+
+  std::string port_show_name;
+  auto* port_show = port->add_subcommand("show", "Show one port: state, link, counters, and per class its queue, wait and credits.");
+  port_show->add_option("port", port_show_name, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  port_show->footer(
+      "The first line: state (a vHCA's IBA PortState and PhysState; a switch port is ACTIVE or\n"
+      "DOWN with its link), the port at the other end of the link, rate, delay and MTU. The\n"
+      "second: the PMA counters an operator looks at first (PortXmitWait in microseconds).\n\n"
+      "COLUMNS (one row per class: IB the link's data VLs, vl15 and link_ctrl; Ethernet the\n"
+      "priorities)\n"
+      "  QUEUED     frames waiting in the egress queue now\n"
+      "  XMIT_PKTS  frames sent; DISCARDS: dropped on the way out\n"
+      "  WAIT_US    time the port waited with this class held by flow control (PortVLXmitWait)\n"
+      "  CREDITS    IB: 64-byte blocks this port may still send on the VL (FCCL - FCTBS)\n"
+      "  BUFFER     IB: this port's receive buffer for the VL, in 64-byte blocks; USED now,\n"
+      "             PEAK the most ever held\n\n"
+      "EXAMPLES\n"
+      "  fabricctl port show vib0\n"
+      "  fabricctl port show leaf0/5\n"
+      "  fabricctl --json port show leaf0/5    # also FCTBS/FCCL/ABR per VL and FCP counts");
 
   auto* link = app.add_subcommand("link", "Links between switches and vHCAs.");
   link->require_subcommand(1);
@@ -194,6 +214,7 @@ int main(int argc, char** argv) {
   if (*env) return vf::ctl::cmd_env(g);
   if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
+  if (*port_show) return vf::ctl::cmd_port_show(g, port_show_name);
   if (*link_set) {
     const std::string state = link_words.back();
     if (link_words[link_words.size() - 2] != "state" || (state != "down" && state != "up")) {

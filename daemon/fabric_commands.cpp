@@ -1,14 +1,19 @@
-// The fabric's control commands: links down/up (`fabricctl link set`) and a
+// The fabric's control commands: links down/up (`fabricctl link set`), a
 // switch's forwarding table as the subnet manager programmed it
-// (`fabricctl routes`). Requests are resolved against the config on the
+// (`fabricctl routes`) and one port's state, queues and credits (`fabricctl
+// port show`). Requests are resolved against the config on the
 // control thread, so a bad one is refused before anything reaches the lcore.
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
+#include "daemon/counter_format.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/link_lookup.hpp"
+#include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
@@ -97,6 +102,106 @@ void routes(DaemonState& d, const json& args, control::Reply reply) {
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");
 }
 
+// What the lcore copies out of one port for port.show.
+struct PortView {
+  std::string fabric, port, peer;
+  LinkLayer ll = LinkLayer::kInfiniBand;
+  bool linked = false, up = false;
+  dp::LinkParams link{};
+  std::optional<PortInfo> hca;  // a vHCA's port record
+  dp::PortSnapshot counters{};
+  std::optional<dp::CreditSnapshot> credits;
+};
+
+PortView view_port(const dp::Fabric& f, const dp::Endpoint& e, Nanos now) {
+  const dp::Port& p = f.port(e);
+  PortView v;
+  v.fabric = f.name();
+  v.port = e.str();
+  v.ll = f.link_layer();
+  v.linked = p.connected();
+  v.up = p.link_up();
+  v.link = p.link_params();
+  if (const dp::LinkInfo* l = f.find_link(e)) v.peer = (l->a == e ? l->b : l->a).str();
+  if (e.port == 0)
+    for (const auto& h : f.hca_ports())
+      if (h->name() == e.node) v.hca = h->info();
+  v.counters = p.snapshot(now);
+  if (const dp::IbCredits* c = f.credits(p)) v.credits = c->snapshot();
+  return v;
+}
+
+json port_view_json(const PortView& v) {
+  json counters = json::object();
+  put_counters(counters, dp::kPortCounters, &v.counters);
+  json classes = json::array();  // in class order (an object would sort vl15 before vl2)
+  for (unsigned c = 0; c < dp::kNumClasses; ++c) {
+    const char* name = dp::class_name(v.ll, c);
+    // IB: the link's operational data VLs, VL15 and link control.
+    if (!name || (v.credits && c < dp::kNumDataClasses && c >= v.credits->data_vls)) continue;
+    json one = {{"class", name}};
+    put_counters(one, dp::kClassCounters, &v.counters.classes[c]);
+    if (v.credits && c < v.credits->data_vls) {
+      const dp::VlCreditSnapshot& k = v.credits->vl[c];
+      const dp::VlCreditGauges g = dp::gauges(k);
+      json credit = json::object();
+      put_counters(credit, dp::kVlCreditCounters, &g);
+      credit["fctbs"] = k.fctbs;
+      credit["fccl"] = k.fccl;
+      credit["abr"] = k.abr;
+      credit["fccl_known"] = k.fccl_known;
+      one["credits"] = std::move(credit);
+    }
+    classes.push_back(std::move(one));
+  }
+  json out = {{"fabric", v.fabric},
+              {"port", v.port},
+              {"link_layer", v.ll == LinkLayer::kInfiniBand ? "infiniband" : "ethernet"},
+              {"linked", v.linked},
+              {"link_up", v.up},
+              {"peer", v.peer.empty() ? json(nullptr) : json(v.peer)},
+              {"link", {{"rate_bps", v.link.rate_bps}, {"delay_ns", v.link.delay_ns}, {"mtu", v.link.mtu}}},
+              {"counters", std::move(counters)},
+              {"classes", std::move(classes)}};
+  // A vHCA's logical state is its PortInfo's; a switch port is up or down with its link.
+  out["state"] = v.hca ? runtime::to_string(v.hca->state) : (v.linked && v.up ? "ACTIVE" : "DOWN");
+  if (v.hca) out["phys_state"] = runtime::to_string(v.hca->phys_state);
+  if (v.credits)
+    out["flow_control"] = {{"init", v.credits->init},
+                           {"fcp_sent", v.credits->fcp_sent},
+                           {"fcp_rcvd", v.credits->fcp_rcvd},
+                           {"fcp_errors", v.credits->fcp_errors},
+                           {"fcp_unsent", v.credits->fcp_unsent},
+                           {"vl15_used_bytes", v.credits->vl15_used},
+                           {"vl15_buffer_bytes", v.credits->vl15_buffer}};
+  return out;
+}
+
+// {port}: one vHCA port ("vib0") or switch port ("leaf0/3"): state, link,
+// PMA counters, and per class the queue, PortVLXmitWait and (IB) credits.
+void port_show(DaemonState& d, const json& args, control::Reply reply) {
+  const std::string name = arg(args, "port");
+  const auto e = dp::Endpoint::parse(name);
+  const auto& fabrics = d.config().fabrics;
+  size_t fi = 0;
+  if (e)
+    while (fi < fabrics.size() && !fabrics[fi].find_hca(e->node) && !fabrics[fi].find_switch(e->node)) ++fi;
+  if (!e || fi == fabrics.size())
+    return reply.error("no port named '" + name + "'", "name a vHCA (vib0) or a switch port (leaf0/3)");
+  const config::Switch* sw = fabrics[fi].find_switch(e->node);
+  if (sw && (e->port == 0 || e->port > sw->ports))
+    return reply.error("switch " + sw->name + " has ports 1.." + std::to_string(sw->ports),
+                       "e.g. fabricctl port show " + sw->name + "/1");
+  if (!sw && e->port != 0)
+    return reply.error("a vHCA has one port: name it without a number", "e.g. fabricctl port show " + e->node);
+  DaemonState* dp = &d;
+  const bool queued = d.lcore().post([dp, fi, ep = *e, reply] {
+    PortView v = view_port(dp->topology().fabric(fi), ep, dp->lcore().scheduler().now());
+    reply.ok_with([v = std::move(v)] { return port_view_json(v); });
+  });
+  if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+}
+
 }  // namespace
 
 void register_fabric_commands(control::ControlServer& server, DaemonState& daemon) {
@@ -108,6 +213,9 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
   server.add_async_command(
       "routes", [&daemon](const json& args, control::Reply reply) { routes(daemon, args, std::move(reply)); },
       "{switch}: an IB switch's LFT for every vHCA LID and the subnet manager's last sweep", Access::ReadOnly);
+  server.add_async_command(
+      "port.show", [&daemon](const json& args, control::Reply reply) { port_show(daemon, args, std::move(reply)); },
+      "{port}: a vHCA or switch port: state, link, counters, per class queue, wait and credits", Access::ReadOnly);
 }
 
 }  // namespace vf

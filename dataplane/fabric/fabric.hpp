@@ -106,6 +106,7 @@ class Fabric {
   Switch* find_switch(std::string_view name);
   HcaPort* find_hca_port(std::string_view name);
   Port& port(const Endpoint& e);  // throws std::invalid_argument
+  const Port& port(const Endpoint& e) const { return const_cast<Fabric*>(this)->port(e); }
   // The credit flow control of a port, or null (Ethernet, credits off, not linked).
   const IbCredits* credits(const Port& p) const;
 

@@ -246,6 +246,22 @@ TEST(Incast, AcrossTheFatTreeBackpressureReachesTheSourceHopByHop) {
   expect_lossless(r, senders);
   const std::string hop = spine + "/" + std::to_string(down);
   EXPECT_GT(port_metric(r.end, "vfabric_port_xmit_wait_total", hop), 0) << hop << " never waited for credit";
+  // The operator's view of that port: VL0 waited for credit (PortVLXmitWait)
+  // and the VL's credit state is there, in the IBA's terms.
+  const RunResult show = d.ctl({"--json", "port", "show", hop});
+  ASSERT_EQ(show.exit_code, 0) << show.describe();
+  const auto pv = nlohmann::json::parse(show.out);
+  EXPECT_EQ(pv["state"], "ACTIVE") << show.out;
+  EXPECT_EQ(pv["peer"], "leaf0/" + std::to_string(up)) << show.out;
+  ASSERT_EQ(pv["classes"][0]["class"], "vl0") << show.out;
+  EXPECT_GT(pv["classes"][0]["xmit_wait"].get<uint64_t>(), 0u) << show.out;
+  EXPECT_GT(pv["classes"][0]["credits"]["buffer_blocks"].get<uint64_t>(), 0u) << show.out;
+  EXPECT_TRUE(pv["classes"][0]["credits"]["fccl_known"].get<bool>()) << show.out;
+  const RunResult table = d.ctl({"port", "show", hop});
+  ASSERT_EQ(table.exit_code, 0) << table.describe();
+  EXPECT_NE(table.out.find(hop + " (fabric ib): ACTIVE, link to leaf0/"), std::string::npos) << table.out;
+  for (const char* want : {"\nCLASS ", " WAIT_US ", " CREDITS ", "\nvl0 ", "\nvl15 ", "\nlink_ctrl "})
+    EXPECT_NE(table.out.find(want), std::string::npos) << want << "\n" << table.out;
 }
 
 }  // namespace

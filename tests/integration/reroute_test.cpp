@@ -61,6 +61,13 @@ TEST(Reroute, ASpineLinkPulledDuringWriteBwIsRoutedAround) {
   // No switch forwards anything over the dead link any more.
   for (const auto& e : rt["lft"]) EXPECT_NE(e["port"], up) << e.dump();
 
+  const RunResult shown = d.ctl({"--json", "port", "show", link});
+  ASSERT_EQ(shown.exit_code, 0) << shown.describe();
+  const auto pv = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(pv["state"], "DOWN") << shown.out;
+  EXPECT_FALSE(pv["link_up"].get<bool>()) << shown.out;
+  EXPECT_EQ(pv["counters"]["LinkDownedCounter"], 1) << shown.out;
+
   const RunResult c = client->wait(std::chrono::seconds(60));
   EXPECT_EQ(c.exit_code, 0) << c.describe();
   const RunResult s = server.wait(std::chrono::seconds(30));
@@ -91,6 +98,12 @@ TEST(Reroute, BadLinkRequestsAreRefusedWithAHint) {
   EXPECT_NE(r.err.find("no link between spine0 and spine1"), std::string::npos) << r.describe();
   r = d.ctl({"link", "set", "leaf0/5", "state", "sideways"});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
+  r = d.ctl({"port", "show", "leaf0/9"});
+  EXPECT_NE(r.err.find("switch leaf0 has ports 1..6"), std::string::npos) << r.describe();
+  r = d.ctl({"port", "show", "vib0/1"});
+  EXPECT_NE(r.err.find("a vHCA has one port"), std::string::npos) << r.describe();
+  r = d.ctl({"port", "show", "nosuch"});
+  EXPECT_NE(r.err.find("no port named 'nosuch'"), std::string::npos) << r.describe();
   r = d.ctl({"routes", "nosuch"});
   EXPECT_NE(r.err.find("no switch named 'nosuch'"), std::string::npos) << r.describe();
   // Nothing was taken down by any of it.
