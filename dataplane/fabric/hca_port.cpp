@@ -35,7 +35,9 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
       pool_(pool),
       cfg_(cfg),
       port_(sched, std::move(name), cfg.link_layer, cfg.port),
-      space_timer_(&HcaPort::on_space_timer, this) {
+      space_timer_(&HcaPort::on_space_timer, this),
+      loopback_(kLoopbackDepth),
+      loopback_timer_(&HcaPort::on_loopback_timer, this) {
   if (cfg.qos.data_vls == 0 || cfg.qos.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
@@ -46,7 +48,11 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
   port_.set_owner(this, &HcaPort::on_rx, &HcaPort::on_tx_done);
 }
 
-HcaPort::~HcaPort() { sched_.disarm(space_timer_); }
+HcaPort::~HcaPort() {
+  sched_.disarm(space_timer_);
+  sched_.disarm(loopback_timer_);
+  while (!loopback_.empty()) rte_pktmbuf_free(loopback_.pop());
+}
 
 void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
   if (lmc > 7) throw std::invalid_argument("HCA port " + name() + ": LMC must be 0..7");
@@ -110,7 +116,10 @@ void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
 void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (!cfg_.passes_data()) return drop_tx(m, port_down_drops_);
   const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route) : frame_roce(m, route);
-  if (framed) port_.enqueue(tx_class(route.sl), m);
+  if (!framed) return;
+  if (is_loopback(route)) [[unlikely]]
+    return loop_back(m);
+  port_.enqueue(tx_class(route.sl), m);
 }
 
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
@@ -138,10 +147,11 @@ bool HcaPort::frame_roce(rte_mbuf* m, const Route& av) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
   const auto nb = neighbours_.find(dgid);
-  if (nb == neighbours_.end()) return drop_tx(m, tx_no_route_), false;
+  const bool own = nb == neighbours_.end() && is_loopback(av);
+  if (nb == neighbours_.end() && !own) return drop_tx(m, tx_no_route_), false;
   wire::RoceRoute r;
   std::memcpy(r.src_mac, cfg_.mac.data(), 6);
-  std::memcpy(r.dst_mac, nb->second.data(), 6);
+  std::memcpy(r.dst_mac, own ? cfg_.mac.data() : nb->second.data(), 6);
   r.vlan = cfg_.vlan;
   r.vid = cfg_.vlan_id;
   r.pcp = av.sl & 7;
@@ -193,36 +203,39 @@ bool HcaPort::for_us(const rte_mbuf* m) const {
 
 void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
   auto& h = *static_cast<HcaPort*>(self);
-  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   // The engine consumes the packet now: the receive buffer frees at once.
-  p.release(cls, bytes);
-  if (!h.cfg_.passes_data()) {
-    h.port_down_drops_.add();
+  p.release(cls, rte_pktmbuf_pkt_len(m));
+  h.receive_frame(m, &p.counters());
+}
+
+void HcaPort::receive_frame(rte_mbuf* m, PortCounters* wire) {
+  if (!cfg_.passes_data()) {
+    port_down_drops_.add();
     rte_pktmbuf_free(m);
     return;
   }
-  if (!h.for_us(m)) {
-    h.rx_not_for_us_.add();
-    p.counters().rcv_errors.add();
+  if (!for_us(m)) {
+    rx_not_for_us_.add();
+    if (wire) wire->rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
   }
   wire::RxMeta meta;
-  const wire::RxError e = h.cfg_.link_layer == LinkLayer::kInfiniBand ? wire::ib_decapsulate(m, &meta)
-                                                                      : wire::roce_decapsulate(m, &meta);
+  const wire::RxError e = cfg_.link_layer == LinkLayer::kInfiniBand ? wire::ib_decapsulate(m, &meta)
+                                                                    : wire::roce_decapsulate(m, &meta);
   if (e != wire::RxError::kOk) {
-    h.rx_errors_[unsigned(e)].add();
-    p.counters().rcv_errors.add();
+    rx_errors_[unsigned(e)].add();
+    if (wire) wire->rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
   }
-  if (!h.rx_fn_) {
-    h.rx_no_receiver_.add();
-    p.counters().rcv_discards.add();
+  if (!rx_fn_) {
+    rx_no_receiver_.add();
+    if (wire) wire->rcv_discards.add();
     rte_pktmbuf_free(m);
     return;
   }
-  h.rx_fn_(h.rx_ctx_, m, meta);
+  rx_fn_(rx_ctx_, m, meta);
 }
 
 HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
@@ -233,6 +246,8 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   s.rx_not_for_us = rx_not_for_us_.get();
   s.rx_no_receiver = rx_no_receiver_.get();
   s.port_down_drops = port_down_drops_.get();
+  s.loopback_pkts = loopback_pkts_.get();
+  s.loopback_drops = loopback_drops_.get();
   for (unsigned i = 0; i < wire::kRxErrorCount; ++i) s.rx_errors[i] = rx_errors_[i].get();
   return s;
 }
@@ -249,6 +264,10 @@ constexpr CounterDef kHcaPortDefs[] = {
                "frames that arrived before an engine was attached"),
     VF_COUNTER(HcaPortSnapshot, port_down_drops, "port_down_drops", "port_down_drops", kPackets,
                "frames refused either way while the port was administratively down"),
+    VF_COUNTER(HcaPortSnapshot, loopback_pkts, "loopback_pkts", "loopback_packets", kPackets,
+               "packets to the port's own LID or GID, turned round inside the HCA (not on the wire)"),
+    VF_COUNTER(HcaPortSnapshot, loopback_drops, "loopback_drops", "loopback_drops", kPackets,
+               "looped-back packets dropped because the loopback queue was full"),
 };
 static_assert(valid_counter_table<HcaPortSnapshot>(kHcaPortDefs));
 

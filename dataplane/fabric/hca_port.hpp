@@ -48,6 +48,7 @@
 
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/ring.hpp"
 #include "dataplane/fabric/types.hpp"
 #include "dataplane/wire/rx_error.hpp"
 #include "core/port_info.hpp"
@@ -70,6 +71,8 @@ struct HcaPortSnapshot {
   uint64_t rx_not_for_us;
   uint64_t rx_no_receiver;   // no receive callback set
   uint64_t port_down_drops;  // refused either way while administratively down
+  uint64_t loopback_pkts;    // sent to this port's own LID / GID, looped back inside the HCA
+  uint64_t loopback_drops;   // the loopback queue was full
   std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
 };
 
@@ -82,6 +85,9 @@ extern const CounterTable kRxErrorCounters;
 
 class HcaPort final : public HostPort {
  public:
+  // Looped-back packets wait for the next drain (the same lcore turn); an
+  // engine sends at most a burst of them per poll.
+  static constexpr uint32_t kLoopbackDepth = 4096;
   using RxFn = void (*)(void* ctx, rte_mbuf* m, const wire::RxMeta& meta);
   using TxSpaceFn = void (*)(void* ctx);
 
@@ -140,6 +146,13 @@ class HcaPort final : public HostPort {
     size_t operator()(const Gid& g) const;
   };
   static void on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls);
+  // A frame for this port (from the wire: `wire` counts errors; looped back: null).
+  void receive_frame(rte_mbuf* m, PortCounters* wire);
+  // hca_loopback.cpp: packets to the port's own LID (IB) or GID (RoCE) turn
+  // round inside the HCA, as on hardware: never on the wire or the switch.
+  bool is_loopback(const Route& r) const;
+  void loop_back(rte_mbuf* m);
+  static void on_loopback_timer(Timer& t, Nanos now);
   static void on_tx_done(void* self, Port& p);
   static void on_space_timer(Timer& t, Nanos now);
   bool for_us(const rte_mbuf* m) const;
@@ -160,12 +173,16 @@ class HcaPort final : public HostPort {
   void* space_ctx_ = nullptr;
   mutable uint32_t refused_ = 0;  // classes can_transmit said no to; announce room later
   CtxTimer space_timer_;
+  Ring<rte_mbuf*> loopback_;
+  CtxTimer loopback_timer_;
 
   Counter tx_no_route_;
   Counter tx_frame_errors_;
   Counter rx_not_for_us_;
   Counter rx_no_receiver_;
   Counter port_down_drops_;
+  Counter loopback_pkts_;
+  Counter loopback_drops_;
   std::array<Counter, wire::kRxErrorCount> rx_errors_;
 };
 

@@ -136,5 +136,18 @@ INSTANTIATE_TEST_SUITE_P(Tools, Perftest,
                                             ::testing::Values(kIb, kRoce)),
                          case_name);
 
+// Server and client on one vHCA: the HCA's internal loopback.
+const Fabric kIbLoopback{"IbLoopback", "vib0", "vib0", {}};
+const Fabric kRoceLoopback{"RoceLoopback", "vroce0", "vroce0", {"-x", "1"}};
+const std::vector<Case> kLoopbackCases = {
+    {"ib_write_bw", {}, "Default"},
+    {"ib_read_lat", {}, "Default"},
+    {"ib_send_bw", {}, "Default"},
+};
+INSTANTIATE_TEST_SUITE_P(Loopback, Perftest,
+                         ::testing::Combine(::testing::ValuesIn(kLoopbackCases),
+                                            ::testing::Values(kIbLoopback, kRoceLoopback)),
+                         case_name);
+
 }  // namespace
 }  // namespace vf::test

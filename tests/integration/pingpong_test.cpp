@@ -1,5 +1,5 @@
-// Unmodified ibv_rc_pingpong between two vHCAs through the emulated switch,
-// over native InfiniBand and over RoCEv2.
+// Unmodified ibv_*_pingpong between two vHCAs through the emulated switch,
+// over native InfiniBand and over RoCEv2, and with both ends on one vHCA.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -18,6 +18,9 @@ struct Fabric {
 
 const Fabric kIb{"ib", "vib1", "vib0", {}};
 const Fabric kRoce{"roce", "vroce1", "vroce0", {"-g", "1"}};
+// Both ends on one vHCA: the HCA loops the packets back inside itself.
+const Fabric kIbLoopback{"ib", "vib0", "vib0", {}};
+const Fabric kRoceLoopback{"roce", "vroce0", "vroce0", {"-g", "1"}};
 
 class Pingpong : public ::testing::Test {
  protected:
@@ -91,6 +94,34 @@ TEST_F(Pingpong, SrqInfinibandEvents) { run_pingpong("ibv_srq_pingpong", kIb, {"
 TEST_F(Pingpong, SrqRoceV2Events) { run_pingpong("ibv_srq_pingpong", kRoce, {"-e", "-c"}); }
 TEST_F(Pingpong, RcInfinibandEvents) { pingpong(kIb, {"-e", "-c"}); }
 TEST_F(Pingpong, RcRoceV2Events) { pingpong(kRoce, {"-e", "-c"}); }
+
+// Server and client on the same vHCA, as test suites and runtimes often
+// connect them: every transport, with data check and completion events.
+TEST_F(Pingpong, LoopbackRcInfiniband) { pingpong(kIbLoopback, {"-e", "-c"}); }
+TEST_F(Pingpong, LoopbackRcRoceV2) { pingpong(kRoceLoopback, {"-e", "-c"}); }
+TEST_F(Pingpong, LoopbackUcInfiniband) { run_pingpong("ibv_uc_pingpong", kIbLoopback, {"-c"}); }
+TEST_F(Pingpong, LoopbackUcRoceV2) { run_pingpong("ibv_uc_pingpong", kRoceLoopback, {"-c"}); }
+TEST_F(Pingpong, LoopbackUdInfiniband) { run_pingpong("ibv_ud_pingpong", kIbLoopback, {"-e", "-c"}); }
+TEST_F(Pingpong, LoopbackUdRoceV2) { run_pingpong("ibv_ud_pingpong", kRoceLoopback, {"-s", "1024", "-e", "-c"}); }
+TEST_F(Pingpong, LoopbackSrqInfiniband) { run_pingpong("ibv_srq_pingpong", kIbLoopback, {"-c"}); }
+TEST_F(Pingpong, LoopbackSrqRoceV2) { run_pingpong("ibv_srq_pingpong", kRoceLoopback, {"-e", "-c"}); }
+
+// Looped back inside the HCA: the switch and the wire never see the packets
+// (the suite's daemon is fresh for this test: every count is this run's).
+TEST_F(Pingpong, LoopbackNeverLeavesTheHca) {
+  pingpong(kIbLoopback, {"-s", "4096", "-n", "100", "-c"});
+  const RunResult m = daemon_->ctl({"metrics"});
+  ASSERT_EQ(m.exit_code, 0) << m.describe();
+  const auto value = [&](const std::string& sample) {
+    const size_t at = m.out.find(sample + " ");
+    EXPECT_NE(at, std::string::npos) << sample;
+    return at == std::string::npos ? -1.0 : std::stod(m.out.substr(at + sample.size() + 1));
+  };
+  EXPECT_GE(value("vfabric_loopback_packets_total{fabric=\"ib\",hca=\"vib0\"}"), 400);
+  EXPECT_EQ(value("vfabric_loopback_drops_total{fabric=\"ib\",hca=\"vib0\"}"), 0);
+  EXPECT_EQ(value("vfabric_port_xmit_packets_total{fabric=\"ib\",port=\"vib0\"}"), 0);
+  EXPECT_EQ(value("vfabric_port_rcv_packets_total{fabric=\"ib\",port=\"ibsw0/1\"}"), 0);
+}
 
 }  // namespace
 }  // namespace vf::test
