@@ -29,7 +29,7 @@ struct DeviceSpec {
   uint64_t sys_image_guid = 0;
   std::string fw_ver = "1.0.0";       // provider's query_device must report the same
   std::string hca_type = "vHCA";
-  std::string hw_rev = "0x0";
+  std::string hw_rev = "0x1";  // the engine's hw_ver (engine::kHwVer), as the kernel prints it
   std::string board_id = "VFABRIC_VHCA";
   std::string node_desc;              // "<host> <ibdev>" like rdma-ndd writes
   // Port 1's attributes (port_sysfs.hpp renders them). make_device_spec

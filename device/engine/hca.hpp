@@ -54,14 +54,21 @@ struct DeviceLimits {
   uint32_t max_ah = 65535;
 };
 
+inline constexpr uint32_t kVendorId = 0xFFFFFF;
+inline constexpr uint32_t kVendorPartId = 0x5646;  // "VF"
+inline constexpr uint32_t kHwVer = 1;
+
 struct HcaConfig {
   std::string name = "vhca0";
   uint64_t node_guid = 0;       // host order
   uint64_t sys_image_guid = 0;  // 0 = node_guid
   std::string fw_ver = "0.1.0";
-  uint32_t vendor_id = 0;
-  uint32_t vendor_part_id = 0;
-  uint32_t hw_ver = 0;
+  // Device identity, as ibv_query_device reports it. Soft-RoCE's choice: the
+  // IBTA's 0xFFFFFF for "no registered vendor" (never a real vendor's OUI);
+  // the part is "VF" and this is hardware revision 1 (sysfs hw_rev agrees).
+  uint32_t vendor_id = kVendorId;
+  uint32_t vendor_part_id = kVendorPartId;
+  uint32_t hw_ver = kHwVer;
   DeviceLimits limits;
   // Port 1's attributes are not here: they are the port's PortInfo
   // (HostPort::info()), which query_port reports as it is at that moment.

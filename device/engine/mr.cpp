@@ -9,8 +9,15 @@
 namespace vf::engine {
 
 namespace {
+// As the kernel's core and rxe take them: MW_BIND is accepted whether or not
+// a window can be bound (mlx5 and rxe accept it), HUGETLB is a hint about
+// the pages. ZERO_BASED (rxe) and ON_DEMAND without ODP (the core) are
+// features this device lacks: EOPNOTSUPP, which libraries and test suites
+// read as "skip / fall back"; a bit nobody defines is EINVAL.
 constexpr uint32_t kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+                                      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND |
+                                      IBV_ACCESS_HUGETLB;
+constexpr uint32_t kMissingAccess = IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
 constexpr uint32_t kWriteAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 }  // namespace
@@ -21,6 +28,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   Client* c = pd->client;
   // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
   const uint32_t access = req.access & ~uint32_t(IBV_ACCESS_OPTIONAL_RANGE);
+  if (access & kMissingAccess) return EOPNOTSUPP;
   if (access & ~kSupportedAccess) return EINVAL;
   // IBA: remote write/atomic access requires local write.
   if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&

@@ -26,6 +26,11 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
     case IBV_QPT_RC: type = IBV_QPT_RC; break;
     case IBV_QPT_UC: type = IBV_QPT_UC; break;
     case IBV_QPT_UD: type = IBV_QPT_UD; break;
+    // Real QP types this device does not have (mlx5 has them): not a bad argument.
+    case IBV_QPT_RAW_PACKET:
+    case IBV_QPT_XRC_SEND:
+    case IBV_QPT_XRC_RECV:
+    case IBV_QPT_DRIVER: return EOPNOTSUPP;
     default: return EINVAL;
   }
   ibv_qp_cap cap = req.cap;

@@ -1,6 +1,7 @@
 /* Slow-path verbs: each is one request to fabricd. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@ static int vhca_query_device_ex(struct ibv_context *ibctx, const struct ibv_quer
   /* Extended attributes we do not support read as zero. */
   memset(attr, 0, attr_size < sizeof(*attr) ? attr_size : sizeof(*attr));
   attr->orig_attr = rsp.attr;
+  if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(attr->phys_port_cnt_ex))
+    attr->phys_port_cnt_ex = rsp.attr.phys_port_cnt;
   return 0;
 }
 
@@ -181,6 +184,16 @@ static int vhca_destroy_cq(struct ibv_cq *ibcq) {
 }
 
 static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+  switch (attr->qp_type) { /* types this device lacks: EOPNOTSUPP before any argument check */
+    case IBV_QPT_RAW_PACKET:
+    case IBV_QPT_XRC_SEND:
+    case IBV_QPT_XRC_RECV:
+    case IBV_QPT_DRIVER:
+      errno = EOPNOTSUPP;
+      return NULL;
+    default:
+      break;
+  }
   if (!attr->send_cq || !attr->recv_cq) {
     errno = EINVAL;
     return NULL;

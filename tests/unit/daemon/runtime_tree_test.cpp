@@ -121,7 +121,7 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
     want[d + "sys_image_guid"] = addr::format_guid_sysfs(h.node_guid) + "\n";
     want[d + "fw_ver"] = "1.0.0\n";
     want[d + "hca_type"] = "vHCA\n";
-    want[d + "hw_rev"] = "0x0\n";
+    want[d + "hw_rev"] = "0x1\n";
     want[d + "board_id"] = "VFABRIC_VHCA\n";
     want[d + "node_desc"] = (hostname() + " " + name).substr(0, 64) + "\n";
     want[d + "device/modalias"] = "vfabric:vhca\n";

@@ -1,0 +1,217 @@
+// What vHCAs do not have is refused the way real providers refuse it: a
+// NULL with errno EOPNOTSUPP, or EOPNOTSUPP returned -- which libraries and
+// test suites read as "skip / fall back" -- never EINVAL, a hang or an abort.
+// Table-driven, through the real libibverbs and provider against fabricd.
+// Also the device's identity, which such suites key on.
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include <fcntl.h>
+
+#include <cctype>
+#include <cerrno>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "verbs_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
+
+struct Objects {
+  ibv_context* ctx;
+  ibv_pd* pd;
+  ibv_cq* cq;
+  ibv_qp* qp;
+  ibv_mr* mr;
+  std::vector<uint8_t>* buf;
+};
+
+// A verb that must fail: returns the errno it failed with, 0 if it worked.
+struct Unsupported {
+  const char* what;
+  std::function<int(Objects&)> call;
+};
+
+template <class T, class Free>
+int null_errno(T* p, Free release) {
+  if (!p) return errno;
+  release(p);
+  return 0;
+}
+
+int reg_mr_with(Objects& o, int access) {
+  errno = 0;
+  return null_errno(ibv_reg_mr(o.pd, o.buf->data(), o.buf->size(), access), ibv_dereg_mr);
+}
+
+int create_qp_of(Objects& o, ibv_qp_type t) {
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = o.cq;
+  ia.qp_type = t;
+  ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  errno = 0;
+  return null_errno(ibv_create_qp(o.pd, &ia), ibv_destroy_qp);
+}
+
+const std::vector<Unsupported>& table() {
+  static const std::vector<Unsupported> t = {
+      {"ibv_reg_mr IBV_ACCESS_ZERO_BASED",
+       [](Objects& o) { return reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED); }},
+      {"ibv_reg_mr IBV_ACCESS_ON_DEMAND (ODP)",
+       [](Objects& o) { return reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND); }},
+      {"ibv_reg_mr_iova with an IOVA other than the address",
+       [](Objects& o) {
+         errno = 0;
+         return null_errno(ibv_reg_mr_iova(o.pd, o.buf->data(), o.buf->size(), 0x1000, IBV_ACCESS_LOCAL_WRITE),
+                           ibv_dereg_mr);
+       }},
+      {"ibv_create_qp IBV_QPT_RAW_PACKET", [](Objects& o) { return create_qp_of(o, IBV_QPT_RAW_PACKET); }},
+      {"ibv_create_qp IBV_QPT_XRC_SEND", [](Objects& o) { return create_qp_of(o, IBV_QPT_XRC_SEND); }},
+      {"ibv_create_qp IBV_QPT_XRC_RECV", [](Objects& o) { return create_qp_of(o, IBV_QPT_XRC_RECV); }},
+      {"ibv_open_xrcd (XRC)",
+       [](Objects& o) {
+         ibv_xrcd_init_attr a{};
+         a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+         a.fd = -1;
+         a.oflags = O_CREAT;
+         errno = 0;
+         return null_errno(ibv_open_xrcd(o.ctx, &a), ibv_close_xrcd);
+       }},
+      {"ibv_alloc_dm (device memory)",
+       [](Objects& o) {
+         ibv_alloc_dm_attr a{};
+         a.length = 4096;
+         errno = 0;
+         return null_errno(ibv_alloc_dm(o.ctx, &a), ibv_free_dm);
+       }},
+      {"ibv_alloc_td (thread domains)",
+       [](Objects& o) {
+         ibv_td_init_attr a{};
+         errno = 0;
+         return null_errno(ibv_alloc_td(o.ctx, &a), ibv_dealloc_td);
+       }},
+      {"ibv_alloc_parent_domain",
+       [](Objects& o) {
+         ibv_parent_domain_init_attr a{};
+         a.pd = o.pd;
+         errno = 0;
+         return null_errno(ibv_alloc_parent_domain(o.ctx, &a), ibv_dealloc_pd);
+       }},
+      {"ibv_create_flow (flow steering)",
+       [](Objects& o) {
+         ibv_flow_attr a{};
+         a.size = sizeof(a);
+         a.type = IBV_FLOW_ATTR_NORMAL;
+         a.port = 1;
+         errno = 0;
+         return null_errno(ibv_create_flow(o.qp, &a), ibv_destroy_flow);
+       }},
+      {"ibv_create_wq (RSS work queues)",
+       [](Objects& o) {
+         ibv_wq_init_attr a{};
+         a.wq_type = IBV_WQT_RQ;
+         a.max_wr = 4;
+         a.max_sge = 1;
+         a.pd = o.pd;
+         a.cq = o.cq;
+         errno = 0;
+         return null_errno(ibv_create_wq(o.ctx, &a), ibv_destroy_wq);
+       }},
+      {"ibv_create_counters",
+       [](Objects& o) {
+         ibv_counters_init_attr a{};
+         errno = 0;
+         return null_errno(ibv_create_counters(o.ctx, &a), ibv_destroy_counters);
+       }},
+      {"ibv_advise_mr (ODP prefetch)",
+       [](Objects& o) {
+         ibv_sge sg{reinterpret_cast<uintptr_t>(o.buf->data()), 64, o.mr->lkey};
+         return ibv_advise_mr(o.pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sg, 1);
+       }},
+  };
+  return t;
+}
+
+class UnsupportedVerbs : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(UnsupportedVerbs, FailWithEopnotsupp) {
+  const Unsupported& u = table().at(GetParam());
+  for (const char* dev : {"vib0", "vroce0"}) {
+    ibv_context* ctx = open_device(dev);
+    ASSERT_NE(ctx, nullptr) << dev;
+    std::vector<uint8_t> buf(4096);
+    Objects o{ctx, ibv_alloc_pd(ctx), ibv_create_cq(ctx, 8, nullptr, nullptr, 0), nullptr, nullptr, &buf};
+    ASSERT_NE(o.pd, nullptr);
+    ASSERT_NE(o.cq, nullptr);
+    o.mr = ibv_reg_mr(o.pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_NE(o.mr, nullptr);
+    ibv_qp_init_attr ia{};
+    ia.send_cq = ia.recv_cq = o.cq;
+    ia.qp_type = IBV_QPT_UD;
+    ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+    ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+    o.qp = ibv_create_qp(o.pd, &ia);
+    ASSERT_NE(o.qp, nullptr);
+    EXPECT_EQ(u.call(o), EOPNOTSUPP) << u.what << " on " << dev;
+    // ...and the context still works afterwards.
+    ibv_device_attr attr{};
+    EXPECT_EQ(ibv_query_device(ctx, &attr), 0) << u.what;
+    ibv_destroy_qp(o.qp);
+    ibv_dereg_mr(o.mr);
+    ibv_destroy_cq(o.cq);
+    ibv_dealloc_pd(o.pd);
+    ibv_close_device(ctx);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, UnsupportedVerbs, ::testing::Range(size_t(0), table().size()),
+                         [](const ::testing::TestParamInfo<size_t>& p) {
+                           std::string n;
+                           for (const char* c = table()[p.param].what; *c && *c != ' '; ++c)
+                             n += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+                           return n + "_" + std::to_string(p.param);
+                         });
+
+// An unknown access bit or QP type is a bad argument, not a missing feature;
+// flags every real device takes are taken.
+TEST(UnsupportedVerbsContrast, UnknownBitsStayEinvalKnownHintsAreTaken) {
+  ibv_context* ctx = open_device("vib0");
+  ASSERT_NE(ctx, nullptr);
+  std::vector<uint8_t> buf(4096);
+  Objects o{ctx, ibv_alloc_pd(ctx), ibv_create_cq(ctx, 8, nullptr, nullptr, 0), nullptr, nullptr, &buf};
+  EXPECT_EQ(reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | (1 << 15)), EINVAL);
+  EXPECT_EQ(create_qp_of(o, ibv_qp_type(77)), EINVAL);
+  EXPECT_EQ(reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB), 0) << "HUGETLB is a hint";
+  // The kernel's core, mlx5 and rxe accept MW_BIND on any MR (it was EINVAL).
+  EXPECT_EQ(reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND), 0);
+  ibv_destroy_cq(o.cq);
+  ibv_dealloc_pd(o.pd);
+  ibv_close_device(ctx);
+}
+
+// Identity, chosen as Soft-RoCE chooses it (no registered vendor: 0xFFFFFF),
+// non-zero and the same in query_device, query_device_ex and sysfs.
+TEST(DeviceIdentity, IsNonZeroStableAndConsistent) {
+  for (const char* dev : {"vib0", "vroce0"}) {
+    ibv_context* ctx = open_device(dev);
+    ASSERT_NE(ctx, nullptr);
+    ibv_device_attr_ex ex{};
+    ASSERT_EQ(ibv_query_device_ex(ctx, nullptr, &ex), 0);
+    EXPECT_EQ(ex.orig_attr.vendor_id, 0xFFFFFFu) << dev;
+    EXPECT_EQ(ex.orig_attr.vendor_part_id, 0x5646u) << dev;
+    EXPECT_EQ(ex.orig_attr.hw_ver, 1u) << dev;
+    EXPECT_EQ(ex.orig_attr.phys_port_cnt, 1) << dev;
+    EXPECT_EQ(ex.phys_port_cnt_ex, 1u) << dev;
+    const std::string sys = std::string(getenv("SYSFS_PATH")) + "/class/infiniband/" + dev + "/hw_rev";
+    EXPECT_EQ(read_file(sys), "0x1\n") << sys;
+    ibv_close_device(ctx);
+  }
+}
+
+}  // namespace
+}  // namespace vf::test
