@@ -141,7 +141,8 @@ json port_view_json(const PortView& v) {
     if (!name || (v.credits && c < dp::kNumDataClasses && c >= v.credits->data_vls)) continue;
     json one = {{"class", name}};
     put_counters(one, dp::kClassCounters, &v.counters.classes[c]);
-    if (v.credits && c < v.credits->data_vls) {
+    // A dead link's credit state means nothing until it trains again.
+    if (v.credits && v.up && c < v.credits->data_vls) {
       const dp::VlCreditSnapshot& k = v.credits->vl[c];
       const dp::VlCreditGauges g = dp::gauges(k);
       json credit = json::object();
@@ -166,7 +167,7 @@ json port_view_json(const PortView& v) {
   // A vHCA's logical state is its PortInfo's; a switch port is up or down with its link.
   out["state"] = v.hca ? runtime::to_string(v.hca->state) : (v.linked && v.up ? "ACTIVE" : "DOWN");
   if (v.hca) out["phys_state"] = runtime::to_string(v.hca->phys_state);
-  if (v.credits)
+  if (v.credits && v.up)
     out["flow_control"] = {{"init", v.credits->init},
                            {"fcp_sent", v.credits->fcp_sent},
                            {"fcp_rcvd", v.credits->fcp_rcvd},

@@ -122,10 +122,10 @@ void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
 }
 
 void Topology::after_sweep(size_t fabric, const sm::SweepReport& r) {
-  spdlog::info("fabric {}: subnet manager sweep {}: {} of {} links up, {} LFT entries changed, {} ports "
+  spdlog::info("fabric {}: subnet manager sweep {}: {} of {} links up, {} LFT entries changed, {} port{} "
                "activated, {} switch/HCA pairs without a route",
                impl_->fabrics[fabric]->name(), r.number, r.links_up, r.links, r.lft_changes, r.activated.size(),
-               r.unrouted);
+               r.activated.size() == 1 ? "" : "s", r.unrouted);
   if (!impl_->activated) return;
   for (const std::string& name : r.activated)
     for (size_t i = 0; i < info_.size(); ++i)

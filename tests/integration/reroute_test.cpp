@@ -67,6 +67,7 @@ TEST(Reroute, ASpineLinkPulledDuringWriteBwIsRoutedAround) {
   EXPECT_EQ(pv["state"], "DOWN") << shown.out;
   EXPECT_FALSE(pv["link_up"].get<bool>()) << shown.out;
   EXPECT_EQ(pv["counters"]["LinkDownedCounter"], 1) << shown.out;
+  EXPECT_FALSE(pv["classes"][0].contains("credits")) << "no credit state on a dead link: " << shown.out;
 
   const RunResult c = client->wait(std::chrono::seconds(60));
   EXPECT_EQ(c.exit_code, 0) << c.describe();
