@@ -91,6 +91,7 @@ void IbCredits::reset_state() {
     v.freed = 0;  // `used` stays: packets still in the buffer will be released
   }
   heard_ = 0;
+  starved_ = 0;
   init_ = true;
 }
 
@@ -120,16 +121,27 @@ void IbCredits::note_activity(unsigned vl) {
 // ---------------------------------------------------------------- sender
 
 bool IbCredits::may_transmit(void* self, unsigned cls, uint32_t bytes) {
-  const auto& c = *static_cast<IbCredits*>(self);
+  auto& c = *static_cast<IbCredits*>(self);
   if (cls >= c.cfg_.data_vls) return false;  // not operational on this link
   const Vl& v = c.vl_[cls];
-  return v.fccl_known && wire::credit_allows(v.fctbs, v.fccl, packet_blocks(bytes));
+  if (v.fccl_known && wire::credit_allows(v.fctbs, v.fccl, packet_blocks(bytes))) [[likely]]
+    return true;
+  c.starve(cls);
+  return false;
+}
+
+// Held for want of credit: keep the rounds (and this end's FCTBS) going.
+void IbCredits::starve(unsigned vl) {
+  if (starved_ >> vl & 1) return;
+  starved_ |= 1u << vl;
+  note_activity(vl);
 }
 
 void IbCredits::on_transmit(void* self, unsigned cls, uint32_t bytes) {
   auto& c = *static_cast<IbCredits*>(self);
   Vl& v = c.vl_[cls];
   v.fctbs = uint16_t((v.fctbs + packet_blocks(bytes)) & kCreditMask);
+  c.starved_ &= ~(1u << cls);
   c.note_activity(cls);
 }
 
@@ -244,6 +256,10 @@ void IbCredits::receive_fcp(rte_mbuf* m) {
   v.abr = f.fctbs;
   v.fccl = f.fccl;
   v.fccl_known = true;
+  // Our rounds went quiet, yet the peer's go on: it holds a packet it has
+  // no credit for, perhaps because our grants were lost. Answer now. (Our
+  // answer starts no rounds, so two quiet ends do not keep each other awake.)
+  if (!timer_.armed()) want_fcp(1u << f.vl);
   heard_ |= 1u << f.vl;
   if (init_ && heard_ == all_vls_) init_ = false;
   port_.wake();
@@ -265,9 +281,11 @@ void IbCredits::on_resend(Timer& t, Nanos now) {
     c.cur_period_ = c.period_;
     c.want_fcp(c.active_ | 1u << c.rr_vl_);
     c.rr_vl_ = uint8_t((c.rr_vl_ + 1) % c.cfg_.data_vls);
-  } else if (c.cur_period_ >= kMaxIdleResend) {
+  } else if (c.cur_period_ >= kMaxIdleResend && !c.starved_) {
     return;  // quiet link: the next packet starts the rounds again
   } else {
+    // Idle, or starved (nothing moves, perhaps for good: a credit loop):
+    // slow down, but a starved sender never stops asking.
     c.cur_period_ = std::min(c.cur_period_ * 2, kMaxIdleResend);
     c.want_fcp(c.all_vls_);
   }

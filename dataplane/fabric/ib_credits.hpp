@@ -32,7 +32,13 @@
 // last one plus one more in turn. With no traffic at all the period doubles,
 // each round covering every VL, and the rounds stop once it reaches
 // kMaxIdleResend (an idle daemon sleeps; every FCP was resent a dozen times
-// by then); the next packet either way starts them again.
+// by then); the next packet either way starts them again. A sender that
+// holds a packet it has no credit for never stops: its rounds keep going
+// (slowing down to one per kMaxIdleResend while nothing moves), carrying its
+// FCTBS, and a receiver whose own rounds went quiet answers
+// every FCP it hears -- so credit that was lost with FCPs (or with data
+// packets, which the FCTBS/ABR sync recovers) comes back even after the
+// receiver stopped resending.
 //
 // Link (re)training: link_up() restarts this end from a clean credit state --
 // FCTBS, FCCL and ABR zero, nothing may be sent -- and its FCPs carry
@@ -135,6 +141,7 @@ class IbCredits {
   void reset_state();
   void want_fcp(uint32_t vl_mask);
   void note_activity(unsigned vl);
+  void starve(unsigned vl);
   static uint32_t available(const Vl& v);
 
   Port& port_;
@@ -148,6 +155,7 @@ class IbCredits {
   uint32_t due_ = 0;        // VLs owed an FCP
   uint32_t active_ = 0;     // VLs with traffic since the last resend round
   uint32_t heard_ = 0;      // VLs the peer sent an FCP for since link_up
+  uint32_t starved_ = 0;    // VLs holding a packet this end has no credit for
   bool init_ = true;        // Op = Init until the peer answered on every VL
   uint8_t rr_vl_ = 0;       // the idle VL the next round covers too
   Nanos cur_period_;

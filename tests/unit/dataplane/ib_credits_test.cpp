@@ -196,6 +196,34 @@ void lost_fcp_is_recovered(bool corrupt) {
   }
 }
 
+// Every FCP that would return credit is lost for longer than the receiver's
+// rounds take to go quiet (kMaxIdleResend): the starved sender's own rounds
+// keep carrying its FCTBS (slowing to one per kMaxIdleResend), and the
+// receiver answers the first one that arrives once the fault is gone -- no
+// deadlock after a lossy spell.
+TEST(IbCredits, AStarvedSenderGetsItsCreditBackAfterThePeerWentQuiet) {
+  CreditLink l;
+  FcpFault fault;
+  l.link.b_to_a().set_impairment({&fault, &FcpFault::pass});
+  l.holder.hold[0] = true;
+  l.send(16);
+  l.run_for(500'000);
+  ASSERT_EQ(l.arrived(), 8u);
+  fault.on = true;
+  l.holder.let_go(0);
+  l.run_for(3 * kMaxIdleResend);
+  EXPECT_EQ(l.arrived(), 8u);
+  fault.on = false;
+  // The starved sender asks once per kMaxIdleResend by now.
+  l.run_for(kMaxIdleResend + 4 * fcp_resend_period(10 * G));
+  EXPECT_EQ(l.arrived(), 16u);
+  // Once fed, both ends go quiet again: the answers stop with the need.
+  l.run_for(2 * kMaxIdleResend);
+  const uint64_t sent = l.ca->snapshot().fcp_sent + l.cb->snapshot().fcp_sent;
+  l.run_for(kMaxIdleResend);
+  EXPECT_EQ(l.ca->snapshot().fcp_sent + l.cb->snapshot().fcp_sent, sent) << "an idle link sends no FCPs";
+}
+
 TEST(IbCredits, ALostFcpIsReplacedByTheResendRule) { lost_fcp_is_recovered(false); }
 TEST(IbCredits, ACorruptFcpIsCountedAndReplaced) { lost_fcp_is_recovered(true); }
 
