@@ -21,7 +21,8 @@ int cmd_env(const Globals& g);
 int cmd_metrics(const Globals& g);
 int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state);
 int cmd_port_show(const Globals& g, const std::string& port);
-int cmd_link_set(const Globals& g, const std::string& a, const std::string& b, const std::string& state);
+// words: A [B] then attribute/value pairs (state, loss, corrupt, seed).
+int cmd_link_set(const Globals& g, const std::vector<std::string>& words);
 int cmd_routes(const Globals& g, const std::string& sw);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only
 // returns on failure (127: not found, 126: not executable, 1: no daemon).

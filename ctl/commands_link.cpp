@@ -1,23 +1,90 @@
-// `fabricctl link set A [B] state down|up` and `fabricctl routes SWITCH`: the
-// fabric's cabling and the forwarding the subnet manager programs over it.
+// `fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N]` and
+// `fabricctl routes SWITCH`: the fabric's cabling, its faults, and the
+// forwarding the subnet manager programs over it.
+#include <cstdlib>
+#include <optional>
+
 #include "ctl/commands_common.hpp"
 
 namespace vf::ctl {
 
-int cmd_link_set(const Globals& g, const std::string& a, const std::string& b, const std::string& state) {
+namespace {
+
+bool is_key(const std::string& w) { return w == "state" || w == "loss" || w == "corrupt" || w == "seed"; }
+
+// "1%" or "0.01" -> 0.01; nullopt unless a probability.
+std::optional<double> parse_probability(const std::string& w) {
+  const bool percent = !w.empty() && w.back() == '%';
+  const std::string num = percent ? w.substr(0, w.size() - 1) : w;
+  char* end = nullptr;
+  const double v = std::strtod(num.c_str(), &end);
+  if (num.empty() || *end != '\0') return std::nullopt;
+  const double p = percent ? v / 100 : v;
+  if (!(p >= 0 && p <= 1)) return std::nullopt;
+  return p;
+}
+
+int usage(const std::string& why) {
+  std::cerr << "fabricctl: link set: " << why << "\n"
+            << "hint: fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N], "
+               "e.g. link set leaf0/5 state down, link set vib0 loss 1% seed 7\n";
+  return 2;
+}
+
+}  // namespace
+
+int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
+  // A [B] then attribute/value pairs: an odd count names the link by one end.
+  const size_t k = words.size() % 2 ? 1 : 2;
+  if (words.size() <= k) return usage("nothing to set");
+  if (is_key(words[0]) || (k == 2 && is_key(words[1])))
+    return usage("name the link first, by one end or by its two nodes; each attribute needs a value");
+  json args = {{"a", words[0]}};
+  if (k == 2) args["b"] = words[1];
+  for (size_t i = k; i < words.size(); i += 2) {
+    const std::string& key = words[i];
+    if (!is_key(key)) return usage("unknown attribute '" + key + "'");
+    if (i + 1 == words.size()) return usage(key + " needs a value");
+    const std::string& v = words[i + 1];
+    if (key == "state") {
+      if (v != "up" && v != "down") return usage("state is up or down");
+      args["state"] = v;
+    } else if (key == "seed") {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || v[0] == '-') return usage("seed is a whole number");
+      args["seed"] = uint64_t(n);
+    } else {
+      const auto p = parse_probability(v);
+      if (!p) return usage(key + " is a probability: 0..1 or 0%..100%");
+      args[key] = *p;
+    }
+  }
   return guarded([&] {
     Client c(g.socket(), g.timeout);
-    json args = {{"a", a}, {"state", state}};
-    if (!b.empty()) args["b"] = b;
     json r = c.call("link.set", args);
     if (g.json) {
       print_json(r);
       return 0;
     }
-    std::cout << text(r, "fabric") << ": link " << text(r, "a") << " - " << text(r, "b") << ' '
-              << (state == "up" ? "UP" : "DOWN");
-    if (r.value("changed", true) == false) std::cout << " (it already was)";
-    else if (r.value("subnet_manager_sweeps", false)) std::cout << " (the subnet manager sweeps and reroutes)";
+    std::cout << text(r, "fabric") << ": link " << text(r, "a") << " - " << text(r, "b");
+    if (r.contains("state")) {
+      std::cout << ' ' << (text(r, "state") == "up" ? "UP" : "DOWN");
+      if (r.value("changed", true) == false) std::cout << " (it already was)";
+      else if (r.value("subnet_manager_sweeps", false)) std::cout << " (the subnet manager sweeps and reroutes)";
+    }
+    if (r.contains("impairment")) {
+      const json im = r["impairment"];
+      const double loss = im.value("loss", 0.0), corrupt = im.value("corrupt", 0.0);
+      if (loss == 0 && corrupt == 0) {
+        std::cout << ", clean (no loss, no corruption)";
+      } else {
+        char b[128];
+        std::snprintf(b, sizeof b, ", loss %g%% corrupt %g%% each way (seed %s)", loss * 100, corrupt * 100,
+                      text(im, "seed").c_str());
+        std::cout << b;
+      }
+    }
     std::cout << '\n';
     return 0;
   });

@@ -143,26 +143,33 @@ int main(int argc, char** argv) {
       "  fabricctl port show leaf0/5\n"
       "  fabricctl --json port show leaf0/5    # also FCTBS/FCCL/ABR per VL and FCP counts");
 
-  auto* link = app.add_subcommand("link", "Links between switches and vHCAs.");
+  auto* link = app.add_subcommand("link", "Links between switches and vHCAs: state and faults.");
   link->require_subcommand(1);
   std::vector<std::string> link_words;
-  auto* link_set = link->add_subcommand("set", "Take a link down or up: fabricctl link set A [B] state down|up");
-  link_set->add_option("link", link_words, "A [B] state down|up: the link by one end or by its two nodes")
-      ->required()
-      ->expected(3, 4);
+  auto* link_set = link->add_subcommand(
+      "set", "Take a link down or up, or impair it: fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N]");
+  link_set->add_option("link", link_words, "A [B], then attribute value pairs")->required()->expected(3, 10);
   link_set->footer(
       "A names the link by one end: a switch port (leaf0/3) or a vHCA (vib0). A B names it by\n"
       "its two nodes (leaf0 spine1) when only one link joins them.\n\n"
-      "Like pulling the cable: both ends go down (LinkDownedCounter counts it), frames on the\n"
-      "wire and in the ports' queues are lost (link_lost_frames, PortXmitDiscards), and a vHCA\n"
-      "end goes DOWN (PhysState Polling) with IBV_EVENT_PORT_ERR to its programs. On\n"
-      "InfiniBand the subnet manager then sweeps: new LFTs route around the link where\n"
-      "another path exists (RC retries cover the gap), and once the link is back up it\n"
-      "activates the vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes`\n"
-      "shows the result.\n\n"
+      "state down|up  Like pulling the cable: both ends go down (LinkDownedCounter counts it),\n"
+      "               frames on the wire and in the ports' queues are lost (link_lost_frames,\n"
+      "               PortXmitDiscards), and a vHCA end goes DOWN (PhysState Polling) with\n"
+      "               IBV_EVENT_PORT_ERR to its programs. On InfiniBand the subnet manager then\n"
+      "               sweeps: new LFTs route around the link where another path exists (RC\n"
+      "               retries cover the gap), and once the link is back up it activates the\n"
+      "               vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes` shows it.\n"
+      "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
+      "corrupt P      each frame not lost gets one bit flipped with probability P; it still\n"
+      "               arrives and fails its CRC there (PortRcvErrors, rx_bad_vcrc/icrc)\n"
+      "seed N         where the draws start: the same seed and traffic lose the same frames\n"
+      "               (default 1; the reverse direction uses N+1). loss 0 corrupt 0 clears.\n"
+      "Counted per direction in link_lost_frames and link_corrupted_frames (fabricctl metrics).\n\n"
       "EXAMPLES\n"
       "  fabricctl link set leaf0 spine1 state down\n"
-      "  fabricctl link set leaf0/3 state up");
+      "  fabricctl link set leaf0/3 state up\n"
+      "  fabricctl link set vib0 loss 1% seed 7\n"
+      "  fabricctl link set vib0 loss 0 corrupt 0");
 
   std::string routes_switch;
   auto* routes = app.add_subcommand("routes", "Show an InfiniBand switch's LFT: the egress port for every vHCA LID.");
@@ -215,14 +222,7 @@ int main(int argc, char** argv) {
   if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
   if (*port_show) return vf::ctl::cmd_port_show(g, port_show_name);
-  if (*link_set) {
-    const std::string state = link_words.back();
-    if (link_words[link_words.size() - 2] != "state" || (state != "down" && state != "up")) {
-      std::cerr << "fabricctl: link set wants A [B] state down|up\nhint: fabricctl link set leaf0/3 state down\n";
-      return 2;
-    }
-    return vf::ctl::cmd_link_set(g, link_words[0], link_words.size() == 4 ? link_words[1] : "", state);
-  }
+  if (*link_set) return vf::ctl::cmd_link_set(g, link_words);
   if (*routes) return vf::ctl::cmd_routes(g, routes_switch);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;

@@ -25,27 +25,55 @@ std::string arg(const json& args, const char* k) {
   return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
 }
 
-// {a, b?, state: down|up}: both ends of the link go down (PhysState Polling
-// at a vHCA end, as with a pulled cable) or train again; on IB the subnet
-// manager sweeps and routes around it.
+// A probability in the request: absent (nullopt), or a number 0..1.
+std::optional<double> probability(const json& args, const char* key, std::string& error) {
+  if (!args.contains(key)) return std::nullopt;
+  const json& v = args[key];
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1)) {
+    error = std::string(key) + " must be a probability from 0 to 1";
+    return std::nullopt;
+  }
+  return v.get<double>();
+}
+
+// {a, b?, state?: down|up, loss?, corrupt?, seed?}: both ends of the link go
+// down (PhysState Polling at a vHCA end, as with a pulled cable) or train
+// again, and on IB the subnet manager sweeps and routes around it; loss and
+// corrupt (probabilities, netem-style, reproducible from the seed) impair
+// both directions, 0 and 0 clearing them.
 void link_set(DaemonState& d, const json& args, control::Reply reply) {
   const std::string a = arg(args, "a"), b = arg(args, "b"), state = arg(args, "state");
-  if (state != "down" && state != "up")
-    return reply.error("link state must be 'down' or 'up'", "e.g. fabricctl link set leaf0/3 state down");
+  const char* hint = "e.g. fabricctl link set leaf0/3 state down, or ... loss 1% corrupt 0.1% seed 7";
+  if (args.contains("state") && state != "down" && state != "up")
+    return reply.error("link state must be 'down' or 'up'", hint);
+  std::string bad;
+  const auto loss = probability(args, "loss", bad);
+  const auto corrupt = probability(args, "corrupt", bad);
+  if (!bad.empty()) return reply.error(bad, hint);
+  if (args.contains("seed") && !args["seed"].is_number_unsigned())
+    return reply.error("seed must be a whole number", hint);
+  const bool impair = loss || corrupt || args.contains("seed");
+  if (state.empty() && !impair) return reply.error("nothing to set: give state, loss, corrupt or seed", hint);
   const auto found = find_link(d.config(), a, b);
   if (const auto* e = std::get_if<LinkLookupError>(&found)) return reply.error(e->message, e->hint);
   const LinkRef ref = std::get<LinkRef>(found);
   const config::Fabric& f = d.config().fabrics[ref.fabric];
   const config::Link& l = f.links[ref.link];
-  const bool up = state == "up";
-  json result = {{"fabric", f.name}, {"a", l.a.text()}, {"b", l.b.text()}, {"state", state}};
+  dp::ImpairmentSpec spec{loss.value_or(0), corrupt.value_or(0), args.value("seed", uint64_t(1))};
+  json result = {{"fabric", f.name}, {"a", l.a.text()}, {"b", l.b.text()}};
+  if (impair) result["impairment"] = {{"loss", spec.loss}, {"corrupt", spec.corrupt}, {"seed", spec.seed}};
   DaemonState* dp = &d;
-  const bool queued = d.lcore().post([dp, ref, up, result, reply]() mutable {
+  const bool queued = d.lcore().post([dp, ref, state, impair, spec, result, reply]() mutable {
     Topology& topo = dp->topology();
-    result["changed"] = topo.link_up(ref.fabric, ref.link) != up;
-    result["subnet_manager_sweeps"] = topo.subnet_manager(ref.fabric) != nullptr;
-    for (size_t end : topo.set_link_up(ref.fabric, ref.link, up, PhysState::kPolling))
-      dp->port_changed(end, nullptr);
+    if (impair) topo.set_link_impairment(ref.fabric, ref.link, spec);
+    if (!state.empty()) {
+      const bool up = state == "up";
+      result["state"] = state;
+      result["changed"] = topo.link_up(ref.fabric, ref.link) != up;
+      result["subnet_manager_sweeps"] = topo.subnet_manager(ref.fabric) != nullptr;
+      for (size_t end : topo.set_link_up(ref.fabric, ref.link, up, PhysState::kPolling))
+        dp->port_changed(end, nullptr);
+    }
     reply.ok(std::move(result));
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");
@@ -209,7 +237,8 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
   using control::Access;
   server.add_async_command(
       "link.set", [&daemon](const json& args, control::Reply reply) { link_set(daemon, args, std::move(reply)); },
-      "{a, b?, state: down|up}: take a link down or up (a: leaf0/3 or vib0; or a and b: its two nodes)",
+      "{a, b?, state?: down|up, loss?, corrupt?, seed?}: take a link down or up, or impair it (a: leaf0/3 "
+      "or vib0; or a and b: its two nodes)",
       Access::Mutating);
   server.add_async_command(
       "routes", [&daemon](const json& args, control::Reply reply) { routes(daemon, args, std::move(reply)); },

@@ -143,6 +143,11 @@ std::vector<size_t> Topology::set_link_up(size_t fabric, size_t link, bool up, P
   return ends;
 }
 
+void Topology::set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec) {
+  const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
+  impl_->fabrics[fabric]->set_impairment(dp_endpoint(l.a), spec);
+}
+
 bool Topology::link_up(size_t fabric, size_t link) const {
   const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
   return impl_->fabrics[fabric]->find_link(dp_endpoint(l.a))->up();

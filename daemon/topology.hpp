@@ -22,7 +22,10 @@
 #include "device/engine/hca.hpp"
 
 namespace vf {
-namespace dp { class Fabric; }
+namespace dp {
+class Fabric;
+struct ImpairmentSpec;
+}  // namespace dp
 
 struct VhcaInfo {
   std::string name;
@@ -63,6 +66,8 @@ class Topology {
   // the vHCAs at its ends: their port records changed.
   std::vector<size_t> set_link_up(size_t fabric, size_t link, bool up, PhysState phys_down);
   bool link_up(size_t fabric, size_t link) const;
+  // Loss and corruption on both directions of the link (dp::Fabric::set_impairment).
+  void set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec);
   // Called for every vHCA port a sweep activated, after the sweep.
   void on_port_activated(std::function<void(size_t vhca)> fn);
   // The fabric's SM (null on Ethernet) and dataplane fabric.

@@ -120,7 +120,7 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
                                     std::to_string(params.mtu) + " (" +
                                     std::to_string(max_frame_bytes(ll_, params.mtu)) + " bytes)");
   LinkInfo& li =
-      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, &pa, &pb});
+      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, &pa, &pb, {}, {}});
   connect_ports(pa, pb, *li.link);
   if (credits) {
     const uint8_t vls = std::min(vls_a, vls_b);
@@ -134,6 +134,29 @@ const LinkInfo* Fabric::find_link(const Endpoint& end) const {
   for (const LinkInfo& l : links_)
     if (l.a == end || l.b == end) return &l;
   return nullptr;
+}
+
+void Fabric::set_impairment(const Endpoint& end, const ImpairmentSpec& spec) {
+  LinkInfo* l = nullptr;
+  for (LinkInfo& li : links_)
+    if (li.a == end || li.b == end) l = &li;
+  if (!l) throw std::invalid_argument("fabric " + name_ + ": " + end.str() + " has no link");
+  spec.check();
+  if (!spec.any()) {
+    l->link->a_to_b().set_impairment({});
+    l->link->b_to_a().set_impairment({});
+    l->impair_ab.reset();
+    l->impair_ba.reset();
+    return;
+  }
+  ImpairmentSpec back = spec;
+  back.seed = spec.seed + 1;
+  auto ab = std::make_unique<Impairment>(ll_, spec, &l->link->a_to_b().corrupted);  // both made first
+  auto ba = std::make_unique<Impairment>(ll_, back, &l->link->b_to_a().corrupted);
+  l->link->a_to_b().set_impairment(ab->stage());
+  l->link->b_to_a().set_impairment(ba->stage());
+  l->impair_ab = std::move(ab);
+  l->impair_ba = std::move(ba);
 }
 
 const LinkInfo& Fabric::set_link_up(const Endpoint& end, bool up, PhysState phys_down) {

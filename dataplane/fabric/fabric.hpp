@@ -27,6 +27,7 @@
 
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
+#include "dataplane/fabric/impairment.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
@@ -55,6 +56,8 @@ struct LinkInfo {
   std::unique_ptr<IbCredits> credits_a, credits_b;
   Port* port_a = nullptr;
   Port* port_b = nullptr;
+  // Loss / corruption per direction (null: a clean wire).
+  std::unique_ptr<Impairment> impair_ab, impair_ba;
 
   bool up() const { return port_a->link_up(); }  // both ends always agree
 };
@@ -101,6 +104,10 @@ class Fabric {
   // rerouted here. Throws std::invalid_argument when `end` has no link.
   const LinkInfo& set_link_up(const Endpoint& end, bool up, PhysState phys_down = PhysState::kPolling);
   const LinkInfo* find_link(const Endpoint& end) const;
+  // Loss and corruption on both directions of the link at `end` (the b-to-a
+  // direction draws from seed + 1); a spec without either clears them. Throws
+  // std::invalid_argument when `end` has no link or a probability is not 0..1.
+  void set_impairment(const Endpoint& end, const ImpairmentSpec& spec);
 
   // ---- lookup (nullptr / throws when unknown)
   Switch* find_switch(std::string_view name);

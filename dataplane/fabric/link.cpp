@@ -89,6 +89,8 @@ constexpr CounterDef kLinkDefs[] = {
                "frames dropped because too many were in flight (a sizing bug)"),
     VF_COUNTER(LinkDirectionSnapshot, lost, "lost", "link_lost_frames", kPackets,
                "frames lost on the wire: by the impairment stage (they still used their wire time) or on it when the link went down"),
+    VF_COUNTER(LinkDirectionSnapshot, corrupted, "corrupted", "link_corrupted_frames", kPackets,
+               "frames the impairment stage corrupted on the wire (they fail a CRC where one is checked)"),
 };
 static_assert(valid_counter_table<LinkDirectionSnapshot>(kLinkDefs));
 }  // namespace

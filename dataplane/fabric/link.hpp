@@ -43,6 +43,7 @@ struct LinkDirectionSnapshot {
   uint64_t bytes_on_wire;  // incl. Ethernet preamble, SFD, FCS and IFG
   uint64_t overflow;       // dropped: in-flight FIFO full (a sizing bug)
   uint64_t lost;           // the impairment stage lost them on the wire
+  uint64_t corrupted;      // the impairment stage flipped a bit in them
 };
 extern const CounterTable kLinkDirectionCounters;
 
@@ -80,9 +81,10 @@ class LinkDirection {
   Counter bytes_on_wire;  // incl. Ethernet overhead
   Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
   Counter lost;        // frames lost on the wire: the impairment stage, or the link went down
+  Counter corrupted;   // frames the impairment stage corrupted (they fail a CRC downstream)
 
   LinkDirectionSnapshot snapshot() const {
-    return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get()};
+    return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get(), corrupted.get()};
   }
 
  private:
