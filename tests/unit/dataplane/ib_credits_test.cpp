@@ -170,19 +170,25 @@ struct FcpFault {
   }
 };
 
-void lost_fcp_is_recovered(bool corrupt) {
-  CreditLink l;
-  FcpFault fault;
-  fault.corrupt = corrupt;
+// a sends 16 packets, b holds the 8 its buffer takes, then frees them while
+// every FCP b sends back is lost (or damaged) for `faulty_for`.
+void free_while_fcps_fail(CreditLink& l, FcpFault& fault, Nanos faulty_for) {
   l.link.b_to_a().set_impairment({&fault, &FcpFault::pass});
   l.holder.hold[0] = true;
   l.send(16);
   l.run_for(500'000);
   ASSERT_EQ(l.arrived(), 8u);
-  // b frees its buffer, but the FCPs that say so are lost / damaged...
   fault.on = true;
   l.holder.let_go(0);
-  l.run_for(5'000);
+  l.run_for(faulty_for);
+}
+
+void lost_fcp_is_recovered(bool corrupt) {
+  CreditLink l;
+  FcpFault fault;
+  fault.corrupt = corrupt;
+  // b frees its buffer, but the FCPs that say so are lost / damaged...
+  free_while_fcps_fail(l, fault, 5'000);
   EXPECT_GT(fault.hit, 0u);
   EXPECT_EQ(l.arrived(), 8u) << "the sender still believes the buffer is full";
   // ...until the resend rule's next round gets through.
@@ -204,14 +210,7 @@ void lost_fcp_is_recovered(bool corrupt) {
 TEST(IbCredits, AStarvedSenderGetsItsCreditBackAfterThePeerWentQuiet) {
   CreditLink l;
   FcpFault fault;
-  l.link.b_to_a().set_impairment({&fault, &FcpFault::pass});
-  l.holder.hold[0] = true;
-  l.send(16);
-  l.run_for(500'000);
-  ASSERT_EQ(l.arrived(), 8u);
-  fault.on = true;
-  l.holder.let_go(0);
-  l.run_for(3 * kMaxIdleResend);
+  free_while_fcps_fail(l, fault, 3 * kMaxIdleResend);
   EXPECT_EQ(l.arrived(), 8u);
   fault.on = false;
   // The starved sender asks once per kMaxIdleResend by now.
