@@ -24,6 +24,7 @@ int cmd_port_show(const Globals& g, const std::string& port);
 // words: A [B] then attribute/value pairs (state, loss, corrupt, seed).
 int cmd_link_set(const Globals& g, const std::vector<std::string>& words);
 int cmd_routes(const Globals& g, const std::string& sw);
+int cmd_sm_show(const Globals& g);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only
 // returns on failure (127: not found, 126: not executable, 1: no daemon).
 int cmd_exec(const Globals& g, const std::vector<std::string>& argv);

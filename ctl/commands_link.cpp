@@ -110,4 +110,33 @@ int cmd_routes(const Globals& g, const std::string& sw) {
   });
 }
 
+int cmd_sm_show(const Globals& g) {
+  return guarded([&] {
+    Client c(g.socket(), g.timeout);
+    json r = c.call("sm.show", json::object());
+    if (g.json) {
+      print_json(r);
+      return 0;
+    }
+    Table t({"FABRIC", "STATE", "SM_LID", "ON", "ROUTING", "SWEEPS", "LINKS_UP", "LFT_CHANGES", "UNROUTED"});
+    for (const json& f : r) {
+      const json last = f.value("last_sweep", json::object());
+      std::string routing = text(f, "routing");
+      if (f.contains("roots")) {
+        routing += " (roots";
+        for (const json& root : f["roots"]) routing += " " + (root.is_string() ? root.get<std::string>() : "?");
+        routing += ")";
+      }
+      t.add({text(f, "fabric"), text(f, "state"), text(f, "sm_lid"), text(f, "sm_node"), routing, text(f, "sweeps"),
+             text(last, "links_up") + "/" + text(last, "links"), text(last, "lft_changes"), text(last, "unrouted")});
+    }
+    if (t.empty()) {
+      std::cout << "no InfiniBand fabric: Ethernet fabrics have no subnet manager\n";
+      return 0;
+    }
+    t.print(std::cout);
+    return 0;
+  });
+}
+
 }  // namespace vf::ctl

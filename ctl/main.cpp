@@ -182,6 +182,20 @@ int main(int argc, char** argv) {
       "               vHCA's link is down), a packet to it is a PortRcvSwitchRelayErrors drop\n\n"
       "The header line names the routing algorithm and the subnet manager's last sweep.");
 
+  auto* sm = app.add_subcommand("sm", "The InfiniBand subnet managers.");
+  sm->require_subcommand(1);
+  auto* sm_show = sm->add_subcommand("show", "Show each IB fabric's subnet manager and its last sweep.");
+  sm_show->footer(
+      "COLUMNS\n"
+      "  STATE        MASTER: fabricd's SM is the only one on the subnet\n"
+      "  SM_LID / ON  the SM's LID (what ibv_query_port's sm_lid says) and the node it runs on\n"
+      "  ROUTING      minhop or updn (with its roots)\n"
+      "  SWEEPS       sweeps so far: the first at start-up, then one 1 ms after each link change\n"
+      "  LINKS_UP     links up / links, at the last sweep\n"
+      "  LFT_CHANGES  LFT entries the last sweep programmed differently\n"
+      "  UNROUTED     switch/vHCA pairs with no route after the last sweep\n\n"
+      "The journal has one line per sweep; `fabricctl routes SWITCH` shows an LFT.");
+
   auto* metrics = app.add_subcommand("metrics", "Print every counter in the Prometheus text format.");
   metrics->footer(
       "Ports (HCA and switch) by IBA PMA name, per class, per link direction, per vHCA (HCA port,\n"
@@ -224,6 +238,7 @@ int main(int argc, char** argv) {
   if (*port_show) return vf::ctl::cmd_port_show(g, port_show_name);
   if (*link_set) return vf::ctl::cmd_link_set(g, link_words);
   if (*routes) return vf::ctl::cmd_routes(g, routes_switch);
+  if (*sm_show) return vf::ctl::cmd_sm_show(g);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

@@ -25,6 +25,48 @@ std::string arg(const json& args, const char* k) {
   return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
 }
 
+// The subnet manager of every IB fabric: where it runs, how it routes, and
+// its last sweep (fabricctl sm show; sminfo's and opensm's status, in short).
+void sm_show(DaemonState& d, control::Reply reply) {
+  DaemonState* dp = &d;
+  const bool queued = d.lcore().post([dp, reply] {
+    struct Row {
+      size_t fabric;
+      sm::SweepReport last;
+      std::vector<std::string> roots;
+      uint16_t sm_lid;
+    };
+    std::vector<Row> rows;
+    for (size_t i = 0; i < dp->config().fabrics.size(); ++i)
+      if (const sm::SubnetManager* m = dp->topology().subnet_manager(i))
+        rows.push_back({i, m->last(), m->updn_roots(), m->lids().sm_lid});
+    reply.ok_with([dp, rows = std::move(rows)] {
+      json out = json::array();
+      for (const Row& r : rows) {
+        const config::Fabric& f = dp->config().fabrics[r.fabric];
+        json one = {{"fabric", f.name},
+                    {"state", "MASTER"},
+                    {"sm_lid", r.sm_lid},
+                    {"sm_node", f.switches.empty() ? f.hcas.front().name : f.switches.front().name},
+                    {"routing", config::to_string(f.sm.routing)},
+                    {"sweep_delay_ns", Topology::kSweepDelay},
+                    {"sweeps", r.last.number},
+                    {"last_sweep",
+                     {{"at_ns", r.last.at},
+                      {"links_up", r.last.links_up},
+                      {"links", r.last.links},
+                      {"lft_changes", r.last.lft_changes},
+                      {"unrouted", r.last.unrouted},
+                      {"activated", r.last.activated}}}};
+        if (f.sm.routing == config::Routing::UpDown) one["roots"] = r.roots;
+        out.push_back(std::move(one));
+      }
+      return out;
+    });
+  });
+  if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+}
+
 // A probability in the request: absent (nullopt), or a number 0..1.
 std::optional<double> probability(const json& args, const char* key, std::string& error) {
   if (!args.contains(key)) return std::nullopt;
@@ -243,6 +285,9 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
   server.add_async_command(
       "routes", [&daemon](const json& args, control::Reply reply) { routes(daemon, args, std::move(reply)); },
       "{switch}: an IB switch's LFT for every vHCA LID and the subnet manager's last sweep", Access::ReadOnly);
+  server.add_async_command(
+      "sm.show", [&daemon](const json&, control::Reply reply) { sm_show(daemon, std::move(reply)); },
+      "every IB fabric's subnet manager: SM LID, routing, roots, sweeps and the last one", Access::ReadOnly);
   server.add_async_command(
       "port.show", [&daemon](const json& args, control::Reply reply) { port_show(daemon, args, std::move(reply)); },
       "{port}: a vHCA or switch port: state, link, counters, per class queue, wait and credits", Access::ReadOnly);

@@ -60,6 +60,18 @@ TEST(Reroute, ASpineLinkPulledDuringWriteBwIsRoutedAround) {
   EXPECT_EQ(rt["sweep"]["links_up"].get<int>() + 1, rt["sweep"]["links"].get<int>()) << rt.dump();
   // No switch forwards anything over the dead link any more.
   for (const auto& e : rt["lft"]) EXPECT_NE(e["port"], up) << e.dump();
+  // The SM's own account of it.
+  const RunResult sm = d.ctl({"--json", "sm", "show"});
+  ASSERT_EQ(sm.exit_code, 0) << sm.describe();
+  const auto sms = nlohmann::json::parse(sm.out);
+  ASSERT_EQ(sms.size(), 1u) << sm.out;
+  EXPECT_EQ(sms[0]["routing"], "updn");
+  EXPECT_EQ(sms[0]["roots"], nlohmann::json({"spine0", "spine1"})) << sm.out;
+  EXPECT_EQ(sms[0]["sweeps"], 2) << sm.out;
+  EXPECT_EQ(sms[0]["last_sweep"]["links_up"], 23) << sm.out;
+  EXPECT_EQ(sms[0]["last_sweep"]["unrouted"], 4) << "the root that lost leaf0 reaches none of its 4 vHCAs";
+  const RunResult sm_table = d.ctl({"sm", "show"});
+  EXPECT_NE(sm_table.out.find("MASTER"), std::string::npos) << sm_table.out;
 
   const RunResult shown = d.ctl({"--json", "port", "show", link});
   ASSERT_EQ(shown.exit_code, 0) << shown.describe();
