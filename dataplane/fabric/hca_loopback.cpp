@@ -11,11 +11,12 @@
 
 namespace vf::dp {
 
-bool HcaPort::is_loopback(const Route& r) const {
-  if (cfg_.link_layer == LinkLayer::kInfiniBand) {
-    const uint16_t mask = uint16_t(~((1u << cfg_.lmc) - 1));
-    return cfg_.lid != 0 && r.dlid < 0xC000 && (r.dlid & mask) == (cfg_.lid & mask);
-  }
+bool HcaPort::is_own_lid(uint16_t dlid) const {
+  const uint16_t mask = uint16_t(~((1u << cfg_.lmc) - 1));
+  return cfg_.lid != 0 && dlid < 0xC000 && (dlid & mask) == (cfg_.lid & mask);
+}
+
+bool HcaPort::is_own_gid(const Route& r) const {
   if (!r.is_global) return false;
   for (const Gid& g : cfg_.gids)
     if (g == r.dgid) return true;

@@ -115,14 +115,18 @@ void HcaPort::drop_tx(rte_mbuf* m, Counter& why) {
 
 void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (!cfg_.passes_data()) return drop_tx(m, port_down_drops_);
-  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route) : frame_roce(m, route);
+  // Loopback is decided where framing already looks the destination up: a
+  // LID compare on IB, a neighbour-table miss on RoCE (no per-packet GID scan).
+  bool own = false;
+  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, own) : frame_roce(m, route, own);
   if (!framed) return;
-  if (is_loopback(route)) [[unlikely]]
+  if (own) [[unlikely]]
     return loop_back(m);
   port_.enqueue(tx_class(route.sl), m);
 }
 
-bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
+bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {
+  own = is_own_lid(av.dlid);
   wire::IbRoute r;
   r.sl = av.sl & 0xF;
   r.vl = cfg_.qos.sl2vl[r.sl];
@@ -143,11 +147,11 @@ bool HcaPort::frame_ib(rte_mbuf* m, const Route& av) {
   return true;
 }
 
-bool HcaPort::frame_roce(rte_mbuf* m, const Route& av) {
+bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
   const auto nb = neighbours_.find(dgid);
-  const bool own = nb == neighbours_.end() && is_loopback(av);
+  own = nb == neighbours_.end() && is_own_gid(av);
   if (nb == neighbours_.end() && !own) return drop_tx(m, tx_no_route_), false;
   wire::RoceRoute r;
   std::memcpy(r.src_mac, cfg_.mac.data(), 6);

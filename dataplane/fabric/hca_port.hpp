@@ -150,15 +150,17 @@ class HcaPort final : public HostPort {
   void receive_frame(rte_mbuf* m, PortCounters* wire);
   // hca_loopback.cpp: packets to the port's own LID (IB) or GID (RoCE) turn
   // round inside the HCA, as on hardware: never on the wire or the switch.
-  bool is_loopback(const Route& r) const;
+  bool is_own_lid(uint16_t dlid) const;
+  bool is_own_gid(const Route& r) const;
   void loop_back(rte_mbuf* m);
   static void on_loopback_timer(Timer& t, Nanos now);
   static void on_tx_done(void* self, Port& p);
   static void on_space_timer(Timer& t, Nanos now);
   bool for_us(const rte_mbuf* m) const;
   // Add the link and network headers; false (counted, m freed) when they cannot.
-  bool frame_ib(rte_mbuf* m, const Route& r);
-  bool frame_roce(rte_mbuf* m, const Route& r);
+  // `own`: the destination is this port itself (loopback).
+  bool frame_ib(rte_mbuf* m, const Route& r, bool& own);
+  bool frame_roce(rte_mbuf* m, const Route& r, bool& own);
   void drop_tx(rte_mbuf* m, Counter& why);
 
   Scheduler& sched_;
