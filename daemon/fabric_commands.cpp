@@ -47,7 +47,9 @@ void sm_show(DaemonState& d, control::Reply reply) {
         json one = {{"fabric", f.name},
                     {"state", "MASTER"},
                     {"sm_lid", r.sm_lid},
-                    {"sm_node", f.switches.empty() ? f.hcas.front().name : f.switches.front().name},
+                    {"sm_node", !f.switches.empty() ? f.switches.front().name
+                                : !f.hcas.empty()   ? f.hcas.front().name
+                                                    : std::string()},
                     {"routing", config::to_string(f.sm.routing)},
                     {"sweep_delay_ns", Topology::kSweepDelay},
                     {"sweeps", r.last.number},
