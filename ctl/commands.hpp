@@ -15,6 +15,13 @@ struct Globals {
   std::string socket() const { return runtime_dir + "/control.sock"; }
 };
 
+struct CountersOptions {
+  std::string name;      // a vHCA, switch, switch port or fabric; empty: every port
+  double watch_s = 0;    // -w: refresh every this many seconds (0: once)
+  bool delta = false;    // rates per second instead of totals
+  unsigned count = 0;    // with -w: stop after this many (0: until interrupted)
+};
+
 int cmd_status(const Globals& g);
 int cmd_hca_list(const Globals& g);
 int cmd_env(const Globals& g);
@@ -25,6 +32,12 @@ int cmd_port_show(const Globals& g, const std::string& port);
 int cmd_link_set(const Globals& g, const std::vector<std::string>& words);
 int cmd_routes(const Globals& g, const std::string& sw);
 int cmd_sm_show(const Globals& g);
+int cmd_counters(const Globals& g, const CountersOptions& o);
+// Needs no daemon: fabricd's parser and checks, run here.
+int cmd_config_check(const Globals& g, const std::string& path);
+int cmd_counters_reset(const Globals& g, const std::string& name);
+// Tables, or a Graphviz graph with `dot`.
+int cmd_topology_show(const Globals& g, bool dot);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only
 // returns on failure (127: not found, 126: not executable, 1: no daemon).
 int cmd_exec(const Globals& g, const std::vector<std::string>& argv);

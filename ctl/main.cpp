@@ -196,6 +196,79 @@ int main(int argc, char** argv) {
       "  UNROUTED     switch/vHCA pairs with no route after the last sweep\n\n"
       "The journal has one line per sweep; `fabricctl routes SWITCH` shows an LFT.");
 
+  auto* topology = app.add_subcommand("topology", "The fabrics as built: switches, vHCAs and links.");
+  topology->require_subcommand(1);
+  bool topology_dot = false;
+  auto* topology_show = topology->add_subcommand("show", "Show every fabric's switches, vHCAs and links.");
+  topology_show->add_flag("--dot", topology_dot, "write a Graphviz graph instead of tables");
+  topology_show->footer(
+      "Per fabric three tables, in config order:\n"
+      "  SWITCH  name, ports, LID (IB: the subnet manager's), node GUID, forwarding latency\n"
+      "  VHCA    name, LID (IB) or IPv4 address (RoCE), node GUID or MAC, port state\n"
+      "  LINK    its two ends; state up/down (fabricctl link set changes it); TYPE the IB width\n"
+      "          and speed or the Ethernet speed; RATE the serializer's rate in Gb/s (a `rate:`\n"
+      "          in the config or a throttled link shows here); one-way DELAY; MTU; FAULTS the\n"
+      "          loss and corruption `fabricctl link set` put on it\n\n"
+      "--dot writes one graph with a cluster per fabric: switches are boxes, vHCAs ellipses,\n"
+      "links edges labelled with rate and delay and the switch port numbers at their ends; a\n"
+      "link that is down is dashed and red.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl topology show\n"
+      "  fabricctl topology show --dot | dot -Tsvg > fabric.svg");
+
+  vf::ctl::CountersOptions counters_opts;
+  auto* counters = app.add_subcommand("counters", "Show port counters (IBA PMA names), once, as rates, or refreshed.");
+  counters->add_option("name", counters_opts.name, "a vHCA (vib0), switch (leaf0), switch port (leaf0/3) or fabric");
+  counters->add_option("-w,--watch", counters_opts.watch_s, "refresh every SECONDS, like watch(1)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
+  counters->add_flag("--delta", counters_opts.delta, "rates per second (over -w's interval, else 1 s)");
+  counters->add_option("--count", counters_opts.count, "with -w: stop after N refreshes")->type_name("N");
+  std::string counters_reset_name;
+  auto* counters_reset = counters->add_subcommand("reset", "Clear the counters of the ports NAME selects (all without one).");
+  counters_reset->add_option("name", counters_reset_name, "a vHCA, switch, switch port or fabric");
+  counters_reset->footer(
+      "Like perfquery -R: every PMA count of the port (and of a vHCA's port, its own) restarts at\n"
+      "0; queue and buffer levels stay, and their peaks restart from the level now. A vHCA's\n"
+      "hw_counters (retransmissions, RNR NAKs, ...) are the engine's and are kept, as mlx5 keeps\n"
+      "its. Prometheus tolerates the reset (rate() treats a drop as one).");
+  counters->footer(
+      "NAME selects the ports: a vHCA's, one switch port, every cabled port of a switch or of a\n"
+      "fabric; without NAME every cabled port of every fabric.\n\n"
+      "Several ports print one row each:\n"
+      "  XMIT_PKTS / RCV_PKTS    PortXmitPkts / PortRcvPkts (link packets such as flow-control\n"
+      "                          packets and PFC frames are not in them, as in the PMA)\n"
+      "  XMIT_DATA / RCV_DATA    PortXmitData / PortRcvData: octets / 4, headers and CRCs included\n"
+      "  XMIT_DISCARDS           PortXmitDiscards: dropped on the way out\n"
+      "  RCV_ERRORS              PortRcvErrors + PortRcvSwitchRelayErrors + PortRcvDiscards\n"
+      "  WAIT_US                 PortXmitWait: time a frame was ready but flow control held it\n"
+      "One port prints every counter, perfquery-style, then per class what moved.\n\n"
+      "--delta samples twice and prints per-second rates in the daemon's emulated time (the\n"
+      "time link rates are in, see daemon.time_dilation): packets/s, Gb/s, and WAIT_% the share\n"
+      "of time the port waited. -w SECONDS refreshes like watch(1) (the screen is cleared on a\n"
+      "terminal) until interrupted or --count refreshes. --json prints the daemon's reply; with\n"
+      "--delta it carries the previous sample and interval_ns.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl counters                      every port, totals\n"
+      "  fabricctl counters vib0                 one vHCA, every counter\n"
+      "  fabricctl counters leaf0 -w 1 --delta   a switch's ports, rates refreshed every second\n"
+      "  fabricctl counters reset                clear every port before a test run");
+
+  auto* config = app.add_subcommand("config", "fabricd configs.");
+  config->require_subcommand(1);
+  std::string config_file;
+  auto* config_check = config->add_subcommand("check", "Validate a config file as fabricd would, without a daemon.");
+  config_check->add_option("file", config_file, "the YAML config")->required();
+  config_check->footer(
+      "Runs fabricd's own parser and checks (the same as fabricd --config FILE --check): a\n"
+      "config fabricd would refuse prints the first problem with its line and column and what\n"
+      "to do, and exits 1; a valid one prints a summary and exits 0, with a warning line for\n"
+      "what is valid but worth knowing (a routing whose routes form a credit loop, which can\n"
+      "deadlock a lossless fabric). Check a config before `systemctl reload fabricd`.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl config check /etc/vfabric/fabricd.yaml\n"
+      "  fabricctl --json config check lab.yaml");
+
   auto* metrics = app.add_subcommand("metrics", "Print every counter in the Prometheus text format.");
   metrics->footer(
       "Ports (HCA and switch) by IBA PMA name, per class, per link direction, per vHCA (HCA port,\n"
@@ -239,6 +312,10 @@ int main(int argc, char** argv) {
   if (*link_set) return vf::ctl::cmd_link_set(g, link_words);
   if (*routes) return vf::ctl::cmd_routes(g, routes_switch);
   if (*sm_show) return vf::ctl::cmd_sm_show(g);
+  if (*topology_show) return vf::ctl::cmd_topology_show(g, topology_dot);
+  if (*counters_reset) return vf::ctl::cmd_counters_reset(g, counters_reset_name);
+  if (*counters) return vf::ctl::cmd_counters(g, counters_opts);
+  if (*config_check) return vf::ctl::cmd_config_check(g, config_file);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

@@ -10,5 +10,9 @@ class DaemonState;
 void register_control_commands(control::ControlServer& server, DaemonState& daemon);
 // link.set, routes (fabric_commands.cpp).
 void register_fabric_commands(control::ControlServer& server, DaemonState& daemon);
+// counters, counters.reset (counter_commands.cpp).
+void register_counter_commands(control::ControlServer& server, DaemonState& daemon);
+// topology.show (topology_show.cpp).
+void register_topology_commands(control::ControlServer& server, DaemonState& daemon);
 
 }  // namespace vf

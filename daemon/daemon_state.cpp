@@ -67,6 +67,8 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   control_ = std::make_unique<control::ControlServer>(io_, opts);
   register_control_commands(*control_, *this);
   register_fabric_commands(*control_, *this);
+  register_topology_commands(*control_, *this);
+  register_counter_commands(*control_, *this);
   control_->start();
 }
 

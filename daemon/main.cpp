@@ -23,7 +23,7 @@
 
 #include "core/version.hpp"
 #include "daemon/config.hpp"
-#include "daemon/credit_loops.hpp"
+#include "daemon/config_check.hpp"
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/eal.hpp"
@@ -65,21 +65,23 @@ int main(int argc, char** argv) {
   spdlog::set_pattern(getenv("JOURNAL_STREAM") ? "%l: %v" : "[%H:%M:%S.%e] %l: %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
 
+  if (check_only) {
+    const vf::ConfigCheck c = vf::check_config_file(config_path);
+    if (!c.ok) {
+      std::fprintf(stderr, "fabricd: %s\n", c.error.c_str());
+      return EX_CONFIG;
+    }
+    std::printf("%s: OK (%zu fabrics, %zu vHCAs)\n", config_path.c_str(), c.fabrics, c.hcas);
+    // Valid, but worth knowing (configs/ring.yaml is built to show it).
+    for (const std::string& w : c.warnings) std::printf("warning: %s\n", w.c_str());
+    return 0;
+  }
   vf::config::Config cfg;
   try {
     cfg = vf::config::load_config(config_path);
   } catch (const vf::config::ConfigError& e) {
     std::fprintf(stderr, "fabricd: %s\n", e.what());
     return EX_CONFIG;  // systemd/fabricd.service: RestartPreventExitStatus=78
-  }
-  if (check_only) {
-    std::printf("%s: OK (%zu fabrics, %zu vHCAs)\n", config_path.c_str(), cfg.fabrics.size(),
-                cfg.hcas().size());
-    // Valid, but worth knowing (configs/ring.yaml is built to show it).
-    for (const auto& f : cfg.fabrics)
-      if (const std::string w = vf::credit_loop_warning(f, vf::compute_routes(f)); !w.empty())
-        std::printf("warning: %s\n", w.c_str());
-    return 0;
   }
 
   // Before any thread exists (threads inherit it): see privileges.hpp.

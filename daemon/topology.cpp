@@ -148,9 +148,17 @@ void Topology::set_link_impairment(size_t fabric, size_t link, const dp::Impairm
   impl_->fabrics[fabric]->set_impairment(dp_endpoint(l.a), spec);
 }
 
-bool Topology::link_up(size_t fabric, size_t link) const {
+bool Topology::link_up(size_t fabric, size_t link) const { return this->link(fabric, link).up(); }
+
+const dp::LinkInfo& Topology::link(size_t fabric, size_t link) const {
   const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
-  return impl_->fabrics[fabric]->find_link(dp_endpoint(l.a))->up();
+  return *impl_->fabrics[fabric]->find_link(dp_endpoint(l.a));
+}
+
+void Topology::reset_counters(size_t fabric, const dp::Endpoint& end) {
+  dp::Fabric& f = *impl_->fabrics.at(fabric);
+  if (dp::HcaPort* h = end.port == 0 ? f.find_hca_port(end.node) : nullptr) h->reset_counters(impl_->sched.now());
+  else dp::reset(f.port(end).counters(), impl_->sched.now());
 }
 
 void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }

@@ -24,7 +24,9 @@
 namespace vf {
 namespace dp {
 class Fabric;
+struct Endpoint;
 struct ImpairmentSpec;
+struct LinkInfo;
 }  // namespace dp
 
 struct VhcaInfo {
@@ -66,8 +68,13 @@ class Topology {
   // the vHCAs at its ends: their port records changed.
   std::vector<size_t> set_link_up(size_t fabric, size_t link, bool up, PhysState phys_down);
   bool link_up(size_t fabric, size_t link) const;
+  // The dataplane's link for link `link` of config fabric `fabric`.
+  const dp::LinkInfo& link(size_t fabric, size_t link) const;
   // Loss and corruption on both directions of the link (dp::Fabric::set_impairment).
   void set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec);
+  // Clears the counters of port `end` of fabric `fabric` (dp::reset; a vHCA
+  // port's own counters too, not its engine's hw_counters).
+  void reset_counters(size_t fabric, const dp::Endpoint& end);
   // Called for every vHCA port a sweep activated, after the sweep.
   void on_port_activated(std::function<void(size_t vhca)> fn);
   // The fabric's SM (null on Ethernet) and dataplane fabric.

@@ -27,4 +27,12 @@ if [[ ${VF_SKIP_SANITIZERS:-0} != 1 ]]; then
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure --timeout 600) || rc=1
 fi
+# CI shows only the end of this log: name what failed, in either pass, last.
+if [[ $rc != 0 ]]; then
+  echo "== FAILED"
+  for dir in build build-asan; do
+    log=$dir/Testing/Temporary/LastTestsFailed.log
+    if [[ -s $log ]]; then sed "s|^|$dir: |" "$log"; fi
+  done
+fi
 exit $rc

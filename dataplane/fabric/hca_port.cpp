@@ -256,6 +256,14 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   return s;
 }
 
+void HcaPort::reset_counters(Nanos now) {
+  reset(port_.counters(), now);
+  for (Counter* k : {&tx_no_route_, &tx_frame_errors_, &rx_not_for_us_, &rx_no_receiver_, &port_down_drops_,
+                     &loopback_pkts_, &loopback_drops_})
+    k->set(0);
+  for (Counter& k : rx_errors_) k.set(0);
+}
+
 namespace {
 constexpr CounterDef kHcaPortDefs[] = {
     VF_COUNTER(HcaPortSnapshot, tx_no_route, "tx_no_route", "tx_no_route", kPackets,

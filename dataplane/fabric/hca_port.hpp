@@ -140,6 +140,8 @@ class HcaPort final : public HostPort {
   unsigned tx_class(uint8_t sl) const;
 
   HcaPortSnapshot snapshot(Nanos now) const;
+  // Clears the port's counters and its own (dp::reset; fabricctl counters reset).
+  void reset_counters(Nanos now);
 
  private:
   struct GidHash {

@@ -38,6 +38,21 @@ PortSnapshot snapshot(const PortCounters& c, Nanos now) {
   return s;
 }
 
+void reset(PortCounters& c, Nanos now) {
+  for (Counter* k : {&c.xmit_bytes, &c.rcv_bytes, &c.xmit_pkts, &c.rcv_pkts, &c.xmit_discards, &c.rcv_errors,
+                     &c.rcv_switch_relay_errors, &c.rcv_discards, &c.vl15_dropped, &c.excessive_buffer_overruns,
+                     &c.link_downed, &c.xmit_wait_ns})
+    k->set(0);
+  if (c.wait_since.get() != kNever) c.wait_since.set(now);
+  for (ClassCounters& k : c.cls) {
+    for (Counter* x : {&k.xmit_pkts, &k.xmit_bytes, &k.xmit_discards, &k.rcv_pkts, &k.rcv_bytes, &k.xmit_wait_ns})
+      x->set(0);
+    k.max_depth_pkts.set(k.depth_pkts.get());
+    k.rx_buffered_peak.set(k.rx_buffered_bytes.get());
+    if (k.wait_since.get() != kNever) k.wait_since.set(now);
+  }
+}
+
 namespace {
 constexpr CounterDef kPortDefs[] = {
     VF_COUNTER(PortSnapshot, port_xmit_data, "PortXmitData", "port_xmit_data", kWords,

@@ -112,6 +112,12 @@ struct PortSnapshot {
 // ongoing wait count; pass 0 to report completed waits only.
 PortSnapshot snapshot(const PortCounters& c, Nanos now);
 
+// Clears the counters, as a PMA Set(PortCounters) does (perfquery -R): every
+// count restarts from 0, levels (queue depth, buffer held) stay, a high-water
+// mark restarts from the level now, and a wait in progress counts from `now`.
+// Lcore only.
+void reset(PortCounters& c, Nanos now);
+
 // The IBA PMA counters of a PortSnapshot, by their PMA names (sysfs: the
 // kernel's ports/N/counters/ files).
 extern const CounterTable kPortCounters;

@@ -261,6 +261,39 @@ TEST(Fabricctl, NoDaemon) {
       << r.err;
 }
 
+// config check needs no daemon: fabricd's own parser and checks, run by fabricctl.
+TEST(Fabricctl, ConfigCheckSaysWhatFabricdWouldSay) {
+  const std::string configs = std::string(VF_SOURCE_DIR) + "/configs/";
+  auto r = test::run({kCtl, "config", "check", configs + "fat-tree.yaml"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, configs + "fat-tree.yaml: OK (1 fabric: 6 switches, 16 vHCAs, 24 links)\n");
+  // Valid, with the routing's credit loop named.
+  r = test::run({kCtl, "config", "check", configs + "ring.yaml"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nwarning: fabric ib: minhop routing has a credit loop"), std::string::npos) << r.out;
+  r = test::run({kCtl, "--json", "config", "check", configs + "ring.yaml"});
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_EQ(j["hcas"], 5);
+  EXPECT_EQ(j["warnings"].size(), 1u);
+
+  test::TempDir dir;
+  const std::string bad = dir.str() + "/bad.yaml";
+  test::write_file(bad, "fabrics:\n  - name: ib\n    link_layer: infiniband\n    hcas: [{name: vib0}]\n    links: []\n    mtu: 9\n");
+  r = test::run({kCtl, "config", "check", bad});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("fabricctl: " + bad + ":", 0), 0u) << r.err;
+  r = test::run({kCtl, "--json", "config", "check", bad});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_FALSE(json::parse(r.out)["ok"].get<bool>());
+  r = test::run({kCtl, "config", "check", dir.str() + "/missing.yaml"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
+  r = test::run({kCtl, "config", "check"});
+  EXPECT_EQ(r.status, 2) << "FILE is required";
+}
+
 TEST(Fabricctl, UsageAndHelp) {
   auto r = test::run({kCtl});
   EXPECT_EQ(r.status, 2);
