@@ -24,6 +24,8 @@ struct CountersOptions {
 
 int cmd_status(const Globals& g);
 int cmd_hca_list(const Globals& g);
+int cmd_hca_show(const Globals& g, const std::string& name);
+int cmd_qp_list(const Globals& g, const std::string& hca);
 int cmd_env(const Globals& g);
 int cmd_metrics(const Globals& g);
 int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state);

@@ -105,6 +105,30 @@ int main(int argc, char** argv) {
       "  MTU         active path MTU in bytes (RoCE: what fits the Ethernet MTU)\n"
       "  QPS         queue pairs open on the vHCA");
 
+  std::string hca_show_name;
+  auto* hca_show = hca->add_subcommand("show", "Show one vHCA: identity, port, GIDs, and objects in use against its limits.");
+  hca_show->add_option("hca", hca_show_name, "the vHCA (see fabricctl hca list)")->required();
+  hca_show->footer(
+      "The objects its programs hold now (PDs, MRs, CQs, QPs, SRQs, AHs) beside the limits\n"
+      "ibv_query_device reports, and the per-object ceilings (WRs per QP, CQEs per CQ, ...).\n"
+      "--json prints the vHCA's hca.list entry: also every counter.");
+
+  auto* qp = app.add_subcommand("qp", "Queue pairs of the vHCAs.");
+  qp->require_subcommand(1);
+  std::string qp_hca;
+  auto* qp_list = qp->add_subcommand("list", "List the QPs (of one vHCA): state, PSNs, outstanding work, retries, owner.");
+  qp_list->add_option("hca", qp_hca, "only this vHCA's QPs");
+  qp_list->footer(
+      "COLUMNS (`rdma resource show qp` for the vHCAs)\n"
+      "  QPN          the QP number; TYPE RC, UC or UD; STATE RESET, INIT, RTR, RTS, SQD, SQE, ERR\n"
+      "  DEST_QPN     RC/UC: the remote QP\n"
+      "  SQ_PSN       the next PSN the requester sends; UNACKED (RC) the oldest PSN not yet\n"
+      "               acknowledged: SQ_PSN - UNACKED packets are in flight\n"
+      "  EPSN         the PSN the responder expects next\n"
+      "  OUTSTANDING  send WRs taken from the send queue and not completed yet\n"
+      "  RETRIES      RC: retries left of retry_cnt (counts down while a timeout or NAK repeats)\n"
+      "  PID / COMM   the process that created the QP and its command name");
+
   auto* port = app.add_subcommand("port", "Ports: vHCA ports (set, show) and switch ports (show).");
   port->require_subcommand(1);
   std::string port_hca, port_attr, port_value;
@@ -305,6 +329,8 @@ int main(int argc, char** argv) {
 
   if (*status) return vf::ctl::cmd_status(g);
   if (*hca_list) return vf::ctl::cmd_hca_list(g);
+  if (*hca_show) return vf::ctl::cmd_hca_show(g, hca_show_name);
+  if (*qp_list) return vf::ctl::cmd_qp_list(g, qp_hca);
   if (*env) return vf::ctl::cmd_env(g);
   if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);

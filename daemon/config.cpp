@@ -2,6 +2,7 @@
 // the daemon section; shared helpers for the rest of the loader.
 #include "daemon/config.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,10 +37,29 @@ std::string format_error(const std::string& file, int line, int col, const std::
                      : fmt::format("{}: {}; {}", where, problem, fix);
 }
 
+// "127.0.0.1:9469" or "[::1]:9469": an IP literal, then a port 0..65535.
+std::optional<MetricsListen> parse_metrics_listen(std::string_view s) {
+  const size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == s.size()) return std::nullopt;
+  std::string host(s.substr(0, colon));
+  const std::string_view num = s.substr(colon + 1);
+  unsigned port = 0;
+  const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), port);
+  if (ec != std::errc() || p != num.data() + num.size() || port > 65535) return std::nullopt;
+  unsigned char buf[sizeof(in6_addr)];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (inet_pton(AF_INET6, host.c_str(), buf) != 1) return std::nullopt;
+  } else if (inet_pton(AF_INET, host.c_str(), buf) != 1) {
+    return std::nullopt;
+  }
+  return MetricsListen{host, static_cast<uint16_t>(port)};
+}
+
 Daemon read_daemon(const Reader& r, const YAML::Node& n) {
   Daemon d;
   if (!n.IsDefined() || n.IsNull()) return d;
-  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group"});
+  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group", "metrics_listen"});
 
   if (const auto v = n["runtime_dir"]) {
     std::string dir = r.scalar(v, "daemon.runtime_dir", "runtime_dir: /run/vfabric");
@@ -103,6 +123,15 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
       r.fail(v, "admin_group " + detail::quoted(g) + " does not exist on this host",
              fmt::format("create it (groupadd {}; usermod -aG {} <user>) or remove the key", g, g));
     d.admin_group = std::move(g);
+  }
+
+  if (const auto v = n["metrics_listen"]) {
+    const std::string s = r.scalar(v, "daemon.metrics_listen", "metrics_listen: 127.0.0.1:9469");
+    if (s == "off") d.metrics.reset();
+    else if (auto m = parse_metrics_listen(s)) d.metrics = *m;
+    else
+      r.fail(v, "metrics_listen " + detail::quoted(s) + " is not an address and port",
+             "write IP:PORT with an IP address (not a host name), e.g. 127.0.0.1:9469 or [::1]:9469, or off");
   }
   return d;
 }
@@ -209,6 +238,11 @@ Config load_config_string(std::string_view yaml, const std::string& name) {
   if (yaml.size() > kMaxConfigBytes)
     throw ConfigError(name, 0, 0, "the config is larger than 1 MiB", "");
   return parse(yaml, name);
+}
+
+std::string MetricsListen::text() const {
+  return address.find(':') == std::string::npos ? fmt::format("{}:{}", address, port)
+                                                 : fmt::format("[{}]:{}", address, port);
 }
 
 std::string Endpoint::text() const { return is_switch ? fmt::format("{}/{}", node, port) : node; }

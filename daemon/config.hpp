@@ -51,6 +51,14 @@ inline constexpr uint32_t kMaxSwitchPorts = 254;  // IB switches address ports 1
 inline constexpr std::size_t kMaxNameLen = 63;    // ibdev names: IBV_SYSFS_NAME_MAX - 1
 inline constexpr std::size_t kMaxRuntimeDirLen = 80;  // sockets under it must fit sun_path (108)
 
+// Where fabricd serves Prometheus' GET /metrics: an IP literal and a port
+// (0: any free one, as `fabricctl status` then says).
+struct MetricsListen {
+  std::string address = "127.0.0.1";  // "127.0.0.1", "::1", "0.0.0.0"
+  uint16_t port = 9469;
+  std::string text() const;  // "127.0.0.1:9469", "[::1]:9469"
+};
+
 struct Daemon {
   std::string runtime_dir = "/run/vfabric";
   std::vector<std::string> eal_args{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"};
@@ -60,6 +68,7 @@ struct Daemon {
   // silently powerless group.
   std::string admin_group;       // empty: none
   std::optional<gid_t> admin_gid;
+  std::optional<MetricsListen> metrics = MetricsListen{};  // nullopt: metrics_listen: off
 };
 
 struct Switch {

@@ -58,7 +58,9 @@ json status(DaemonState& d) {
             {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(up).count()},
             {"config", cfg.source},
             {"runtime_dir", cfg.daemon.runtime_dir},
-            {"time_dilation", cfg.daemon.time_dilation}}},
+            {"time_dilation", cfg.daemon.time_dilation},
+            // GET /metrics: where it is served, or null (off, or the address was taken).
+            {"metrics_listen", d.metrics_address().empty() ? json(nullptr) : json(d.metrics_address())}}},
           {"fabrics", fabrics},
           {"hca_count", d.topology().vhcas().size()},
           // How the dataplane spends its time: sleeps ~ wakeups when idle.
@@ -147,15 +149,8 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
   server.add_async_command(
       "metrics",
       [&daemon](const json&, control::Reply reply) {
-        DaemonState* d = &daemon;
-        bool queued = daemon.lcore().post([d, reply] {
-          // Plain copies on the lcore; the text is made on the control thread.
-          MetricsSnapshot m = d->topology().metrics();
-          m.lcore = d->lcore().snapshot();
-          for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = d->events(i).stats();
-          reply.ok_with([m = std::move(m)] {
-            return json{{"content_type", "text/plain; version=0.0.4"}, {"text", prometheus_text(m)}};
-          });
+        const bool queued = daemon.collect_metrics([reply](std::string text) {
+          reply.ok({{"content_type", "text/plain; version=0.0.4"}, {"text", std::move(text)}});
         });
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },

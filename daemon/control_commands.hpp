@@ -12,6 +12,8 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
 void register_fabric_commands(control::ControlServer& server, DaemonState& daemon);
 // counters, counters.reset (counter_commands.cpp).
 void register_counter_commands(control::ControlServer& server, DaemonState& daemon);
+// qp.list (qp_list.cpp).
+void register_qp_commands(control::ControlServer& server, DaemonState& daemon);
 // topology.show (topology_show.cpp).
 void register_topology_commands(control::ControlServer& server, DaemonState& daemon);
 

@@ -13,6 +13,8 @@
 #include "daemon/engine_backend.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/metrics_http.hpp"
+#include "daemon/metrics_text.hpp"
 #include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
@@ -69,7 +71,46 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   register_fabric_commands(*control_, *this);
   register_topology_commands(*control_, *this);
   register_counter_commands(*control_, *this);
+  register_qp_commands(*control_, *this);
   control_->start();
+  if (cfg.daemon.metrics) start_metrics(*cfg.daemon.metrics);
+}
+
+// A port already taken (a second fabricd, another exporter) costs the
+// monitoring, not the fabric: say so and serve everything else.
+void DaemonState::start_metrics(const config::MetricsListen& at) {
+  try {
+    const boost::asio::ip::tcp::endpoint ep(boost::asio::ip::make_address(at.address), at.port);
+    metrics_ = std::make_unique<MetricsHttp>(
+        io_, ep,
+        [this](MetricsHttp::Done done) {
+          if (!collect_metrics([done](std::string text) { done(std::move(text)); })) done(std::nullopt);
+        },
+        MetricsHttp::Options{});
+    spdlog::info("metrics: Prometheus can scrape http://{}/metrics", metrics_address());
+  } catch (const boost::system::system_error& e) {
+    spdlog::warn("metrics: cannot listen on {}: {}; nothing serves /metrics. Set daemon.metrics_listen to a free "
+                 "address and port, or to off",
+                 at.text(), e.code().message());
+  }
+}
+
+std::string DaemonState::metrics_address() const {
+  if (!metrics_) return "";
+  const auto ep = metrics_->local_endpoint();
+  return config::MetricsListen{ep.address().to_string(), ep.port()}.text();
+}
+
+bool DaemonState::collect_metrics(std::function<void(std::string)> then) {
+  return lcore_->post([this, then = std::move(then)] {
+    // Plain copies on the lcore; the text is made on the control thread.
+    MetricsSnapshot m = topology_->metrics();
+    m.lcore = lcore_->snapshot();
+    for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = events(i).stats();
+    boost::asio::post(io_, [this, m = std::move(m), then] {
+      if (!stopping_) then(prometheus_text(m));
+    });
+  });
 }
 
 DaemonState::~DaemonState() {
@@ -212,6 +253,7 @@ void DaemonState::shutdown() {
   SdNotify::stopping();
   announce_device_fatal();
   control_->stop();
+  if (metrics_) metrics_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
   lcore_->stop();    // which runs what is queued, then returns
   eal_.join();

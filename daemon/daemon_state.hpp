@@ -27,6 +27,7 @@ class Topology;
 class DeviceServer;
 class EngineBackend;
 class AppEventSink;
+class MetricsHttp;
 namespace control { class ControlServer; }
 namespace runtime {
 class RuntimeTree;
@@ -58,6 +59,12 @@ class DaemonState {
   // went wrong, on the control thread. Lcore only.
   void port_changed(size_t vhca, std::function<void(const std::string& error)> then);
   const rte_mempool* mbuf_pool() const { return eal_.pool(); }
+  // Copies every counter on the lcore (plain reads) and calls `then` with
+  // the Prometheus text on the control thread; false when the lcore's queue
+  // is full. Any thread.
+  bool collect_metrics(std::function<void(std::string text)> then);
+  // Where GET /metrics is served ("127.0.0.1:9469"), or "" when it is not.
+  std::string metrics_address() const;
 
  private:
   void watchdog_tick();
@@ -67,6 +74,7 @@ class DaemonState {
   void refresh_counters();
   void shutdown();
   void announce_device_fatal();
+  void start_metrics(const config::MetricsListen& at);
 
   const config::Config& cfg_;
   Eal& eal_;
@@ -84,6 +92,7 @@ class DaemonState {
   std::vector<std::unique_ptr<EngineBackend>> backends_;
   std::vector<std::unique_ptr<DeviceServer>> devices_;
   std::unique_ptr<control::ControlServer> control_;
+  std::unique_ptr<MetricsHttp> metrics_;
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<std::atomic<uint64_t>> heartbeat_;
   WatchdogGate watchdog_gate_;

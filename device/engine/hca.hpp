@@ -196,6 +196,24 @@ class Hca {
     unsigned clients, pds, mrs, cqs, qps, srqs, ahs;
   };
   ObjectCounts counts() const;
+
+  // One QP as an operator sees it (`fabricctl qp list`): plain copies.
+  struct QpView {
+    uint32_t qpn;
+    ibv_qp_type type;
+    ibv_qp_state state;
+    pid_t pid;            // the process that created it
+    uint32_t dest_qpn;    // RC/UC once at RTR
+    uint16_t dlid;        // RC/UC: the path's (IB)
+    uint32_t sq_psn;      // next PSN the requester sends
+    uint32_t snd_una;     // oldest PSN not yet acknowledged (RC)
+    uint32_t epsn;        // the PSN the responder expects
+    uint32_t outstanding; // send WQEs taken from the SQ and not completed
+    uint8_t retry_cnt, retries_left, rnr_retry, rnr_retries_left;
+    uint32_t mtu;         // bytes
+    Nanos timeout_ns;     // local ACK timeout (0: none)
+  };
+  std::vector<QpView> qp_views() const;
   const Counters& counters() const;
 
   class Impl;

@@ -33,6 +33,16 @@ Fabricd::Fabricd(const std::string& config_yaml) {
     const size_t value = at + key.size();
     const size_t end = cfg.find_first_of("#\n", value);
     cfg.replace(value, end == std::string::npos ? std::string::npos : end - value, " " + runtime_dir_ + " ");
+    // Any free port for /metrics (status says which), so a lab's fabricd on
+    // the default one never meets a test's.
+    const std::string metrics = "metrics_listen:";
+    if (const size_t m = cfg.find(metrics); m == std::string::npos) {
+      const size_t line = cfg.rfind('\n', at) + 1;
+      cfg.insert(line, std::string(at - line, ' ') + metrics + " 127.0.0.1:0\n");
+    } else if (cfg.compare(m, metrics.size() + 4, metrics + " 127") == 0) {
+      const size_t v = m + metrics.size(), e = cfg.find_first_of("#\n", v);
+      cfg.replace(v, e == std::string::npos ? std::string::npos : e - v, " 127.0.0.1:0 ");
+    }
   }
   std::ofstream(dir_ + "/fabricd.yaml") << cfg;
 

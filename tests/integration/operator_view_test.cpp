@@ -3,6 +3,11 @@
 // with the Prometheus text, turns samples into rates in emulated time,
 // refreshes like watch(1), and `counters reset` clears what perfquery -R
 // clears and keeps the engine's hw_counters.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +17,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "tests/support/prom_exposition.hpp"
 
 namespace vf::test {
 namespace {
@@ -193,6 +199,126 @@ TEST(OperatorView, DeltaGivesRatesInEmulatedTimeAndWatchRefreshes) {
   EXPECT_GT(pps, 0) << watch.out;
   cli->signal(SIGTERM);
   srv.signal(SIGTERM);
+}
+
+// GET /metrics the way Prometheus scrapes: HTTP/1.1 over TCP to the address
+// `fabricctl status` reports.
+std::string scrape(const std::string& where) {
+  const size_t colon = where.rfind(':');
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(uint16_t(std::stoi(where.substr(colon + 1))));
+  inet_pton(AF_INET, where.substr(0, colon).c_str(), &sa.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  const std::string req = "GET /metrics HTTP/1.1\r\nHost: " + where + "\r\nConnection: close\r\n\r\n";
+  EXPECT_EQ(write(fd, req.data(), req.size()), ssize_t(req.size()));
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  close(fd);
+  return out;
+}
+
+TEST(OperatorView, PrometheusScrapesWhatCountersShow) {
+  Fabricd d(default_config());
+  ASSERT_EQ(pingpong(d, "vib1", "vib0", 100, 19935).exit_code, 0);
+  const auto status = ctl_json(d, {"status"});
+  const std::string where = status["daemon"].value("metrics_listen", "");
+  ASSERT_EQ(where.rfind("127.0.0.1:", 0), 0u) << status.dump();
+
+  const std::string r = scrape(where);
+  ASSERT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << r.substr(0, 300);
+  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
+  const std::string body = r.substr(r.find("\r\n\r\n") + 4);
+  const auto problems = exposition_problems(body);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, the first: " << problems.front();
+  // The traffic is over: the scrape and `counters` read the same number.
+  const std::string sample = R"(vfabric_port_xmit_packets_total{fabric="ib",port="vib0"} )";
+  const size_t at = body.find("\n" + sample);
+  ASSERT_NE(at, std::string::npos) << body.substr(0, 2000);
+  const uint64_t scraped = std::stoull(body.substr(at + 1 + sample.size()));
+  EXPECT_GE(scraped, 200u);
+  EXPECT_EQ(scraped, ctl_json(d, {"counters", "vib0"})["ports"][0]["counters"]["PortXmitPkts"].get<uint64_t>());
+  // fabricctl metrics is the same exposition.
+  EXPECT_NE(d.ctl({"metrics"}).out.find(sample + std::to_string(scraped) + "\n"), std::string::npos);
+}
+
+TEST(OperatorView, MetricsListenOffServesNothing) {
+  std::string y = default_config();
+  const std::string key = "metrics_listen: 127.0.0.1:9469";
+  ASSERT_NE(y.find(key), std::string::npos);
+  y.replace(y.find(key), key.size(), "metrics_listen: \"off\"");
+  Fabricd d(y);
+  EXPECT_TRUE(ctl_json(d, {"status"})["daemon"]["metrics_listen"].is_null());
+}
+
+// Starts an RC pingpong between vib0 and vib1 that runs until signalled.
+struct LongPingpong {
+  LongPingpong(const Fabricd& d, int port)
+      : server({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", std::to_string(port), "-n", "1000000"},
+               d.app_env()) {
+    for (int attempt = 0; attempt < 50 && !client; ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      client = std::make_unique<Process>(
+          std::vector<std::string>{"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", std::to_string(port), "-n",
+                                   "1000000", "127.0.0.1"},
+          d.app_env());
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!client->running()) client.reset();
+    }
+  }
+  ~LongPingpong() {
+    if (client) client->signal(SIGTERM);
+    server.signal(SIGTERM);
+  }
+  Process server;
+  std::unique_ptr<Process> client;
+};
+
+TEST(OperatorView, QpListShowsEachQpWithItsPeerAndOwner) {
+  Fabricd d(default_config());
+  EXPECT_NE(d.ctl({"qp", "list"}).out.find("no QPs"), std::string::npos);
+  {
+    LongPingpong pp(d, 19936);
+    ASSERT_TRUE(pp.client) << "the pingpong client never connected";
+    const auto qps = ctl_json(d, {"qp", "list"});
+    ASSERT_EQ(qps.size(), 2u) << qps.dump();
+    const auto* a = find_by(qps, "hca", "vib0");
+    const auto* b = find_by(qps, "hca", "vib1");
+    ASSERT_TRUE(a && b) << qps.dump();
+    for (const auto* q : {a, b}) {
+      EXPECT_EQ((*q)["type"], "RC");
+      EXPECT_EQ((*q)["state"], "RTS");
+      EXPECT_EQ((*q)["comm"], "ibv_rc_pingpong");
+      EXPECT_EQ((*q)["retry_cnt"], 7) << "ibv_rc_pingpong's retry_cnt";
+    }
+    EXPECT_EQ((*a)["pid"], pp.client->pid());
+    EXPECT_EQ((*b)["pid"], pp.server.pid());
+    EXPECT_EQ((*a)["dest_qpn"], (*b)["qpn"]);
+    EXPECT_EQ((*b)["dest_qpn"], (*a)["qpn"]);
+    EXPECT_EQ((*a)["dlid"], 2) << "vib1's LID";
+    // One vHCA only, and the table.
+    EXPECT_EQ(ctl_json(d, {"qp", "list", "vib1"}).size(), 1u);
+    const RunResult table = d.ctl({"qp", "list", "vib0"});
+    EXPECT_NE(table.out.find("vib0  " + std::to_string((*a)["qpn"].get<int>()) + "  RC    RTS"), std::string::npos)
+        << table.out;
+    // hca show: the objects the pingpong holds against the limits.
+    const RunResult show = d.ctl({"hca", "show", "vib0"});
+    ASSERT_EQ(show.exit_code, 0) << show.describe();
+    EXPECT_NE(show.out.find("vib0 (fabric ib, infiniband)"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("qps     1       4096"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("clients (open contexts): 1"), std::string::npos) << show.out;
+  }
+  // Killed, their QPs go with them.
+  for (int i = 0; i < 50 && ctl_json(d, {"qp", "list"}).size() != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(ctl_json(d, {"qp", "list"}).size(), 0u);
+  EXPECT_EQ(d.ctl({"qp", "list", "vib7"}).exit_code, 1);
+  EXPECT_EQ(d.ctl({"hca", "show", "vib7"}).exit_code, 1);
 }
 
 TEST(OperatorView, BadNamesAndArgumentsAreRefusedClearly) {

@@ -353,6 +353,12 @@ std::vector<BadCase> bad_cases() {
       {"eal_args_not_list", "daemon:\n  eal_args: --no-huge\n" + std::string(kIb), "eal_args", "daemon.eal_args must be a list"},
       {"admin_group_missing", "daemon:\n  admin_group: no_such_group_vfabric\n" + std::string(kIb), "admin_group",
        "admin_group 'no_such_group_vfabric' does not exist on this host", "groupadd no_such_group_vfabric"},
+      {"metrics_listen_host_name", "daemon:\n  metrics_listen: localhost:9469\n" + std::string(kIb), "metrics_listen",
+       "metrics_listen 'localhost:9469' is not an address and port", "not a host name"},
+      {"metrics_listen_port", "daemon:\n  metrics_listen: 127.0.0.1:70000\n" + std::string(kIb), "metrics_listen",
+       "metrics_listen '127.0.0.1:70000' is not an address and port"},
+      {"metrics_listen_v6_brackets", "daemon:\n  metrics_listen: \"::1:9469\"\n" + std::string(kIb), "metrics_listen",
+       "metrics_listen '::1:9469' is not an address and port", "[::1]:9469"},
       {"admin_group_bad_name", "daemon:\n  admin_group: \"wheel; rm\"\n" + std::string(kIb), "admin_group",
        "admin_group 'wheel; rm' is not a group name"},
       {"admin_group_list", "daemon:\n  admin_group: [adm]\n" + std::string(kIb), "admin_group",
@@ -471,6 +477,17 @@ TEST(Config, QosSectionProgramsEveryPort) {
       replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    qos: {data_vls: 4}\n"), "vls.yaml");
   EXPECT_EQ(sm::programmed_qos(d.fabrics[0].qos), default_port_qos(4));
   EXPECT_EQ(sm::programmed_qos(load_config_string(kIb, "plain.yaml").fabrics[0].qos), default_port_qos(8));
+}
+
+TEST(Config, MetricsListenDefaultsToLoopbackAndCanBeOff) {
+  EXPECT_EQ(load_config(kDefault).daemon.metrics->text(), "127.0.0.1:9469");
+  const auto with = [](const std::string& v) {
+    return load_config_string("daemon:\n  metrics_listen: \"" + v + "\"\n" + std::string(kIb), "t").daemon.metrics;
+  };
+  EXPECT_FALSE(with("off").has_value());
+  EXPECT_EQ(with("0.0.0.0:0")->port, 0);
+  EXPECT_EQ(with("[::1]:9100")->address, "::1");
+  EXPECT_EQ(with("[::1]:9100")->text(), "[::1]:9100");
 }
 
 TEST(Config, AdminGroupIsResolved) {

@@ -11,6 +11,7 @@
 
 #include "daemon/counter_format.hpp"
 #include "dataplane/wire/rx_error.hpp"
+#include "tests/support/prom_exposition.hpp"
 
 namespace vf {
 namespace {
@@ -148,6 +149,35 @@ TEST(MetricsText, EveryFamilyHasOneTypeLine) {
   size_t rows = 0;
   for (const Table& tab : all_tables()) rows += tab.t.size();
   EXPECT_EQ(families.size(), rows);
+}
+
+// What Prometheus' own parser would accept (the reader stands in for promtool).
+TEST(MetricsText, PassesAStrictExpositionReader) {
+  const auto problems = test::exposition_problems(prometheus_text(known()));
+  EXPECT_TRUE(problems.empty()) << problems.front();
+}
+
+// The reader itself: each rule it checks catches a text that breaks it.
+TEST(ExpositionReader, RefusesWhatPrometheusRefuses) {
+  EXPECT_TRUE(test::exposition_problems("# HELP a_total x\n# TYPE a_total counter\na_total{x=\"1\"} 2\n").empty());
+  for (const char* bad : {
+           "a 1",                                           // no final newline
+           "1a 1\n",                                        // metric name
+           "a{1x=\"y\"} 1\n",                               // label name
+           "a{__x=\"y\"} 1\n",                              // reserved label name
+           "a{x=y} 1\n",                                     // unquoted value
+           "a{x=\"\\q\"} 1\n",                              // bad escape
+           "a{x=\"1\",x=\"2\"} 1\n",                          // label twice
+           "a{x=\"1\"} 1\na{x=\"1\"} 2\n",                    // series twice
+           "a one\n",                                        // value
+           "a 1 1.5\n",                                      // timestamp
+           "# TYPE a counter\n# TYPE a gauge\na 1\n",        // TYPE twice
+           "# TYPE a countr\na 1\n",                         // type
+           "a 1\n# TYPE a counter\n",                        // TYPE after samples
+           "a 1\nb 1\na{x=\"1\"} 1\n",                       // family split
+           "# HELP a bad \\x escape\na 1\n",                 // HELP escape
+       })
+    EXPECT_FALSE(test::exposition_problems(bad).empty()) << bad;
 }
 
 }  // namespace
