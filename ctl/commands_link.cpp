@@ -1,4 +1,5 @@
-// `fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N]` and
+// `fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P]
+// [corrupt P] [seed N]` and
 // `fabricctl routes SWITCH`: the fabric's cabling, its faults, and the
 // forwarding the subnet manager programs over it.
 #include <cstdlib>
@@ -10,7 +11,9 @@ namespace vf::ctl {
 
 namespace {
 
-bool is_key(const std::string& w) { return w == "state" || w == "loss" || w == "corrupt" || w == "seed"; }
+bool is_key(const std::string& w) {
+  return w == "state" || w == "rate" || w == "delay" || w == "loss" || w == "corrupt" || w == "seed";
+}
 
 // "1%" or "0.01" -> 0.01; nullopt unless a probability.
 std::optional<double> parse_probability(const std::string& w) {
@@ -26,8 +29,8 @@ std::optional<double> parse_probability(const std::string& w) {
 
 int usage(const std::string& why) {
   std::cerr << "fabricctl: link set: " << why << "\n"
-            << "hint: fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N], "
-               "e.g. link set leaf0/5 state down, link set vib0 loss 1% seed 7\n";
+            << "hint: fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P] [corrupt P] [seed N], "
+               "e.g. link set leaf0/5 state down, link set vib0 rate 10G delay 5us, link set vib0 loss 1% seed 7\n";
   return 2;
 }
 
@@ -49,6 +52,8 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
     if (key == "state") {
       if (v != "up" && v != "down") return usage("state is up or down");
       args["state"] = v;
+    } else if (key == "rate" || key == "delay") {
+      args[key] = v;  // units are the daemon's to check ("10G", "5us"), as in the config
     } else if (key == "seed") {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
@@ -72,6 +77,11 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
       std::cout << ' ' << (text(r, "state") == "up" ? "UP" : "DOWN");
       if (r.value("changed", true) == false) std::cout << " (it already was)";
       else if (r.value("subnet_manager_sweeps", false)) std::cout << " (the subnet manager sweeps and reroutes)";
+    }
+    if (r.contains("rate_bps")) {
+      char b[96];
+      std::snprintf(b, sizeof b, ", %g Gb/s, delay %s ns", r.value("rate_bps", 0.0) / 1e9, text(r, "delay_ns").c_str());
+      std::cout << b;
     }
     if (r.contains("impairment")) {
       const json im = r["impairment"];

@@ -171,8 +171,9 @@ int main(int argc, char** argv) {
   link->require_subcommand(1);
   std::vector<std::string> link_words;
   auto* link_set = link->add_subcommand(
-      "set", "Take a link down or up, or impair it: fabricctl link set A [B] [state down|up] [loss P] [corrupt P] [seed N]");
-  link_set->add_option("link", link_words, "A [B], then attribute value pairs")->required()->expected(3, 10);
+      "set", "Take a link down or up, change its rate or delay, or impair it: fabricctl link set A [B] [state down|up] "
+             "[rate R] [delay D] [loss P] [corrupt P] [seed N]");
+  link_set->add_option("link", link_words, "A [B], then attribute value pairs")->required()->expected(3, 14);
   link_set->footer(
       "A names the link by one end: a switch port (leaf0/3) or a vHCA (vib0). A B names it by\n"
       "its two nodes (leaf0 spine1) when only one link joins them.\n\n"
@@ -183,6 +184,11 @@ int main(int argc, char** argv) {
       "               sweeps: new LFTs route around the link where another path exists (RC\n"
       "               retries cover the gap), and once the link is back up it activates the\n"
       "               vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes` shows it.\n"
+      "rate R         the serializer's rate both ways, from the next frame on: 10G, 400Mbps, ...\n"
+      "               (1 Mb/s up to what the cable carries: width x speed, or the Ethernet speed).\n"
+      "               The port keeps the width and speed it reports; VL buffers keep their size\n"
+      "delay D        one-way propagation delay both ways: 500ns, 5us, 2ms (up to 1s). Frames\n"
+      "               already on the wire keep their arrival; none is overtaken\n"
       "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
       "corrupt P      each frame not lost gets one bit flipped with probability P; it still\n"
       "               arrives and fails its CRC there (PortRcvErrors, rx_bad_vcrc/icrc)\n"
@@ -192,6 +198,7 @@ int main(int argc, char** argv) {
       "EXAMPLES\n"
       "  fabricctl link set leaf0 spine1 state down\n"
       "  fabricctl link set leaf0/3 state up\n"
+      "  fabricctl link set vib0 rate 10G delay 5us\n"
       "  fabricctl link set vib0 loss 1% seed 7\n"
       "  fabricctl link set vib0 loss 0 corrupt 0");
 

@@ -115,6 +115,13 @@ struct Link {
   uint32_t vl_buffer_bytes = 0;
 };
 
+// A link's rate and delay bounds (config and fabricctl link set alike).
+inline constexpr uint64_t kMinRateBps = 1'000'000;    // 1 Mb/s
+inline constexpr uint64_t kMaxDelayNs = 1'000'000'000;  // 1 s: a cable to the Moon is 1.3 s
+// What the cable carries: IB lanes x lane data rate, or the Ethernet speed;
+// a link's `rate` may only be lower (a throttled link).
+uint64_t line_rate_bps(const Link& l);
+
 // A VL buffer's bounds: one packet of the largest IB MTU must fit (LRH, GRH,
 // transport headers and CRCs included: dp::max_frame_bytes), and more than
 // the 2048-block credit window is never advertised anyway.

@@ -13,9 +13,7 @@
 namespace vf::config::detail {
 namespace {
 
-constexpr uint64_t kMaxDelayNs = 1'000'000'000;     // 1 s: a cable to the Moon is 1.3 s
 constexpr uint64_t kMaxLatencyNs = 1'000'000;       // 1 ms per switch hop
-constexpr uint64_t kMinRateBps = 1'000'000;         // 1 Mb/s
 
 struct SpeedName {
   const char* name;
@@ -593,3 +591,11 @@ Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, 
 }
 
 }  // namespace vf::config::detail
+
+namespace vf::config {
+
+uint64_t line_rate_bps(const Link& l) {
+  return l.eth_speed_gbps ? uint64_t{l.eth_speed_gbps} * 1'000'000'000ULL : detail::lane_bps(l.speed) * lanes(l.width);
+}
+
+}  // namespace vf::config

@@ -15,6 +15,7 @@
 #include "daemon/link_lookup.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
+#include "daemon/units.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
 namespace vf {
@@ -80,11 +81,31 @@ std::optional<double> probability(const json& args, const char* key, std::string
   return v.get<double>();
 }
 
-// {a, b?, state?: down|up, loss?, corrupt?, seed?}: both ends of the link go
+// A rate ("10G", "400Mbps") or delay ("5us") argument: absent (nullopt) or
+// parsed and within what the link can take.
+std::optional<uint64_t> rate_arg(const json& args, const config::Link& l, std::string& error) {
+  if (!args.contains("rate")) return std::nullopt;
+  const auto bps = args["rate"].is_string() ? units::parse_rate_bps(args["rate"].get<std::string>()) : std::nullopt;
+  const uint64_t line = config::line_rate_bps(l);
+  if (!bps || *bps < config::kMinRateBps || *bps > line)
+    error = "rate must be a bit rate from 1Mbps to the " + units::format_rate(line) + " this link's cable carries";
+  return bps;
+}
+
+std::optional<uint64_t> delay_arg(const json& args, std::string& error) {
+  if (!args.contains("delay")) return std::nullopt;
+  const auto ns = args["delay"].is_string() ? units::parse_delay_ns(args["delay"].get<std::string>(), config::kMaxDelayNs)
+                                            : std::nullopt;
+  if (!ns) error = "delay must be a whole number of nanoseconds with a unit (ns, us, ms), up to 1s";
+  return ns;
+}
+
+// {a, b?, state?: down|up, loss?, corrupt?, seed?, rate?, delay?}: both ends of the link go
 // down (PhysState Polling at a vHCA end, as with a pulled cable) or train
 // again, and on IB the subnet manager sweeps and routes around it; loss and
 // corrupt (probabilities, netem-style, reproducible from the seed) impair
-// both directions, 0 and 0 clearing them.
+// both directions, 0 and 0 clearing them; rate and delay apply to both
+// directions from their next frame.
 void link_set(DaemonState& d, const json& args, control::Reply reply) {
   const std::string a = arg(args, "a"), b = arg(args, "b"), state = arg(args, "state");
   const char* hint = "e.g. fabricctl link set leaf0/3 state down, or ... loss 1% corrupt 0.1% seed 7";
@@ -97,19 +118,32 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
   if (args.contains("seed") && !args["seed"].is_number_unsigned())
     return reply.error("seed must be a whole number", hint);
   const bool impair = loss || corrupt || args.contains("seed");
-  if (state.empty() && !impair) return reply.error("nothing to set: give state, loss, corrupt or seed", hint);
+  const bool timing = args.contains("rate") || args.contains("delay");
+  if (state.empty() && !impair && !timing)
+    return reply.error("nothing to set: give state, rate, delay, loss, corrupt or seed", hint);
   const auto found = find_link(d.config(), a, b);
   if (const auto* e = std::get_if<LinkLookupError>(&found)) return reply.error(e->message, e->hint);
   const LinkRef ref = std::get<LinkRef>(found);
   const config::Fabric& f = d.config().fabrics[ref.fabric];
   const config::Link& l = f.links[ref.link];
+  const auto rate = rate_arg(args, l, bad);
+  const auto delay = delay_arg(args, bad);
+  if (!bad.empty()) return reply.error(bad, "e.g. fabricctl link set vib0 rate 10G delay 5us");
   dp::ImpairmentSpec spec{loss.value_or(0), corrupt.value_or(0), args.value("seed", uint64_t(1))};
   json result = {{"fabric", f.name}, {"a", l.a.text()}, {"b", l.b.text()}};
   if (impair) result["impairment"] = {{"loss", spec.loss}, {"corrupt", spec.corrupt}, {"seed", spec.seed}};
   DaemonState* dp = &d;
-  const bool queued = d.lcore().post([dp, ref, state, impair, spec, result, reply]() mutable {
+  const bool queued = d.lcore().post([dp, ref, state, impair, spec, timing, rate, delay, result, reply]() mutable {
     Topology& topo = dp->topology();
     if (impair) topo.set_link_impairment(ref.fabric, ref.link, spec);
+    if (timing) {
+      const dp::LinkParams now = topo.link(ref.fabric, ref.link).link->params();
+      const uint64_t r = rate.value_or(now.rate_bps);
+      const Nanos dl = delay.value_or(now.delay_ns);
+      topo.set_link_timing(ref.fabric, ref.link, r, dl);
+      result["rate_bps"] = r;
+      result["delay_ns"] = dl;
+    }
     if (!state.empty()) {
       const bool up = state == "up";
       result["state"] = state;
@@ -281,8 +315,8 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
   using control::Access;
   server.add_async_command(
       "link.set", [&daemon](const json& args, control::Reply reply) { link_set(daemon, args, std::move(reply)); },
-      "{a, b?, state?: down|up, loss?, corrupt?, seed?}: take a link down or up, or impair it (a: leaf0/3 "
-      "or vib0; or a and b: its two nodes)",
+      "{a, b?, state?: down|up, rate?, delay?, loss?, corrupt?, seed?}: take a link down or up, change its "
+      "rate or delay, or impair it (a: leaf0/3 or vib0; or a and b: its two nodes)",
       Access::Mutating);
   server.add_async_command(
       "routes", [&daemon](const json& args, control::Reply reply) { routes(daemon, args, std::move(reply)); },

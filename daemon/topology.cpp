@@ -148,6 +148,11 @@ void Topology::set_link_impairment(size_t fabric, size_t link, const dp::Impairm
   impl_->fabrics[fabric]->set_impairment(dp_endpoint(l.a), spec);
 }
 
+void Topology::set_link_timing(size_t fabric, size_t link, uint64_t rate_bps, Nanos delay_ns) {
+  const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
+  impl_->fabrics[fabric]->set_link_timing(dp_endpoint(l.a), rate_bps, delay_ns);
+}
+
 bool Topology::link_up(size_t fabric, size_t link) const { return this->link(fabric, link).up(); }
 
 const dp::LinkInfo& Topology::link(size_t fabric, size_t link) const {

@@ -72,6 +72,8 @@ class Topology {
   const dp::LinkInfo& link(size_t fabric, size_t link) const;
   // Loss and corruption on both directions of the link (dp::Fabric::set_impairment).
   void set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec);
+  // Rate and delay of both directions, from the next frame on (dp::Fabric::set_link_timing).
+  void set_link_timing(size_t fabric, size_t link, uint64_t rate_bps, Nanos delay_ns);
   // Clears the counters of port `end` of fabric `fabric` (dp::reset; a vHCA
   // port's own counters too, not its engine's hw_counters).
   void reset_counters(size_t fabric, const dp::Endpoint& end);

@@ -159,6 +159,16 @@ void Fabric::set_impairment(const Endpoint& end, const ImpairmentSpec& spec) {
   l->impair_ba = std::move(ba);
 }
 
+void Fabric::set_link_timing(const Endpoint& end, uint64_t rate_bps, Nanos delay_ns) {
+  const LinkInfo* l = find_link(end);
+  if (!l) throw std::invalid_argument("fabric " + name_ + ": " + end.str() + " has no link");
+  if (rate_bps == 0) throw std::invalid_argument("fabric " + name_ + ": link rate must be > 0");
+  l->link->set_timing(rate_bps, delay_ns);
+  for (Port* p : {l->port_a, l->port_b}) p->link_timing_changed();
+  for (IbCredits* c : {l->credits_a.get(), l->credits_b.get()})
+    if (c) c->rate_changed();
+}
+
 const LinkInfo& Fabric::set_link_up(const Endpoint& end, bool up, PhysState phys_down) {
   const LinkInfo* l = find_link(end);
   if (!l) throw std::invalid_argument("fabric " + name_ + ": " + end.str() + " has no link");

@@ -108,6 +108,10 @@ class Fabric {
   // direction draws from seed + 1); a spec without either clears them. Throws
   // std::invalid_argument when `end` has no link or a probability is not 0..1.
   void set_impairment(const Endpoint& end, const ImpairmentSpec& spec);
+  // A new rate and delay for both directions of the link at `end`, from the
+  // next frame on (LinkDirection::set_timing). Throws std::invalid_argument
+  // when `end` has no link or the rate is 0.
+  void set_link_timing(const Endpoint& end, uint64_t rate_bps, Nanos delay_ns);
 
   // ---- lookup (nullptr / throws when unknown)
   Switch* find_switch(std::string_view name);

@@ -110,6 +110,9 @@ class IbCredits {
   ~IbCredits();
   IbCredits(const IbCredits&) = delete;
   IbCredits& operator=(const IbCredits&) = delete;
+  // The port's link rate changed: the resend period follows it (the buffer,
+  // sized for the old bandwidth-delay product, does not, as on hardware).
+  void rate_changed() { period_ = fcp_resend_period(port_.link_params().rate_bps); }
 
   // Credit initialisation (link up, or up again after down).
   void link_up();
@@ -149,7 +152,7 @@ class IbCredits {
   const CreditConfig cfg_;
   const uint32_t all_vls_;        // mask of the operational data VLs
   const uint32_t fcp_threshold_;  // blocks freed that make an FCP due
-  const Nanos period_;            // resend period while active
+  Nanos period_;                  // resend period while active (from the link rate)
   std::array<Vl, kNumDataClasses> vl_{};
   uint32_t vl15_used_ = 0;
   uint32_t due_ = 0;        // VLs owed an FCP

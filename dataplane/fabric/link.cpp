@@ -44,8 +44,10 @@ WireTime LinkDirection::send(rte_mbuf* m) {
     return arrive;
   }
   const bool was_empty = flight_.empty();
-  flight_.push(InFlight{m, arrive.ceil_ns()});
-  if (was_empty) sched_.arm(timer_, arrive.ceil_ns());
+  // Only after set_timing shortened the delay can a frame catch up.
+  last_arrive_ = std::max(arrive.ceil_ns(), last_arrive_);
+  flight_.push(InFlight{m, last_arrive_});
+  if (was_empty) sched_.arm(timer_, last_arrive_);
   return arrive;
 }
 
@@ -64,6 +66,16 @@ void LinkDirection::flush() {
     lost.add();
   }
   busy_ = WireTime{sched_.now(), 0};
+}
+
+void LinkDirection::set_timing(uint64_t rate_bps, Nanos delay_ns) {
+  params_.rate_bps = rate_bps;
+  params_.delay_ns = delay_ns;
+  const uint32_t need = max_frames_in_flight(ll_, params_);
+  if (need <= flight_.capacity()) return;
+  Ring<InFlight> bigger(need);
+  while (!flight_.empty()) bigger.push(flight_.pop());
+  flight_ = std::move(bigger);
 }
 
 void LinkDirection::on_arrival(Timer& t, Nanos now) {

@@ -73,6 +73,13 @@ class LinkDirection {
   // `lost`) and the wire is free at once.
   void flush();
 
+  // A new rate and delay for the frames sent from now on (fabricctl link
+  // set rate/delay): frames on the wire keep their arrival, the one being
+  // serialized its end, and none is overtaken -- after a shorter delay the
+  // next frames arrive no earlier than the last one sent before. Lcore only;
+  // may allocate (a longer or faster wire holds more frames).
+  void set_timing(uint64_t rate_bps, Nanos delay_ns);
+
   uint32_t in_flight() const { return flight_.size(); }
   const LinkParams& params() const { return params_; }
   LinkLayer link_layer() const { return ll_; }
@@ -98,8 +105,9 @@ class LinkDirection {
 
   Scheduler& sched_;
   const LinkLayer ll_;
-  const LinkParams params_;
+  LinkParams params_;
   WireTime busy_;
+  Nanos last_arrive_ = 0;  // of the newest frame in flight: arrivals never go back
   Ring<InFlight> flight_;
   CtxTimer timer_;
   FrameSink sink_;
@@ -115,9 +123,16 @@ class Link {
   LinkDirection& a_to_b() { return ab_; }
   LinkDirection& b_to_a() { return ba_; }
   const LinkParams& params() const { return params_; }
+  // Both directions (LinkDirection::set_timing).
+  void set_timing(uint64_t rate_bps, Nanos delay_ns) {
+    params_.rate_bps = rate_bps;
+    params_.delay_ns = delay_ns;
+    ab_.set_timing(rate_bps, delay_ns);
+    ba_.set_timing(rate_bps, delay_ns);
+  }
 
  private:
-  const LinkParams params_;
+  LinkParams params_;
   LinkDirection ab_;
   LinkDirection ba_;
 };

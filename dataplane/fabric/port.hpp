@@ -82,6 +82,8 @@ class Port {
   bool connected() const { return tx_ != nullptr; }
   // Link parameters once attached (rate 0 before).
   const LinkParams& link_params() const { return link_; }
+  // The link's rate or delay changed (Link::set_timing): take them again.
+  void link_timing_changed() { link_ = tx_->params(); }
   uint32_t max_frame() const { return max_frame_; }
   Scheduler& scheduler() const { return sched_; }
 

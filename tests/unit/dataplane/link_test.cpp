@@ -165,6 +165,60 @@ namespace {
 
 // The snapshot the lcore copies (and kLinkDirectionCounters formats) is what
 // the direction counted: frames and wire bytes of all it sent, lost ones too.
+// fabricctl link set rate/delay on a running link, in virtual time.
+TEST(LinkTiming, NewRateAndDelayApplyFromTheNextFrame) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{100 * G, 100, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  link.a_to_b().send(make_frame(1000, 1));  // 80 ns on the wire, arrives at 180
+  link.set_timing(10 * G, 1000);
+  EXPECT_EQ(link.params().rate_bps, 10 * G);
+  EXPECT_EQ(link.b_to_a().params().delay_ns, 1000u) << "both directions";
+  link.a_to_b().send(make_frame(1000, 2));  // after the first: 80 + 800 ns, + 1000
+  s.run_until_idle();
+  ASSERT_EQ(r.got.size(), 2u);
+  EXPECT_EQ(r.got[0].at, 180u) << "a frame on the wire keeps its arrival";
+  EXPECT_EQ(r.got[1].at, 1880u);
+}
+
+TEST(LinkTiming, AShorterDelayNeverLetsAFrameOvertake) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{100 * G, 10'000, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  link.a_to_b().send(make_frame(1000, 1));  // arrives at 80 + 10000
+  link.set_timing(100 * G, 100);
+  link.a_to_b().send(make_frame(1000, 2));  // would arrive at 260: waits behind the first
+  s.advance_to(5000);
+  link.a_to_b().send(make_frame(1000, 3));  // 5180: still behind the first
+  s.run_until_idle();
+  EXPECT_EQ(r.tags(), (std::vector<uint32_t>{1, 2, 3}));
+  ASSERT_EQ(r.got.size(), 3u);
+  EXPECT_EQ(r.got[0].at, 10'080u);
+  EXPECT_EQ(r.got[1].at, 10'080u);
+  EXPECT_EQ(r.got[2].at, 10'080u);
+  link.a_to_b().send(make_frame(1000, 4));  // the wire is clear again: the new delay
+  const Nanos sent = s.now();
+  s.run_until_idle();
+  EXPECT_EQ(r.got.back().at, sent + 180);
+}
+
+TEST(LinkTiming, ALongerFasterWireHoldsMoreFramesWithoutLoss) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{1 * G, 100, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  const uint32_t before = max_frames_in_flight(LinkLayer::kInfiniBand, link.params());
+  link.set_timing(100 * G, 2000);  // 4167 IB flow-control packets fit on the wire now
+  const uint32_t after = max_frames_in_flight(LinkLayer::kInfiniBand, link.params());
+  ASSERT_GT(after, before + 1000);
+  for (uint32_t i = 0; i < after - kSendAheadSlack; ++i) link.a_to_b().send(make_frame(6, i));
+  s.run_until_idle();
+  EXPECT_EQ(r.got.size(), after - kSendAheadSlack);
+  EXPECT_EQ(link.a_to_b().overflow.get(), 0u);
+}
+
 TEST(LinkCounters, SnapshotCountsSentWireBytesAndLost) {
   Scheduler s;
   Link link(s, LinkLayer::kEthernet, LinkParams{10 * G, 50, 1500});
