@@ -22,6 +22,14 @@ struct CountersOptions {
   unsigned count = 0;    // with -w: stop after this many (0: until interrupted)
 };
 
+struct CaptureOptions {
+  std::string port;
+  std::string write;      // -w: a pcapng file, "-" for stdout; empty: one line per frame
+  uint64_t count = 0;     // -c: stop after this many frames (0: until interrupted)
+  uint32_t snaplen = 0;   // bytes kept per frame (0: the daemon's default, 65535)
+  bool link_packets = false;  // -w on IB: keep flow-control packets in the file
+};
+
 int cmd_status(const Globals& g);
 int cmd_hca_list(const Globals& g);
 int cmd_hca_show(const Globals& g, const std::string& name);
@@ -38,6 +46,7 @@ int cmd_counters(const Globals& g, const CountersOptions& o);
 // Needs no daemon: fabricd's parser and checks, run here.
 int cmd_config_check(const Globals& g, const std::string& path);
 int cmd_counters_reset(const Globals& g, const std::string& name);
+int cmd_capture(const Globals& g, const CaptureOptions& o);
 // Tables, or a Graphviz graph with `dot`.
 int cmd_topology_show(const Globals& g, bool dot);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only

@@ -62,6 +62,7 @@ int cmd_status(const Globals& g) {
     };
     field("config:", text(d, "config"));
     field("runtime dir:", text(d, "runtime_dir"));
+    if (auto m = text(d, "metrics_listen"); !m.empty()) field("metrics:", "http://" + cell(m) + "/metrics");
     if (auto td = text(d, "time_dilation"); !td.empty() && td != "1") field("time dilation:", td + "x");
     field("clients:", text(st, "clients"));
     if (st.is_object() && st.contains("mbufs") && st["mbufs"].is_object())

@@ -94,10 +94,12 @@ int main(int argc, char** argv) {
 
   auto* hca = app.add_subcommand("hca", "Virtual HCAs.");
   hca->require_subcommand(1);
+  hca->footer("Each command has its own --help: fabricctl hca COMMAND --help.");
   auto* hca_list = hca->add_subcommand("list", "List the vHCAs: fabric, link layer, port state, LID/GID, MTU.");
   hca_list->footer(
       "COLUMNS\n"
       "  NAME        RDMA device name (ibv_devices, -d options)\n"
+      "  FABRIC      the fabric it is in (the config's fabrics: name)\n"
       "  LINK_LAYER  infiniband or ethernet (RoCEv2)\n"
       "  PORT_STATE  IB port state of port 1 (ACTIVE, DOWN, ...)\n"
       "  LID/GID     IB: the port's LID. RoCE: the IPv4-mapped RoCE v2 GID (use its index,\n"
@@ -115,6 +117,7 @@ int main(int argc, char** argv) {
 
   auto* qp = app.add_subcommand("qp", "Queue pairs of the vHCAs.");
   qp->require_subcommand(1);
+  qp->footer("Each command has its own --help: fabricctl qp COMMAND --help.");
   std::string qp_hca;
   auto* qp_list = qp->add_subcommand("list", "List the QPs (of one vHCA): state, PSNs, outstanding work, retries, owner.");
   qp_list->add_option("hca", qp_hca, "only this vHCA's QPs");
@@ -131,6 +134,7 @@ int main(int argc, char** argv) {
 
   auto* port = app.add_subcommand("port", "Ports: vHCA ports (set, show) and switch ports (show).");
   port->require_subcommand(1);
+  port->footer("Each command has its own --help: fabricctl port COMMAND --help.");
   std::string port_hca, port_attr, port_value;
   auto* port_set = port->add_subcommand("set", "Take a vHCA's port down or up: fabricctl port set HCA state down|up");
   port_set->add_option("hca", port_hca, "the vHCA (see fabricctl hca list)")->required();
@@ -167,13 +171,17 @@ int main(int argc, char** argv) {
       "  fabricctl port show leaf0/5\n"
       "  fabricctl --json port show leaf0/5    # also FCTBS/FCCL/ABR per VL and FCP counts");
 
-  auto* link = app.add_subcommand("link", "Links between switches and vHCAs: state and faults.");
+  auto* link = app.add_subcommand("link", "Links between switches and vHCAs: state, rate, delay and faults.");
   link->require_subcommand(1);
+  link->footer("Each command has its own --help: fabricctl link COMMAND --help.");
   std::vector<std::string> link_words;
   auto* link_set = link->add_subcommand(
       "set", "Take a link down or up, change its rate or delay, or impair it: fabricctl link set A [B] [state down|up] "
              "[rate R] [delay D] [loss P] [corrupt P] [seed N]");
-  link_set->add_option("link", link_words, "A [B], then attribute value pairs")->required()->expected(3, 14);
+  link_set->add_option("link", link_words, "A [B], then attribute value pairs")
+      ->required()
+      ->expected(3, 14)
+      ->type_name("A [B] ATTR VALUE...");
   link_set->footer(
       "A names the link by one end: a switch port (leaf0/3) or a vHCA (vib0). A B names it by\n"
       "its two nodes (leaf0 spine1) when only one link joins them.\n\n"
@@ -186,7 +194,7 @@ int main(int argc, char** argv) {
       "               vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes` shows it.\n"
       "rate R         the serializer's rate both ways, from the next frame on: 10G, 400Mbps, ...\n"
       "               (1 Mb/s up to what the cable carries: width x speed, or the Ethernet speed).\n"
-      "               The port keeps the width and speed it reports; VL buffers keep their size\n"
+      "               The port keeps the width and speed it reports; VL buffers keep their size.\n"
       "delay D        one-way propagation delay both ways: 500ns, 5us, 2ms (up to 1s). Frames\n"
       "               already on the wire keep their arrival; none is overtaken\n"
       "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
@@ -215,6 +223,7 @@ int main(int argc, char** argv) {
 
   auto* sm = app.add_subcommand("sm", "The InfiniBand subnet managers.");
   sm->require_subcommand(1);
+  sm->footer("Each command has its own --help: fabricctl sm COMMAND --help.");
   auto* sm_show = sm->add_subcommand("show", "Show each IB fabric's subnet manager and its last sweep.");
   sm_show->footer(
       "COLUMNS\n"
@@ -229,6 +238,7 @@ int main(int argc, char** argv) {
 
   auto* topology = app.add_subcommand("topology", "The fabrics as built: switches, vHCAs and links.");
   topology->require_subcommand(1);
+  topology->footer("Each command has its own --help: fabricctl topology COMMAND --help.");
   bool topology_dot = false;
   auto* topology_show = topology->add_subcommand("show", "Show every fabric's switches, vHCAs and links.");
   topology_show->add_flag("--dot", topology_dot, "write a Graphviz graph instead of tables");
@@ -285,8 +295,39 @@ int main(int argc, char** argv) {
       "  fabricctl counters leaf0 -w 1 --delta   a switch's ports, rates refreshed every second\n"
       "  fabricctl counters reset                clear every port before a test run");
 
+  vf::ctl::CaptureOptions capture_opts;
+  auto* capture = app.add_subcommand("capture", "Capture the frames crossing a port, both ways, like tcpdump.");
+  capture->add_option("port", capture_opts.port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  capture->add_option("-w,--write", capture_opts.write, "write pcapng to FILE (- for stdout) instead of lines")
+      ->type_name("FILE");
+  capture->add_option("-c,--count", capture_opts.count, "stop after N frames")->type_name("N");
+  capture->add_option("--snaplen", capture_opts.snaplen, "keep at most N bytes of each frame (default 65535)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 65535u));
+  capture->add_flag("--link-packets", capture_opts.link_packets,
+                    "with -w on IB: also write the flow-control packets (ERF InfiniBand link records)");
+  capture->footer(
+      "Taps the link at PORT: what the port sends, stamped when its first bit leaves, and what it\n"
+      "receives, stamped when its last bit arrives, in the dataplane's emulated time (so the\n"
+      "serialization and propagation delays show between the two), anchored to today's date.\n"
+      "With -w, Ethernet frames are LINKTYPE_ETHERNET (no FCS); IB packets (from the LRH, VCRC\n"
+      "included) are ERF InfiniBand records (LINKTYPE_ERF), which Wireshark dissects, as it\n"
+      "does captures of Endace cards. IB flow-control packets (6-byte link packets) are left out\n"
+      "of the file unless --link-packets: Wireshark 4.0 calls them malformed. Without -w each\n"
+      "frame, flow control included, prints as one line: time, port, In/Out, length and what it\n"
+      "is (LIDs or IPs, transport, opcode, QP, PSN).\n\n"
+      "The dataplane never waits for a capture: when the reader falls behind, copies are\n"
+      "dropped (counted as 'dropped by the capture ring'), the frames themselves go on. One\n"
+      "capture per link at a time. Privileged like the commands that change the fabric (root,\n"
+      "fabricd's user or daemon.admin_group): a capture shows other users' data.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl capture vib0 -c 10\n"
+      "  fabricctl capture leaf0/5 -w spine-uplink.pcapng\n"
+      "  fabricctl capture vroce0 -w - | tshark -r - -V");
+
   auto* config = app.add_subcommand("config", "fabricd configs.");
   config->require_subcommand(1);
+  config->footer("Each command has its own --help: fabricctl config COMMAND --help.");
   std::string config_file;
   auto* config_check = config->add_subcommand("check", "Validate a config file as fabricd would, without a daemon.");
   config_check->add_option("file", config_file, "the YAML config")->required();
@@ -295,7 +336,7 @@ int main(int argc, char** argv) {
       "config fabricd would refuse prints the first problem with its line and column and what\n"
       "to do, and exits 1; a valid one prints a summary and exits 0, with a warning line for\n"
       "what is valid but worth knowing (a routing whose routes form a credit loop, which can\n"
-      "deadlock a lossless fabric). Check a config before `systemctl reload fabricd`.\n\n"
+      "deadlock a lossless fabric). Check a config before installing it or restarting fabricd.\n\n"
       "EXAMPLES\n"
       "  fabricctl config check /etc/vfabric/fabricd.yaml\n"
       "  fabricctl --json config check lab.yaml");
@@ -303,7 +344,9 @@ int main(int argc, char** argv) {
   auto* metrics = app.add_subcommand("metrics", "Print every counter in the Prometheus text format.");
   metrics->footer(
       "Ports (HCA and switch) by IBA PMA name, per class, per link direction, per vHCA (HCA port,\n"
-      "engine, events) and the dataplane thread; families vfabric_<name>_total. E.g. for\n"
+      "engine, events) and the dataplane thread; counters are vfabric_<name>_total, levels\n"
+      "(queue depths, credits) vfabric_<name>. fabricd also serves this at GET /metrics\n"
+      "(daemon.metrics_listen, default 127.0.0.1:9469) for Prometheus to scrape. E.g. for\n"
       "node_exporter's textfile collector:  fabricctl metrics > /var/lib/node_exporter/vfabric.prom");
 
   auto* env = app.add_subcommand("env", "Print the environment that makes the vHCAs visible, as shell exports.");
@@ -346,9 +389,12 @@ int main(int argc, char** argv) {
   if (*routes) return vf::ctl::cmd_routes(g, routes_switch);
   if (*sm_show) return vf::ctl::cmd_sm_show(g);
   if (*topology_show) return vf::ctl::cmd_topology_show(g, topology_dot);
-  if (*counters_reset) return vf::ctl::cmd_counters_reset(g, counters_reset_name);
+  // `counters vib0 reset` names the ports before the word, `counters reset vib0` after it.
+  if (*counters_reset)
+    return vf::ctl::cmd_counters_reset(g, counters_reset_name.empty() ? counters_opts.name : counters_reset_name);
   if (*counters) return vf::ctl::cmd_counters(g, counters_opts);
   if (*config_check) return vf::ctl::cmd_config_check(g, config_file);
+  if (*capture) return vf::ctl::cmd_capture(g, capture_opts);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

@@ -206,7 +206,7 @@ Config load_config(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     throw ConfigError(path, 0, 0, fmt::format("cannot open the config: {}", std::strerror(errno)),
-                      "check the path given with --config");
+                      "check the path (fabricd --config, fabricctl config check FILE)");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

@@ -3,6 +3,10 @@
 // asynchronously, so the control thread never touches engine state.
 #pragma once
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace vf {
 namespace control { class ControlServer; }
 class DaemonState;
@@ -14,6 +18,8 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
 void register_counter_commands(control::ControlServer& server, DaemonState& daemon);
 // qp.list (qp_list.cpp).
 void register_qp_commands(control::ControlServer& server, DaemonState& daemon);
+// capture.start, capture.read, capture.stop (capture_commands.cpp).
+void register_capture_commands(control::ControlServer& server, DaemonState& daemon, boost::asio::io_context& io);
 // topology.show (topology_show.cpp).
 void register_topology_commands(control::ControlServer& server, DaemonState& daemon);
 

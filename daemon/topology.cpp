@@ -148,6 +148,10 @@ void Topology::set_link_impairment(size_t fabric, size_t link, const dp::Impairm
   impl_->fabrics[fabric]->set_impairment(dp_endpoint(l.a), spec);
 }
 
+void Topology::set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCapture* cap) {
+  impl_->fabrics.at(fabric)->set_capture(end, cap);
+}
+
 void Topology::set_link_timing(size_t fabric, size_t link, uint64_t rate_bps, Nanos delay_ns) {
   const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
   impl_->fabrics[fabric]->set_link_timing(dp_endpoint(l.a), rate_bps, delay_ns);

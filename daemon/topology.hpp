@@ -27,6 +27,7 @@ class Fabric;
 struct Endpoint;
 struct ImpairmentSpec;
 struct LinkInfo;
+class PortCapture;
 }  // namespace dp
 
 struct VhcaInfo {
@@ -72,6 +73,8 @@ class Topology {
   const dp::LinkInfo& link(size_t fabric, size_t link) const;
   // Loss and corruption on both directions of the link (dp::Fabric::set_impairment).
   void set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec);
+  // Taps port `end`'s link into `cap`, or removes the taps (dp::Fabric::set_capture).
+  void set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCapture* cap);
   // Rate and delay of both directions, from the next frame on (dp::Fabric::set_link_timing).
   void set_link_timing(size_t fabric, size_t link, uint64_t rate_bps, Nanos delay_ns);
   // Clears the counters of port `end` of fabric `fabric` (dp::reset; a vHCA

@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-14 libclang-rt-14-dev                 # the sanitizer + libFuzzer build
   iproute2 procps
+  tshark                                      # capture tests: Wireshark's dissectors read our pcapng
 )
 
 missing=()

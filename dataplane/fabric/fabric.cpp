@@ -4,6 +4,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "dataplane/fabric/port_capture.hpp"
+
 namespace vf::dp {
 
 std::optional<Endpoint> Endpoint::parse(std::string_view text) {
@@ -157,6 +159,22 @@ void Fabric::set_impairment(const Endpoint& end, const ImpairmentSpec& spec) {
   l->link->b_to_a().set_impairment(ba->stage());
   l->impair_ab = std::move(ab);
   l->impair_ba = std::move(ba);
+}
+
+void Fabric::set_capture(const Endpoint& port, PortCapture* cap) {
+  const LinkInfo* l = find_link(port);
+  if (!l) throw std::invalid_argument("fabric " + name_ + ": " + port.str() + " has no link");
+  LinkDirection& sent = l->a == port ? l->link->a_to_b() : l->link->b_to_a();
+  LinkDirection& received = l->a == port ? l->link->b_to_a() : l->link->a_to_b();
+  if (!cap) {
+    sent.set_tap({});
+    received.set_tap({});
+    return;
+  }
+  if (sent.tapped() || received.tapped())
+    throw std::invalid_argument("the link " + l->a.str() + " - " + l->b.str() + " is being captured already");
+  sent.set_tap(cap->sent_tap());
+  received.set_tap(cap->received_tap());
 }
 
 void Fabric::set_link_timing(const Endpoint& end, uint64_t rate_bps, Nanos delay_ns) {

@@ -48,6 +48,8 @@ struct Endpoint {
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
+class PortCapture;
+
 struct LinkInfo {
   Endpoint a, b;
   std::unique_ptr<Link> link;
@@ -108,6 +110,10 @@ class Fabric {
   // direction draws from seed + 1); a spec without either clears them. Throws
   // std::invalid_argument when `end` has no link or a probability is not 0..1.
   void set_impairment(const Endpoint& end, const ImpairmentSpec& spec);
+  // Taps both directions of the link at `port` into `cap` (what `port` sends
+  // and receives), or with null removes the taps. Throws std::invalid_argument
+  // when `port` has no link or its link is already captured.
+  void set_capture(const Endpoint& port, PortCapture* cap);
   // A new rate and delay for both directions of the link at `end`, from the
   // next frame on (LinkDirection::set_timing). Throws std::invalid_argument
   // when `end` has no link or the rate is 0.

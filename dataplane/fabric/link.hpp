@@ -57,6 +57,7 @@ class LinkDirection {
   void set_sink(FrameSink sink) { sink_ = sink; }
   // The capture tap and the impairment of this direction (wire_stage.hpp).
   void set_tap(WireStage s) { tap_ = s; }
+  bool tapped() const { return tap_.on_frame != nullptr; }
   void set_impairment(WireStage s) { impair_ = s; }
 
   // Whether a frame handed over now departs within this ns (see above).

@@ -82,6 +82,11 @@ const std::string& Process::out_so_far() {
   return result_.out;
 }
 
+const std::string& Process::err_so_far() {
+  pump(0);
+  return result_.err;
+}
+
 bool Process::running() {
   if (reaped_) return false;
   int st;

@@ -36,6 +36,7 @@ class Process {
   RunResult wait(std::chrono::milliseconds timeout);
   // Reads output produced so far without waiting for exit.
   const std::string& out_so_far();
+  const std::string& err_so_far();
 
  private:
   void pump(int timeout_ms);
