@@ -145,6 +145,9 @@ TEST(OperatorView, CountersAgreeWithMetricsAndResetLikePerfquery) {
   EXPECT_NE(one.out.find("PortXmitPkts:...........................") , std::string::npos) << one.out;
   EXPECT_NE(one.out.find("." + std::to_string(xmit) + "\n"), std::string::npos) << one.out;
 
+  // The name may come before the word too, and then means the same.
+  const RunResult one_port = d.ctl({"counters", "vroce1", "reset"});
+  EXPECT_NE(one_port.out.find("cleared the counters of 1 port (vroce1)"), std::string::npos) << one_port.out;
   const RunResult reset = d.ctl({"counters", "reset", "ib"});
   ASSERT_EQ(reset.exit_code, 0) << reset.describe();
   EXPECT_NE(reset.out.find("cleared the counters of 4 ports"), std::string::npos) << reset.out;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dataplane/fabric/fabric.hpp"
+#include "dataplane/fabric/port_capture.hpp"
 #include "dataplane/wire/ib_framing.hpp"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
@@ -145,6 +146,34 @@ void BM_IbPath(benchmark::State& st) { run_path(st, LinkLayer::kInfiniBand); }
 void BM_RocePath(benchmark::State& st) { run_path(st, LinkLayer::kEthernet); }
 BENCHMARK(BM_IbPath)->ArgsProduct({{64, 1024, 4096}, {0, 1}})->ArgNames({"", "credits"});
 BENCHMARK(BM_RocePath)->ArgsProduct({{64, 1024, 4096}, {0}})->ArgNames({"", "pfc"});
+
+// What a capture costs the dataplane: the IB path with the link at the far
+// switch port (sw/2 -> h1) tapped (1) or not (0). The ring is drained between
+// batches outside the timing -- the control thread's work, not the lcore's --
+// so every frame is copied, none dropped. A link without a tap runs the
+// untapped code, so a capture elsewhere costs an uncaptured port nothing.
+void BM_IbPathCapture(benchmark::State& st) {
+  Lab lab(LinkLayer::kInfiniBand, true);
+  PortCapture cap(8u << 20, PortCapture::kMaxSnaplen);
+  if (st.range(1)) lab.f.set_capture(*Endpoint::parse("sw/2"), &cap);
+  const uint32_t payload = uint32_t(st.range(0));
+  lab.s.advance_to(25'000);
+  uint64_t expected = lab.sink.frames, copied = 0;
+  for (auto _ : st) {
+    for (uint32_t i = 0; i < 32; ++i) send_one(lab, payload);
+    expected += 32;
+    while (lab.sink.frames < expected && lab.s.run_next()) {
+    }
+    st.PauseTiming();
+    copied += cap.drain([](const CaptureRecord&, const uint8_t*) {}, SIZE_MAX);
+    st.ResumeTiming();
+  }
+  if (lab.sink.frames != expected) st.SkipWithError("frames lost");
+  if (st.range(1) && cap.dropped.get()) st.SkipWithError("copies dropped");
+  st.SetItemsProcessed(int64_t(lab.sink.frames));
+  st.counters["copied"] = double(copied);
+}
+BENCHMARK(BM_IbPathCapture)->ArgsProduct({{64, 4096}, {0, 1}})->ArgNames({"", "captured"});
 
 // The element model alone: pre-framed frames through Port -> Link -> Switch ->
 // Link -> Port, no CRCs, to separate timing/queueing cost from framing cost.
