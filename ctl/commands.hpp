@@ -47,6 +47,8 @@ int cmd_counters(const Globals& g, const CountersOptions& o);
 int cmd_config_check(const Globals& g, const std::string& path);
 int cmd_counters_reset(const Globals& g, const std::string& name);
 int cmd_capture(const Globals& g, const CaptureOptions& o);
+// Until interrupted, or `count` events (0: no limit); `history`: what fabricd kept first.
+int cmd_events(const Globals& g, bool history, uint64_t count);
 // Tables, or a Graphviz graph with `dot`.
 int cmd_topology_show(const Globals& g, bool dot);
 // Replaces fabricctl with `argv` (execvp) in the daemon's environment; only

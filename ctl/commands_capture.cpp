@@ -4,31 +4,17 @@
 // are the dataplane's emulated nanoseconds, anchored to the date the daemon
 // gives. Ctrl-C, a closed pipe or COUNT frames end it; the daemon's taps are
 // removed on the way out (and by the daemon itself if this process dies).
-#include <csignal>
 #include <cstring>
 #include <thread>
 
 #include <boost/beast/core/detail/base64.hpp>
 
 #include "ctl/commands_common.hpp"
+#include "ctl/interrupt.hpp"
 #include "ctl/pcapng.hpp"
 
 namespace vf::ctl {
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-
-// SIGINT/SIGTERM end the loop instead of the process (the taps must go), and
-// a reader that went away is a failed write, not a SIGPIPE.
-void catch_signals() {
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-}
 
 constexpr uint32_t kIbLinkPacketLen = 6;
 
@@ -51,7 +37,7 @@ void print_line(const std::string& port, const json& f) {
   std::snprintf(when, sizeof when, "%llu.%09llu", (unsigned long long)(t / 1'000'000'000),
                 (unsigned long long)(t % 1'000'000'000));
   std::cout << when << ' ' << cell(port) << (f.value("in", false) ? " In  " : " Out ") << text(f, "len") << "  "
-            << cell(text(f, "summary"), 200) << '\n';
+            << cell(f.value("summary", ""), 200) << '\n';
 }
 
 }  // namespace
@@ -64,7 +50,7 @@ int cmd_capture(const Globals& g, const CaptureOptions& o) {
     const uint64_t id = started.value("id", uint64_t(0));
     const bool ib = text(started, "link_layer") == "infiniband";
     const int64_t epoch = started.value("epoch_ns", int64_t(0));
-    catch_signals();
+    catch_interrupts();
 
     std::FILE* out = nullptr;
     PcapngWriter pcap;
@@ -77,15 +63,16 @@ int cmd_capture(const Globals& g, const CaptureOptions& o) {
       const std::string desc = "vfabric " + text(started, "link_layer") + " port " + text(started, "port");
       if (!pcap.open(out, ib ? kLinktypeErf : kLinktypeEthernet, started.value("snaplen", 65535u),
                      text(started, "port"), desc))
-        g_stop = 1;
+        interrupt();
     }
     std::cerr << "fabricctl: capturing on " << cell(text(started, "port")) << ", link-type "
               << (ib ? (out ? "ERF (InfiniBand records)" : "InfiniBand") : "EN10MB (Ethernet)") << ", snapshot length " << text(started, "snaplen")
               << " bytes; Ctrl-C stops\n";
 
     uint64_t written = 0, link_packets_left_out = 0;
+    bool write_failed = false;
     json last = json::object();
-    while (!g_stop && (!o.count || written < o.count)) {
+    while (!interrupted() && (!o.count || written < o.count)) {
       last = call(g, "capture.read", {{"id", id}});
       const json frames = last.value("frames", json::array());
       for (const json& f : frames) {
@@ -110,15 +97,23 @@ int cmd_capture(const Globals& g, const CaptureOptions& o) {
           } else {
             ok = pcap.packet(ts, f.value("in", false), len, p, uint32_t(bytes.size()));
           }
-          if (!ok) g_stop = 1;
+          if (!ok) {
+            write_failed = true;
+            interrupt();
+          }
         } else {
           print_line(text(started, "port"), f);
         }
         ++written;
       }
-      if (out && std::fflush(out) != 0) g_stop = 1;  // a pipe's reader sees frames as they come
+      // A pipe's reader sees frames as they come. A reader that went away
+      // ends the capture like Ctrl-C; a full disk is an error.
+      if (out && std::fflush(out) != 0) {
+        write_failed = out != stdout;
+        interrupt();
+      }
       if (!out) std::cout << std::flush;
-      if (!std::cout) g_stop = 1;
+      if (!std::cout) interrupt();
       if (frames.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     json counts = last;
@@ -127,13 +122,17 @@ int cmd_capture(const Globals& g, const CaptureOptions& o) {
     } catch (const std::exception&) {
       // It ended already (the daemon stopped it); the last read's counts stand.
     }
-    if (out && out != stdout) std::fclose(out);
-    std::cerr << written << " frames written, " << text(counts, "captured") << " captured, "
+    if (out && out != stdout && std::fclose(out) != 0) write_failed = true;
+    std::cerr << written << (out ? " frames written, " : " frames shown, ") << text(counts, "captured") << " captured, "
               << text(counts, "dropped") << " dropped by the capture ring\n";
     if (link_packets_left_out)
       std::cerr << link_packets_left_out
                 << " IB flow-control packets left out of the file (--link-packets keeps them; Wireshark 4.0 "
                    "shows them as malformed)\n";
+    if (write_failed && out != stdout) {
+      std::cerr << "fabricctl: writing " << o.write << " failed: " << std::strerror(errno) << '\n';
+      return 1;
+    }
     return 0;
   });
 }

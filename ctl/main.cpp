@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
       "               (1 Mb/s up to what the cable carries: width x speed, or the Ethernet speed).\n"
       "               The port keeps the width and speed it reports; VL buffers keep their size.\n"
       "delay D        one-way propagation delay both ways: 500ns, 5us, 2ms (up to 1s). Frames\n"
-      "               already on the wire keep their arrival; none is overtaken\n"
+      "               already on the wire keep their arrival; none is overtaken.\n"
       "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
       "corrupt P      each frame not lost gets one bit flipped with probability P; it still\n"
       "               arrives and fails its CRC there (PortRcvErrors, rx_bad_vcrc/icrc)\n"
@@ -309,7 +309,8 @@ int main(int argc, char** argv) {
   capture->footer(
       "Taps the link at PORT: what the port sends, stamped when its first bit leaves, and what it\n"
       "receives, stamped when its last bit arrives, in the dataplane's emulated time (so the\n"
-      "serialization and propagation delays show between the two), anchored to today's date.\n"
+      "serialization and propagation delays show between the two). In a file the times start\n"
+      "at the date the dataplane clock started and run at emulated speed.\n"
       "With -w, Ethernet frames are LINKTYPE_ETHERNET (no FCS); IB packets (from the LRH, VCRC\n"
       "included) are ERF InfiniBand records (LINKTYPE_ERF), which Wireshark dissects, as it\n"
       "does captures of Endace cards. IB flow-control packets (6-byte link packets) are left out\n"
@@ -324,6 +325,27 @@ int main(int argc, char** argv) {
       "  fabricctl capture vib0 -c 10\n"
       "  fabricctl capture leaf0/5 -w spine-uplink.pcapng\n"
       "  fabricctl capture vroce0 -w - | tshark -r - -V");
+
+  bool events_history = false;
+  uint64_t events_count = 0;
+  auto* events = app.add_subcommand("events", "Follow what happens to the fabric: ports, links, sweeps, deadlocks.");
+  events->add_flag("--history", events_history, "first print what fabricd kept (its last 1024 events)");
+  events->add_option("-c,--count", events_count, "stop after N events")->type_name("N");
+  events->footer(
+      "Like `ip monitor`: one line per event as it happens, until Ctrl-C -- local time, kind, and\n"
+      "what happened in plain words. Kinds:\n"
+      "  port      a vHCA's port changed state (ACTIVE, DOWN, INIT...), with its PhysState\n"
+      "  link      a link went down or up, was impaired or cleared, or got a new rate or delay\n"
+      "  sm        an InfiniBand subnet manager sweep: links up, LFT entries changed, ports\n"
+      "            activated, switch/vHCA pairs left without a route\n"
+      "  deadlock  a credit-loop deadlock the dataplane found (see docs/operator-guide.md)\n"
+      "  capture   a capture started or ended, with its counts\n"
+      "  counters  counters were cleared\n"
+      "  daemon    fabricd started, or ignored a SIGHUP\n"
+      "--json prints one JSON object per line: {seq, time_ns, kind, text}.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl events\n"
+      "  fabricctl events --history --json | jq -r .text");
 
   auto* config = app.add_subcommand("config", "fabricd configs.");
   config->require_subcommand(1);
@@ -395,6 +417,7 @@ int main(int argc, char** argv) {
   if (*counters) return vf::ctl::cmd_counters(g, counters_opts);
   if (*config_check) return vf::ctl::cmd_config_check(g, config_file);
   if (*capture) return vf::ctl::cmd_capture(g, capture_opts);
+  if (*events) return vf::ctl::cmd_events(g, events_history, events_count);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

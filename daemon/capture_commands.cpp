@@ -96,7 +96,9 @@ void CaptureSessions::start(const json& args, control::Reply reply) {
     try {
       dp->topology().set_capture(ref.fabric, ep, cap.get());
     } catch (const std::invalid_argument& e) {
-      return reply.error(e.what(), "one capture per link at a time; fabricctl topology show lists the links");
+      const bool busy = std::string_view(e.what()).find("captured already") != std::string_view::npos;
+      return reply.error(e.what(), busy ? "one capture per link at a time: stop the other one first"
+                                        : "capture a cabled port; fabricctl topology show lists the links");
     }
     // The wall-clock time of the dataplane clock's zero: capture times are
     // emulated, and this anchors them to a date.
@@ -106,6 +108,7 @@ void CaptureSessions::start(const json& args, control::Reply reply) {
     reply.ok_with([self, id, ref, ep, cap, ib, snaplen, epoch] {
       self->sessions_[id] = Session{ref.fabric, ep, ib, cap, std::make_unique<boost::asio::steady_timer>(self->io_)};
       self->arm_idle(id);
+      self->d_.fabric_event("capture", "capture " + std::to_string(id) + " started on " + ref.text());
       return json{{"id", id},
                   {"port", ref.text()},
                   {"link_layer", ib ? "infiniband" : "ethernet"},
@@ -166,6 +169,9 @@ void CaptureSessions::end(uint64_t id) {
   if (node.empty()) return;
   Session& s = node.mapped();
   s.idle->cancel();
+  d_.fabric_event("capture", "capture " + std::to_string(id) + " on " + s.port.str() + " ended: " +
+                                 std::to_string(s.cap->captured.get()) + " captured, " +
+                                 std::to_string(s.cap->dropped.get()) + " dropped");
   DaemonState* dp = &d_;
   // The lambda owns the ring until the taps are gone. If the lcore cannot
   // take it now, the taps stay until fabricd stops and so must the ring.

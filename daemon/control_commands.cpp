@@ -155,6 +155,24 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         if (!queued) reply.error("the dataplane is busy", "retry in a moment");
       },
       "every counter in the Prometheus text format: {content_type, text}", Access::ReadOnly);
+  server.add_command(
+      "events",
+      [&daemon](const json& args) {
+        // No `since`: from now on (what a new `fabricctl events` wants);
+        // `history`: everything still kept.
+        const EventLog& log = daemon.event_log();
+        uint64_t since = log.last_seq();
+        if (args.contains("since") && args["since"].is_number_unsigned()) since = args["since"].get<uint64_t>();
+        if (args.value("history", false) == true) since = 0;
+        const EventLog::Since got = log.since(since);
+        json events = json::array();
+        for (const FabricEvent& e : got.events)
+          events.push_back({{"seq", e.seq}, {"time_ns", e.time_ns}, {"kind", e.kind}, {"text", e.text}});
+        return json{{"events", std::move(events)}, {"missed", got.missed}, {"next", got.next}};
+      },
+      "{since?, history?}: what happened to the fabric after event `since` (ports, links, SM sweeps, "
+      "deadlocks, captures, counter resets)",
+      Access::ReadOnly);
   server.add_async_command(
       "hca.port.set",
       [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },

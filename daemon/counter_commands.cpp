@@ -113,6 +113,8 @@ void counters_reset(DaemonState& d, const json& args, control::Reply reply) {
       dp->topology().reset_counters(r.fabric, endpoint(r));
       ports.push_back(r.text());
     }
+    dp->fabric_event("counters", "counters cleared on " + std::to_string(ports.size()) + " port" +
+                                     (ports.size() == 1 ? " (" + ports[0].get<std::string>() + ")" : "s"));
     reply.ok({{"reset", std::move(ports)}});
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");

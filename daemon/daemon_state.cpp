@@ -1,5 +1,6 @@
 #include "daemon/daemon_state.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -19,10 +20,18 @@
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
 #include "daemon/sysfs_counters.hpp"
+#include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
 namespace fs = std::filesystem;
+
+namespace {
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), hangup_(io_, SIGHUP), watchdog_(io_), counters_timer_(io_),
@@ -39,6 +48,8 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   lcore_->add_poller([t = topology_.get()] { return t->poll(); });
   announced_active_.assign(topology_->vhcas().size(), 1);  // the SM's first sweep activated them all
   topology_->on_port_activated([this](size_t i) { port_changed(i, nullptr); });
+  topology_->on_event([this](std::string kind, std::string text) { fabric_event(std::move(kind), std::move(text)); });
+  last_port_event_.assign(topology_->vhcas().size(), "");
 
   auto specs = runtime::make_device_specs(cfg);
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
@@ -102,6 +113,12 @@ std::string DaemonState::metrics_address() const {
   return config::MetricsListen{ep.address().to_string(), ep.port()}.text();
 }
 
+void DaemonState::fabric_event(std::string kind, std::string text) {
+  boost::asio::post(io_, [this, kind = std::move(kind), text = std::move(text), now = wall_ns()]() mutable {
+    event_log_.add(std::move(kind), std::move(text), now);
+  });
+}
+
 bool DaemonState::collect_metrics(std::function<void(std::string)> then) {
   return lcore_->post([this, then = std::move(then)] {
     // Plain copies on the lcore; the text is made on the control thread.
@@ -141,7 +158,12 @@ void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(co
 void DaemonState::port_changed(size_t i, std::function<void(const std::string&)> then) {
   PortInfo now = topology_->port_info(i);
   const bool active = now.passes_data();
-  publish_port(i, std::move(now), [this, i, active, then = std::move(then)](const std::string& error) {
+  // What the vHCA's port now is, in ibstat's words, once per change.
+  std::string state = topology_->vhcas()[i].name + ": port 1 " + runtime::to_string(now.state) + " (" +
+                      runtime::to_string(now.phys_state) + ")";
+  publish_port(i, std::move(now), [this, i, active, state = std::move(state), then = std::move(then)](const std::string& error) {
+    if (last_port_event_[i] != state) event_log_.add("port", state, wall_ns());
+    last_port_event_[i] = state;
     // Decided on what was published, not on the state by then: a port that
     // went down and came back quickly still tells its apps both.
     const bool queued = lcore_->post([this, i, active] {
@@ -172,6 +194,7 @@ int DaemonState::run() {
   size_t n = topology_->vhcas().size();
   spdlog::info("ready: {} fabrics, {} vHCAs, runtime dir {}", cfg_.fabrics.size(), n,
                cfg_.daemon.runtime_dir);
+  fabric_event("daemon", fmt::format("fabricd ready: {} fabrics, {} vHCAs", cfg_.fabrics.size(), n));
   SdNotify::status("serving " + std::to_string(n) + " vHCAs");
   SdNotify::ready();
   io_.run();
@@ -186,6 +209,7 @@ void DaemonState::wait_for_hangup() {
     if (ec) return;
     spdlog::warn("SIGHUP: fabricd does not reload its config ({}); restart it to apply a change, "
                  "which ends every program's contexts", cfg_.source);
+    fabric_event("daemon", "SIGHUP ignored: fabricd does not reload its config");
     wait_for_hangup();
   });
 }
@@ -202,7 +226,10 @@ void DaemonState::refresh_counters() {
       // Once a second is also when the fabric is checked for credit-loop deadlocks.
       std::vector<std::string> deadlocks = topology_->check_credit_deadlocks();
       boost::asio::post(io_, [this, snaps = std::move(snaps), deadlocks = std::move(deadlocks)] {
-        for (const auto& d : deadlocks) spdlog::error("{}", d);
+        for (const auto& d : deadlocks) {
+          spdlog::error("{}", d);
+          fabric_event("deadlock", d);
+        }
         if (stopping_) return;
         try {
           for (size_t i = 0; i < snaps.size(); ++i) {

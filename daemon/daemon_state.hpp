@@ -18,6 +18,7 @@
 #include "core/port_info.hpp"
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
+#include "daemon/event_log.hpp"
 #include "daemon/watchdog_policy.hpp"
 
 namespace vf {
@@ -65,6 +66,9 @@ class DaemonState {
   bool collect_metrics(std::function<void(std::string text)> then);
   // Where GET /metrics is served ("127.0.0.1:9469"), or "" when it is not.
   std::string metrics_address() const;
+  // Records what happened for `fabricctl events` (event_log.hpp). Any thread.
+  void fabric_event(std::string kind, std::string text);
+  const EventLog& event_log() const { return event_log_; }  // control thread
 
  private:
   void watchdog_tick();
@@ -99,6 +103,8 @@ class DaemonState {
   std::chrono::microseconds watchdog_period_{0};
   bool stopping_ = false;
   std::vector<char> announced_active_;  // per vHCA, lcore only: what its apps were last told
+  EventLog event_log_;                  // control thread
+  std::vector<std::string> last_port_event_;  // per vHCA, control thread: not said twice
 };
 
 }  // namespace vf

@@ -5,6 +5,8 @@
 // control thread, so a bad one is refused before anything reaches the lcore.
 #include <optional>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon/control_commands.hpp"
@@ -135,7 +137,14 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
   DaemonState* dp = &d;
   const bool queued = d.lcore().post([dp, ref, state, impair, spec, timing, rate, delay, result, reply]() mutable {
     Topology& topo = dp->topology();
-    if (impair) topo.set_link_impairment(ref.fabric, ref.link, spec);
+    const std::string name = "fabric " + result["fabric"].get<std::string>() + ": link " +
+                             result["a"].get<std::string>() + " - " + result["b"].get<std::string>();
+    if (impair) {
+      topo.set_link_impairment(ref.fabric, ref.link, spec);
+      dp->fabric_event("link", spec.any() ? fmt::format("{}: loss {}% corrupt {}% (seed {})", name, spec.loss * 100,
+                                                         spec.corrupt * 100, spec.seed)
+                                          : name + ": clean");
+    }
     if (timing) {
       const dp::LinkParams now = topo.link(ref.fabric, ref.link).link->params();
       const uint64_t r = rate.value_or(now.rate_bps);
@@ -143,12 +152,14 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
       topo.set_link_timing(ref.fabric, ref.link, r, dl);
       result["rate_bps"] = r;
       result["delay_ns"] = dl;
+      dp->fabric_event("link", fmt::format("{}: rate {}, delay {}", name, units::format_rate(r), units::format_delay(dl)));
     }
     if (!state.empty()) {
       const bool up = state == "up";
       result["state"] = state;
       result["changed"] = topo.link_up(ref.fabric, ref.link) != up;
       result["subnet_manager_sweeps"] = topo.subnet_manager(ref.fabric) != nullptr;
+      if (result["changed"] == true) dp->fabric_event("link", name + (up ? " UP" : " DOWN"));
       for (size_t end : topo.set_link_up(ref.fabric, ref.link, up, PhysState::kPolling))
         dp->port_changed(end, nullptr);
     }

@@ -41,6 +41,7 @@ struct Topology::Impl {
   std::vector<std::unique_ptr<sm::SubnetManager>> sms;  // per fabric; null for Ethernet
   std::vector<const config::Fabric*> cfg;                // per fabric
   std::function<void(size_t)> activated;
+  std::function<void(std::string, std::string)> event;
   explicit Impl(Scheduler& s) : sched(s) {}
 };
 
@@ -122,10 +123,13 @@ void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
 }
 
 void Topology::after_sweep(size_t fabric, const sm::SweepReport& r) {
-  spdlog::info("fabric {}: subnet manager sweep {}: {} of {} links up, {} LFT entries changed, {} port{} "
-               "activated, {} switch/HCA pairs without a route",
-               impl_->fabrics[fabric]->name(), r.number, r.links_up, r.links, r.lft_changes, r.activated.size(),
-               r.activated.size() == 1 ? "" : "s", r.unrouted);
+  const std::string line = fmt::format(
+      "fabric {}: subnet manager sweep {}: {} of {} links up, {} LFT entries changed, {} port{} activated, {} "
+      "switch/HCA pairs without a route",
+      impl_->fabrics[fabric]->name(), r.number, r.links_up, r.links, r.lft_changes, r.activated.size(),
+      r.activated.size() == 1 ? "" : "s", r.unrouted);
+  spdlog::info("{}", line);
+  if (impl_->event) impl_->event("sm", line);
   if (!impl_->activated) return;
   for (const std::string& name : r.activated)
     for (size_t i = 0; i < info_.size(); ++i)
@@ -171,6 +175,7 @@ void Topology::reset_counters(size_t fabric, const dp::Endpoint& end) {
 }
 
 void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }
+void Topology::on_event(std::function<void(std::string, std::string)> fn) { impl_->event = std::move(fn); }
 
 const sm::SubnetManager* Topology::subnet_manager(size_t fabric) const { return impl_->sms.at(fabric).get(); }
 const dp::Fabric& Topology::fabric(size_t i) const { return *impl_->fabrics.at(i); }

@@ -324,6 +324,42 @@ TEST(OperatorView, QpListShowsEachQpWithItsPeerAndOwner) {
   EXPECT_EQ(d.ctl({"hca", "show", "vib7"}).exit_code, 1);
 }
 
+TEST(OperatorView, EventsFollowLinksPortsSweepsAndResets) {
+  Fabricd d(default_config());
+  Process events({Paths::fabricctl(), "--runtime-dir", d.runtime_dir(), "events"}, Env{});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // it asked once: from now on
+  ASSERT_EQ(d.ctl({"link", "set", "vib0", "state", "down"}).exit_code, 0);
+  ASSERT_EQ(d.ctl({"link", "set", "vib0", "state", "up"}).exit_code, 0);
+  ASSERT_EQ(d.ctl({"link", "set", "vib0", "loss", "1%"}).exit_code, 0);
+  ASSERT_EQ(d.ctl({"counters", "reset", "vib1"}).exit_code, 0);
+  std::string out;
+  for (int i = 0; i < 50 && out.find("counters cleared") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    out = events.out_so_far();
+  }
+  events.signal(SIGINT);
+  const RunResult r = events.wait(std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out.find("fabricd ready"), std::string::npos) << "only what happened after it started";
+  size_t at = 0;
+  for (const char* want : {" link     fabric ib: link vib0 - ibsw0/1 DOWN", " port     vib0: port 1 DOWN (Polling)",
+                           " link     fabric ib: link vib0 - ibsw0/1 UP", " sm       fabric ib: subnet manager sweep",
+                           " port     vib0: port 1 ACTIVE (LinkUp)",
+                           " link     fabric ib: link vib0 - ibsw0/1: loss 1% corrupt 0% (seed 1)",
+                           " counters counters cleared on 1 port (vib1)"}) {
+    const size_t found = r.out.find(want, at);
+    EXPECT_NE(found, std::string::npos) << "missing, or out of order: " << want << "\n" << r.out;
+    if (found != std::string::npos) at = found;
+  }
+  // The history, as JSON lines, starts with the daemon's start.
+  const RunResult h = d.ctl({"events", "--history", "--json", "--count", "1"});
+  ASSERT_EQ(h.exit_code, 0) << h.describe();
+  const auto first = nlohmann::json::parse(h.out);
+  EXPECT_EQ(first["seq"], 1);
+  EXPECT_EQ(first["kind"], "daemon");
+  EXPECT_EQ(first["text"], "fabricd ready: 2 fabrics, 4 vHCAs");
+}
+
 TEST(OperatorView, BadNamesAndArgumentsAreRefusedClearly) {
   Fabricd d(default_config());
   const RunResult unknown = d.ctl({"counters", "vib9"});
