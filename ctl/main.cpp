@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
       "  deadlock  a credit-loop deadlock the dataplane found (see docs/operator-guide.md)\n"
       "  capture   a capture started or ended, with its counts\n"
       "  counters  counters were cleared\n"
-      "  daemon    fabricd started, or ignored a SIGHUP\n"
+      "  daemon    fabricd started, or reloaded its config (what it applied, what needs a restart)\n"
       "--json prints one JSON object per line: {seq, time_ns, kind, text}.\n\n"
       "EXAMPLES\n"
       "  fabricctl events\n"
@@ -358,7 +358,8 @@ int main(int argc, char** argv) {
       "config fabricd would refuse prints the first problem with its line and column and what\n"
       "to do, and exits 1; a valid one prints a summary and exits 0, with a warning line for\n"
       "what is valid but worth knowing (a routing whose routes form a credit loop, which can\n"
-      "deadlock a lossless fabric). Check a config before installing it or restarting fabricd.\n\n"
+      "deadlock a lossless fabric). Check a config before installing it, reloading fabricd\n"
+      "(which applies links' rate and delay live) or restarting it.\n\n"
       "EXAMPLES\n"
       "  fabricctl config check /etc/vfabric/fabricd.yaml\n"
       "  fabricctl --json config check lab.yaml");

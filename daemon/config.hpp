@@ -57,6 +57,7 @@ struct MetricsListen {
   std::string address = "127.0.0.1";  // "127.0.0.1", "::1", "0.0.0.0"
   uint16_t port = 9469;
   std::string text() const;  // "127.0.0.1:9469", "[::1]:9469"
+  friend bool operator==(const MetricsListen&, const MetricsListen&) = default;
 };
 
 struct Daemon {
@@ -69,6 +70,7 @@ struct Daemon {
   std::string admin_group;       // empty: none
   std::optional<gid_t> admin_gid;
   std::optional<MetricsListen> metrics = MetricsListen{};  // nullopt: metrics_listen: off
+  friend bool operator==(const Daemon&, const Daemon&) = default;
 };
 
 struct Switch {
@@ -79,6 +81,7 @@ struct Switch {
   // IB: receive buffer per data VL of each port (credit flow control); 0 =
   // derived from each link (dp::default_vl_buffer).
   uint32_t vl_buffer_bytes = 0;
+  friend bool operator==(const Switch&, const Switch&) = default;
 };
 
 struct Hca {
@@ -87,6 +90,7 @@ struct Hca {
   std::optional<uint32_t> ipv4;  // Ethernet only (required there); host byte order
   addr::Mac mac{};           // Ethernet only; configured or derived from the name
   uint64_t node_guid = 0;    // configured, or derived (IB: from the name; Ethernet: EUI-64 of the MAC)
+  friend bool operator==(const Hca&, const Hca&) = default;
 };
 
 struct Endpoint {
@@ -94,6 +98,7 @@ struct Endpoint {
   uint32_t port = 1;         // switch port 1..ports; 1 for an HCA (single-port vHCAs)
   bool is_switch = false;
   std::string text() const;  // "vib0" or "ibsw0/1", as written in configs
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
 struct Link {
@@ -139,6 +144,7 @@ struct SubnetManager {
   // Up/Down roots by name; empty = the switches with no HCA attached (the
   // top of a fat-tree), or the first switch when every switch has HCAs.
   std::vector<std::string> roots;
+  friend bool operator==(const SubnetManager&, const SubnetManager&) = default;
 };
 
 // What the SM programs into every IB port (HCA and switch): the IBA's
@@ -148,6 +154,7 @@ struct Qos {
   std::optional<std::array<uint8_t, kNumSls>> sl2vl;  // default: SL n -> VL n % data_vls
   std::optional<VlArbTable> vlarb_high, vlarb_low;  // default: low = every VL weight 64
   uint8_t high_limit = 0;                          // LimitOfHighPriority (4 KiB units, 255 = unbounded)
+  friend bool operator==(const Qos&, const Qos&) = default;
 };
 
 struct Fabric {

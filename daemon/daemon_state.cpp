@@ -34,7 +34,7 @@ int64_t wall_ns() {
 }  // namespace
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
-    : cfg_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), hangup_(io_, SIGHUP), watchdog_(io_), counters_timer_(io_),
+    : cfg_(cfg), applied_(cfg), eal_(eal), signals_(io_, SIGINT, SIGTERM), hangup_(io_, SIGHUP), watchdog_(io_), counters_timer_(io_),
       started_(std::chrono::steady_clock::now()),
       heartbeat_(std::make_shared<std::atomic<uint64_t>>(0)) {
   const fs::path run_dir = cfg.daemon.runtime_dir;
@@ -201,15 +201,11 @@ int DaemonState::run() {
   return 0;
 }
 
-// `systemctl reload` and daemons' habit: SIGHUP. The fabric is built once
-// from the config, and rebuilding it under running apps would tear down
-// their QPs, so fabricd keeps serving and says what to do instead.
+// `systemctl reload` and daemons' habit: SIGHUP. See reload() (daemon_reload.cpp).
 void DaemonState::wait_for_hangup() {
   hangup_.async_wait([this](boost::system::error_code ec, int) {
     if (ec) return;
-    spdlog::warn("SIGHUP: fabricd does not reload its config ({}); restart it to apply a change, "
-                 "which ends every program's contexts", cfg_.source);
-    fabric_event("daemon", "SIGHUP ignored: fabricd does not reload its config");
+    reload();
     wait_for_hangup();
   });
 }

@@ -73,6 +73,9 @@ class DaemonState {
  private:
   void watchdog_tick();
   void wait_for_hangup();
+  // Re-reads the config file, applies what can change live and says what
+  // needs a restart (daemon_reload.cpp). Control thread.
+  void reload();
   // Copies every vHCA's counters on the lcore, writes them into sysfs on the
   // control thread, then waits kSysfsCounterPeriod and does it again.
   void refresh_counters();
@@ -81,6 +84,7 @@ class DaemonState {
   void start_metrics(const config::MetricsListen& at);
 
   const config::Config& cfg_;
+  config::Config applied_;  // cfg_ with what reloads changed live (control thread)
   Eal& eal_;
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;

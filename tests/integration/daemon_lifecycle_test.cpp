@@ -89,17 +89,50 @@ TEST(DaemonConfig, SemanticErrorNamesFileLineAndProblem) {
   unlink(path.c_str());
 }
 
-// SIGHUP (what `kill -HUP` and many reload habits send) neither kills fabricd
-// nor rebuilds the fabric under running apps: it says there is no reload.
-TEST(DaemonLifecycle, SighupKeepsServingAndSaysThereIsNoReload) {
+// SIGHUP (`systemctl reload`) re-reads the file: a link's rate and delay
+// change under running programs; what shapes the fabric is named as needing
+// a restart and left alone; a file that no longer parses changes nothing.
+TEST(DaemonLifecycle, SighupAppliesLinkTimingAndNamesWhatNeedsARestart) {
   Fabricd d(default_config());
+  std::string y = read_file(d.config_path());
+  const auto replace = [&](const std::string& a, const std::string& b) {
+    const size_t at = y.find(a);
+    ASSERT_NE(at, std::string::npos) << a;
+    y.replace(at, a.size(), b);
+  };
+  replace("{a: vib0, b: ibsw0/1, width: 4x, speed: EDR, delay: 100ns, mtu: 4096}",
+          "{a: vib0, b: ibsw0/1, width: 4x, speed: EDR, rate: 10G, delay: 5us, mtu: 4096}");
+  replace("      - name: ibsw0\n        ports: 8", "      - name: ibsw0\n        ports: 9");
+  std::ofstream(d.config_path()) << y;
+  d.process().signal(SIGHUP);
+  nlohmann::json link;
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto t = nlohmann::json::parse(d.ctl({"--json", "topology", "show"}).out);
+    link = t["fabrics"][0]["links"][0];
+    if (link["delay_ns"] == 5000) break;
+  }
+  EXPECT_EQ(link["rate_bps"], 10'000'000'000ULL) << link.dump();
+  EXPECT_EQ(link["delay_ns"], 5000) << link.dump();
+  EXPECT_EQ(nlohmann::json::parse(d.ctl({"--json", "topology", "show"}).out)["fabrics"][0]["switches"][0]["ports"], 8)
+      << "the switch is as built";
+  // A broken file: fabricd keeps serving what runs.
+  std::ofstream(d.config_path()) << "fabrics: [";
   d.process().signal(SIGHUP);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ASSERT_TRUE(d.process().running());
+  const RunResult ev = d.ctl({"events", "--history", "--count", "4"});  // ready, link, reload, refused
+  EXPECT_NE(ev.out.find("fabric ib: link vib0 - ibsw0/1: rate 100 Gb/s -> 10 Gb/s delay 100ns -> 5us"),
+            std::string::npos)
+      << ev.out;
+  EXPECT_NE(ev.out.find(": 1 link change applied; needs a restart: fabric ib: switches"), std::string::npos) << ev.out;
+  EXPECT_NE(ev.out.find("reload refused, nothing changed: "), std::string::npos) << ev.out;
   EXPECT_EQ(d.ctl({"status"}).exit_code, 0);
   const RunResult r = d.stop(SIGTERM);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
-  EXPECT_NE(r.err.find("SIGHUP: fabricd does not reload its config"), std::string::npos) << r.describe();
+  EXPECT_NE(r.err.find("applied only by a restart, which ends every program's contexts: fabric ib: switches"),
+            std::string::npos)
+      << r.describe();
 }
 
 TEST(DaemonLifecycle, SigtermRemovesRuntimeTreeAndDeviceNodes) {

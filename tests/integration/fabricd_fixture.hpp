@@ -25,6 +25,7 @@ class Fabricd {
   ~Fabricd();  // SIGTERM, expect a clean exit
 
   const std::string& runtime_dir() const { return runtime_dir_; }
+  std::string config_path() const { return dir_ + "/fabricd.yaml"; }  // the file fabricd reads
   // Environment that makes the vHCAs visible to unmodified programs: what
   // `fabricctl exec` sets, the preload shim included unless `preload` is false.
   Env app_env(bool preload = true) const;
