@@ -46,6 +46,12 @@ constexpr int kExitConfig = 78;  // EX_CONFIG
 TEST(DaemonConfig, ShippedUnitDoesNotRestartAfterAConfigError) {
   const std::string unit = read_file(Paths::source_dir() + "/systemd/fabricd.service");
   EXPECT_NE(unit.find("\nRestartPreventExitStatus=" + std::to_string(kExitConfig) + "\n"), std::string::npos);
+  // A reload checks the file first and only then signals (a bad file fails the reload).
+  const size_t check = unit.find("\nExecReload=/usr/local/sbin/fabricd --config /etc/vfabric/fabricd.yaml --check\n");
+  const size_t hup = unit.find("\nExecReload=/bin/kill -HUP $MAINPID\n");
+  ASSERT_NE(check, std::string::npos);
+  ASSERT_NE(hup, std::string::npos);
+  EXPECT_LT(check, hup);
   EXPECT_EQ(run({Paths::fabricd(), "--check", "--config", "/nonexistent/fabricd.yaml"}).exit_code,
             kExitConfig);
 }
