@@ -47,6 +47,9 @@ int cmd_counters(const Globals& g, const CountersOptions& o);
 int cmd_config_check(const Globals& g, const std::string& path);
 int cmd_counters_reset(const Globals& g, const std::string& name);
 int cmd_capture(const Globals& g, const CaptureOptions& o);
+int cmd_qos_show(const Globals& g, const std::string& port);
+// words: PORT then attribute/value pairs (sl2vl, vlarb_high, vlarb_low, high_limit).
+int cmd_qos_set(const Globals& g, const std::vector<std::string>& words);
 // Until interrupted, or `count` events (0: no limit); `history`: what fabricd kept first.
 int cmd_events(const Globals& g, bool history, uint64_t count);
 // Tables, or a Graphviz graph with `dot`.

@@ -341,11 +341,43 @@ int main(int argc, char** argv) {
       "  deadlock  a credit-loop deadlock the dataplane found (see docs/operator-guide.md)\n"
       "  capture   a capture started or ended, with its counts\n"
       "  counters  counters were cleared\n"
+      "  qos       an IB port's VL record was set (fabricctl qos set)\n"
       "  daemon    fabricd started, or reloaded its config (what it applied, what needs a restart)\n"
       "--json prints one JSON object per line: {seq, time_ns, kind, text}.\n\n"
       "EXAMPLES\n"
       "  fabricctl events\n"
       "  fabricctl events --history --json | jq -r .text");
+
+  auto* qos = app.add_subcommand("qos", "InfiniBand ports' VL records: SL to VL and VL arbitration.");
+  qos->require_subcommand(1);
+  qos->footer("Each command has its own --help: fabricctl qos COMMAND --help.");
+  std::string qos_show_port;
+  auto* qos_show = qos->add_subcommand("show", "Show an IB port's operational VLs, SL to VL table and VL arbitration.");
+  qos_show->add_option("port", qos_show_port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  qos_show->footer(
+      "What the subnet manager programmed from the config's qos: section (or qos set since):\n"
+      "  SL / VL       the SL to VL table: the VL an SL's packets take out of this port (for a\n"
+      "                switch port, from every input); '-' is VL15: the SL may not use the port\n"
+      "  vlarb_high    the high-priority arbitration list, VL:weight (64-byte units per turn)\n"
+      "  high_limit    4 KiB units the high list may send before the low list's turn (255: no limit)\n"
+      "  vlarb_low     the low-priority list\n"
+      "Ethernet ports' QoS (trust, PFC, ETS) is not built yet.");
+  std::vector<std::string> qos_words;
+  auto* qos_set = qos->add_subcommand(
+      "set", "Program an IB port: fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
+             "[high_limit N]");
+  qos_set->add_option("words", qos_words, "PORT, then attribute value pairs")->required()->expected(3, 9);
+  qos_set->footer(
+      "Like an SMP from an operator's tool: sl2vl changes the listed SLs only; vlarb_high and\n"
+      "vlarb_low replace their list (at most 8 entries); every VL must be one of the port's\n"
+      "operational data VLs (sl2vl may also name 15: the SL may not use the port). As on a real\n"
+      "subnet, the subnet manager programs a vHCA port from the config again when a sweep\n"
+      "activates it (after its link went down and up); a switch port keeps what was set until\n"
+      "fabricd restarts. Privileged: root, fabricd's user or daemon.admin_group.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl qos set vib0 sl2vl 1:1,2:1\n"
+      "  fabricctl qos set leaf0/5 vlarb_low 0:192,1:64\n"
+      "  fabricctl qos set vib0 vlarb_high 1:16 high_limit 4");
 
   auto* config = app.add_subcommand("config", "fabricd configs.");
   config->require_subcommand(1);
@@ -419,6 +451,8 @@ int main(int argc, char** argv) {
   if (*config_check) return vf::ctl::cmd_config_check(g, config_file);
   if (*capture) return vf::ctl::cmd_capture(g, capture_opts);
   if (*events) return vf::ctl::cmd_events(g, events_history, events_count);
+  if (*qos_show) return vf::ctl::cmd_qos_show(g, qos_show_port);
+  if (*qos_set) return vf::ctl::cmd_qos_set(g, qos_words);
   if (*exec) return vf::ctl::cmd_exec(g, command);
   return 2;
 }

@@ -171,7 +171,7 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         return json{{"events", std::move(events)}, {"missed", got.missed}, {"next", got.next}};
       },
       "{since?, history?}: what happened to the fabric after event `since` (ports, links, SM sweeps, "
-      "deadlocks, captures, counter resets)",
+      "deadlocks, captures, counter resets, qos changes, reloads)",
       Access::ReadOnly);
   server.add_async_command(
       "hca.port.set",

@@ -20,6 +20,8 @@ void register_counter_commands(control::ControlServer& server, DaemonState& daem
 void register_qp_commands(control::ControlServer& server, DaemonState& daemon);
 // capture.start, capture.read, capture.stop (capture_commands.cpp).
 void register_capture_commands(control::ControlServer& server, DaemonState& daemon, boost::asio::io_context& io);
+// qos.show, qos.set (qos_commands.cpp).
+void register_qos_commands(control::ControlServer& server, DaemonState& daemon);
 // topology.show (topology_show.cpp).
 void register_topology_commands(control::ControlServer& server, DaemonState& daemon);
 

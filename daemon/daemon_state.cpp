@@ -83,6 +83,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   register_topology_commands(*control_, *this);
   register_counter_commands(*control_, *this);
   register_qp_commands(*control_, *this);
+  register_qos_commands(*control_, *this);
   register_capture_commands(*control_, *this, io_);
   control_->start();
   if (cfg.daemon.metrics) start_metrics(*cfg.daemon.metrics);

@@ -15,6 +15,7 @@
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
 #include "dataplane/fabric/fabric.hpp"
+#include "dataplane/fabric/ib_switch.hpp"
 
 namespace vf {
 namespace {
@@ -150,6 +151,45 @@ std::vector<size_t> Topology::set_link_up(size_t fabric, size_t link, bool up, P
 void Topology::set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec) {
   const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
   impl_->fabrics[fabric]->set_impairment(dp_endpoint(l.a), spec);
+}
+
+namespace {
+const dp::IbSwitch* ib_switch(const dp::Fabric& f, const std::string& name) {
+  if (f.link_layer() != LinkLayer::kInfiniBand) return nullptr;
+  for (const auto& s : f.switches())
+    if (s->name() == name) return static_cast<const dp::IbSwitch*>(s.get());
+  return nullptr;
+}
+}  // namespace
+
+PortQos Topology::port_qos(size_t fabric, const dp::Endpoint& end) const {
+  const dp::Fabric& f = *impl_->fabrics.at(fabric);
+  if (f.link_layer() != LinkLayer::kInfiniBand) throw std::invalid_argument("not an InfiniBand port");
+  if (end.port == 0)
+    for (const auto& h : f.hca_ports())
+      if (h->name() == end.node) return h->info().qos;
+  if (const dp::IbSwitch* sw = ib_switch(f, end.node)) return sw->qos(end.port);
+  throw std::invalid_argument("no port " + end.str());
+}
+
+void Topology::set_port_qos(size_t fabric, const dp::Endpoint& end, const PortQos& q) {
+  dp::Fabric& f = *impl_->fabrics.at(fabric);
+  PortQos check = port_qos(fabric, end);  // the port's operational VLs decide what is valid
+  if (!check.set_vlarb(q.vlarb_high, q.vlarb_low, q.vlarb_high_limit))
+    throw std::invalid_argument("a VL arbitration entry names a VL that is not operational on " + end.str());
+  for (uint8_t sl = 0; sl < kNumSls; ++sl)
+    if (!check.set_sl2vl(sl, q.sl2vl[sl]))
+      throw std::invalid_argument(fmt::format("SL {} -> VL {}: VL {} is not operational on {} (data VLs 0..{})", sl,
+                                              q.sl2vl[sl], q.sl2vl[sl], end.str(), check.data_vls - 1));
+  if (end.port == 0) {
+    dp::HcaPort* h = f.find_hca_port(end.node);
+    for (uint8_t sl = 0; sl < kNumSls; ++sl) h->set_sl2vl(sl, q.sl2vl[sl]);
+    h->set_vlarb(q.vlarb_high, q.vlarb_low, q.vlarb_high_limit);
+    return;
+  }
+  auto* sw = static_cast<dp::IbSwitch*>(f.find_switch(end.node));
+  for (uint8_t sl = 0; sl < kNumSls; ++sl) sw->set_sl2vl(end.port, sl, q.sl2vl[sl]);
+  sw->set_vlarb(end.port, q.vlarb_high, q.vlarb_low, q.vlarb_high_limit);
 }
 
 void Topology::set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCapture* cap) {

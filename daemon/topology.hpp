@@ -73,6 +73,12 @@ class Topology {
   const dp::LinkInfo& link(size_t fabric, size_t link) const;
   // Loss and corruption on both directions of the link (dp::Fabric::set_impairment).
   void set_link_impairment(size_t fabric, size_t link, const dp::ImpairmentSpec& spec);
+  // The VL record of an IB port (a vHCA's, or switch port `end.port`'s), and
+  // programming one as the SM would (SL→VL for every input, VL arbitration).
+  // Throws std::invalid_argument for a port that is not an IB port or a
+  // record whose VLs are not operational there.
+  PortQos port_qos(size_t fabric, const dp::Endpoint& end) const;
+  void set_port_qos(size_t fabric, const dp::Endpoint& end, const PortQos& q);
   // Taps port `end`'s link into `cap`, or removes the taps (dp::Fabric::set_capture).
   void set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCapture* cap);
   // Rate and delay of both directions, from the next frame on (dp::Fabric::set_link_timing).

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "rc_pingpong.hpp"
 
 namespace vf::test {
 namespace {
@@ -36,25 +37,6 @@ std::unique_ptr<Process> start_capture(const Fabricd& d, std::vector<std::string
   return p;
 }
 
-RunResult pingpong(const Fabricd& d, const std::string& server, const std::string& client,
-                   std::vector<std::string> extra, int port) {
-  auto args = [&](const std::string& dev) {
-    std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", std::to_string(port), "-c"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  };
-  Process srv(args(server), d.app_env());
-  RunResult c;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    auto a = args(client);
-    a.push_back("127.0.0.1");
-    c = run(a, d.app_env(), std::chrono::seconds(60));
-    if (c.exit_code == 0 || c.err.find("Couldn't connect") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  srv.wait(std::chrono::seconds(30));
-  return c;
-}
 
 std::string temp_file(const Fabricd& d, const std::string& name) { return d.runtime_dir() + "/../" + name; }
 
@@ -126,7 +108,7 @@ TEST(Capture, AnIbPingpongReadsCleanInWireshark) {
   const std::string file = temp_file(d, "ib.pcapng");
   auto cap = start_capture(d, {"capture", "vib0", "-w", file, "-c", "60"});
   ASSERT_TRUE(cap->running()) << cap->wait(std::chrono::seconds(1)).describe();
-  ASSERT_EQ(pingpong(d, "vib1", "vib0", {"-n", "10"}, 19951).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "10"}, 19951).exit_code, 0);
   const RunResult c = cap->wait(std::chrono::seconds(30));
   ASSERT_EQ(c.exit_code, 0) << c.describe();
   EXPECT_NE(c.err.find("60 frames written"), std::string::npos) << c.err;
@@ -166,7 +148,7 @@ TEST(Capture, ARocePingpongHasValidIcrcsUnderAnIndependentCrc) {
   const std::string file = temp_file(d, "roce.pcapng");
   auto cap = start_capture(d, {"capture", "vroce0", "-w", file, "-c", "40"});
   ASSERT_TRUE(cap->running());
-  ASSERT_EQ(pingpong(d, "vroce1", "vroce0", {"-g", "1", "-n", "10"}, 19952).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vroce1", "vroce0", {"-g", "1", "-n", "10"}, 19952).exit_code, 0);
   ASSERT_EQ(cap->wait(std::chrono::seconds(30)).exit_code, 0);
   EXPECT_EQ(malformed(file), 0u);
   const auto rows = tshark_fields(file, {"frame.protocols", "ip.src", "infiniband.bth.opcode", "udp.dstport"});
@@ -188,7 +170,7 @@ TEST(Capture, LinesSayWhatEachFrameIsAndTheDaemonCleansUpAfterADeadClient) {
   Fabricd d(default_config());
   auto cap = start_capture(d, {"capture", "ibsw0/2"});
   ASSERT_TRUE(cap->running());
-  ASSERT_EQ(pingpong(d, "vib1", "vib0", {"-n", "5"}, 19953).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "5"}, 19953).exit_code, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a read or two later
   cap->signal(SIGINT);  // as Ctrl-C: the loop ends, the taps go, the counts print
   const RunResult lines = cap->wait(std::chrono::seconds(30));

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "rc_pingpong.hpp"
 
 namespace vf::test {
 namespace {
@@ -24,33 +25,13 @@ double sample(const Fabricd& d, const std::string& name) {
   return at == std::string::npos ? -1 : std::stod(m.out.substr(at + name.size() + 1));
 }
 
-RunResult pingpong(const Fabricd& d, const std::string& server, const std::string& client,
-                   std::vector<std::string> extra, int port) {
-  auto args = [&](const std::string& dev) {
-    std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", std::to_string(port), "-c"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  };
-  Process srv(args(server), d.app_env());
-  RunResult c;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    auto a = args(client);
-    a.push_back("127.0.0.1");
-    c = run(a, d.app_env(), std::chrono::seconds(60));
-    if (c.exit_code == 0 || c.err.find("Couldn't connect") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const RunResult s = srv.wait(std::chrono::seconds(60));
-  if (c.exit_code == 0 && s.exit_code != 0) return s;
-  return c;
-}
 
 TEST(LinkFaults, LossOnAnIbLinkIsRecoveredAndCounted) {
   Fabricd d(default_config());
   const RunResult set = d.ctl({"link", "set", "vib0", "loss", "3%", "seed", "7"});
   ASSERT_EQ(set.exit_code, 0) << set.describe();
   EXPECT_NE(set.out.find("loss 3% corrupt 0% each way (seed 7)"), std::string::npos) << set.out;
-  const RunResult r = pingpong(d, "vib1", "vib0", {"-s", "4096", "-n", "300"}, 19901);
+  const RunResult r = rc_pingpong(d, "vib1", "vib0", {"-s", "4096", "-n", "300"}, 19901);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   const std::string out = R"(vfabric_link_lost_frames_total{fabric="ib",from="vib0",to="ibsw0/1"})";
   const std::string back = R"(vfabric_link_lost_frames_total{fabric="ib",from="ibsw0/1",to="vib0"})";
@@ -62,14 +43,14 @@ TEST(LinkFaults, LossOnAnIbLinkIsRecoveredAndCounted) {
   // link's flow-control packets keep crossing it until then.)
   ASSERT_EQ(d.ctl({"link", "set", "vib0", "loss", "0", "corrupt", "0"}).exit_code, 0);
   const double lost = sample(d, out) + sample(d, back);
-  EXPECT_EQ(pingpong(d, "vib1", "vib0", {"-n", "100"}, 19902).exit_code, 0);
+  EXPECT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "100"}, 19902).exit_code, 0);
   EXPECT_EQ(sample(d, out) + sample(d, back), lost);
 }
 
 TEST(LinkFaults, CorruptionOnARoceLinkFailsTheIcrcAtTheReceiver) {
   Fabricd d(default_config());
   ASSERT_EQ(d.ctl({"link", "set", "vroce0", "corrupt", "5%", "seed", "3"}).exit_code, 0);
-  const RunResult r = pingpong(d, "vroce1", "vroce0", {"-g", "1", "-s", "1024", "-n", "300"}, 19903);
+  const RunResult r = rc_pingpong(d, "vroce1", "vroce0", {"-g", "1", "-s", "1024", "-n", "300"}, 19903);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   const double corrupted =
       sample(d, R"(vfabric_link_corrupted_frames_total{fabric="roce",from="vroce0",to="ethsw0/1"})");
@@ -128,7 +109,7 @@ TEST(LinkFaults, RateAndDelayChangeLive) {
   const auto t = nlohmann::json::parse(d.ctl({"--json", "topology", "show"}).out);
   EXPECT_EQ(t["fabrics"][0]["links"][0]["rate_bps"], 100'000'000'000ULL);
   EXPECT_EQ(t["fabrics"][0]["links"][0]["delay_ns"], 5000);
-  EXPECT_EQ(pingpong(d, "vib1", "vib0", {"-n", "50"}, 19905).exit_code, 0);
+  EXPECT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "50"}, 19905).exit_code, 0);
 }
 
 TEST(LinkFaults, BadFaultRequestsAreRefused) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "rc_pingpong.hpp"
 #include "tests/support/prom_exposition.hpp"
 
 namespace vf::test {
@@ -35,27 +36,6 @@ const nlohmann::json* find_by(const nlohmann::json& arr, const char* key, const 
   return nullptr;
 }
 
-// `gid`: a GID index for RoCE (-g), or empty on IB.
-RunResult pingpong(const Fabricd& d, const std::string& server, const std::string& client, int n, int port,
-                   const std::string& gid = "") {
-  auto args = [&](const std::string& dev) {
-    std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", std::to_string(port),
-                               "-n", std::to_string(n)};
-    if (!gid.empty()) a.insert(a.end(), {"-g", gid});
-    return a;
-  };
-  Process srv(args(server), d.app_env());
-  RunResult c;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    auto a = args(client);
-    a.push_back("127.0.0.1");
-    c = run(a, d.app_env(), std::chrono::seconds(60));
-    if (c.exit_code == 0 || c.err.find("Couldn't connect") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const RunResult s = srv.wait(std::chrono::seconds(60));
-  return c.exit_code == 0 && s.exit_code != 0 ? s : c;
-}
 
 uint64_t metric(const Fabricd& d, const std::string& sample) {
   const RunResult m = d.ctl({"metrics"});
@@ -119,8 +99,8 @@ TEST(OperatorView, TopologyShowsEveryElementAndFollowsLinkStateAndFaults) {
 
 TEST(OperatorView, CountersAgreeWithMetricsAndResetLikePerfquery) {
   Fabricd d(default_config());
-  ASSERT_EQ(pingpong(d, "vib1", "vib0", 200, 19931).exit_code, 0);
-  ASSERT_EQ(pingpong(d, "vroce1", "vroce0", 10, 19934, "1").exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "200"}, 19931).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vroce1", "vroce0", {"-n", "10", "-g", "1"}, 19934).exit_code, 0);
 
   auto c = ctl_json(d, {"counters", "vib0"});
   ASSERT_EQ(c["ports"].size(), 1u) << c.dump();
@@ -160,7 +140,7 @@ TEST(OperatorView, CountersAgreeWithMetricsAndResetLikePerfquery) {
   EXPECT_GT(ctl_json(d, {"counters", "vroce0"})["ports"][0]["counters"]["PortXmitPkts"].get<uint64_t>(), 0u)
       << "another fabric's ports are not touched";
   // The next run counts from zero.
-  ASSERT_EQ(pingpong(d, "vib1", "vib0", 100, 19932).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "100"}, 19932).exit_code, 0);
   const uint64_t again = ctl_json(d, {"counters", "vib0"})["ports"][0]["counters"]["PortXmitPkts"].get<uint64_t>();
   EXPECT_GE(again, 200u);
   EXPECT_LT(again, xmit);
@@ -228,7 +208,7 @@ std::string scrape(const std::string& where) {
 
 TEST(OperatorView, PrometheusScrapesWhatCountersShow) {
   Fabricd d(default_config());
-  ASSERT_EQ(pingpong(d, "vib1", "vib0", 100, 19935).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "100"}, 19935).exit_code, 0);
   const auto status = ctl_json(d, {"status"});
   const std::string where = status["daemon"].value("metrics_listen", "");
   ASSERT_EQ(where.rfind("127.0.0.1:", 0), 0u) << status.dump();

@@ -66,5 +66,64 @@ TEST(Qos, TheSectionReachesEveryPortAndTheWire) {
       << "VL3 is not operational";
 }
 
+RunResult pingpong_on_sl(const Fabricd& d, const std::string& sl, int port) {
+  Process server({"ibv_rc_pingpong", "-d", "vib1", "-i", "1", "-p", std::to_string(port), "-l", sl, "-n", "20"},
+                 d.app_env());
+  RunResult client;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    client = run({"ibv_rc_pingpong", "-d", "vib0", "-i", "1", "-p", std::to_string(port), "-l", sl, "-n", "20",
+                  "127.0.0.1"},
+                 d.app_env(), std::chrono::seconds(20));
+    if (client.err.find("Couldn't connect") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server.wait(std::chrono::seconds(20));
+  return client;
+}
+
+// fabricctl qos show/set: the port's record as programmed, changed live, the
+// traffic following it, and what is not operational refused.
+TEST(Qos, ShowAndSetAPortsVlRecordLive) {
+  Fabricd d(kConfig);
+  RunResult r = d.ctl({"--json", "qos", "show", "sw/2"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  auto q = nlohmann::json::parse(r.out);
+  EXPECT_EQ(q["operational_vls"], 2);
+  EXPECT_EQ(q["sl2vl"][3], 1);
+  EXPECT_EQ(q["vl_arbitration"]["high_limit"], 2);
+  r = d.ctl({"qos", "show", "vib0"});
+  EXPECT_NE(r.out.find("vib0 (fabric ib): 2 operational data VLs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vlarb_high VL1:16  (high_limit 2)"), std::string::npos) << r.out;
+
+  // SL 3 onto VL 0 at vib0 and at the switch port towards vib1: the next
+  // pingpong on SL 3 leaves both on VL 0.
+  r = d.ctl({"qos", "set", "vib0", "sl2vl", "3:0", "vlarb_low", "0:128,1:128"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("vlarb_low  VL0:128 VL1:128"), std::string::npos) << r.out;
+  ASSERT_EQ(d.ctl({"qos", "set", "sw/2", "sl2vl", "3:0"}).exit_code, 0);
+  const auto before = d.ctl({"metrics"}).out;
+  ASSERT_EQ(pingpong_on_sl(d, "3", 19802).exit_code, 0);
+  const auto after = d.ctl({"metrics"}).out;
+  const auto moved = [&](const char* sample) { return metric(after, sample) - metric(before, sample); };
+  EXPECT_GE(moved(R"(vfabric_class_xmit_packets_total{fabric="ib",port="vib0",class="vl0"})"), 20u);
+  EXPECT_EQ(moved(R"(vfabric_class_xmit_packets_total{fabric="ib",port="vib0",class="vl1"})"), 0u);
+  EXPECT_GE(moved(R"(vfabric_class_xmit_packets_total{fabric="ib",port="sw/2",class="vl0"})"), 20u);
+  EXPECT_EQ(moved(R"(vfabric_class_xmit_packets_total{fabric="ib",port="sw/2",class="vl1"})"), 0u);
+
+  // A VL that is not operational, a bad shape, an Ethernet-less fabric's switch name: refused.
+  r = d.ctl({"qos", "set", "vib0", "sl2vl", "2:3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("SL 2 -> VL 3: VL 3 is not operational on vib0 (data VLs 0..1)"), std::string::npos) << r.err;
+  r = d.ctl({"qos", "set", "vib0", "vlarb_low", "5:300"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("vlarb_low: each entry is a data VL 0..14 and a weight 0..255"), std::string::npos) << r.err;
+  EXPECT_EQ(d.ctl({"qos", "set", "vib0", "sl2vl", "x"}).exit_code, 2);
+  EXPECT_EQ(d.ctl({"qos", "show", "sw"}).exit_code, 1) << "a switch has several ports";
+  // The refused requests changed nothing.
+  q = nlohmann::json::parse(d.ctl({"--json", "qos", "show", "vib0"}).out);
+  EXPECT_EQ(q["sl2vl"][2], 0);
+  EXPECT_EQ(q["sl2vl"][3], 0);
+}
+
 }  // namespace
 }  // namespace vf::test

@@ -1,0 +1,18 @@
+// One unmodified ibv_rc_pingpong run (with -c: it checks the data) between
+// two vHCAs of a real fabricd: the server in the background, the client
+// retried until the server listens.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+
+// `extra` goes to both ends (-n 10, -s 4096, -g 1, ...). The client's result,
+// or the server's when only the server failed.
+RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::string& client,
+                      std::vector<std::string> extra, int tcp_port);
+
+}  // namespace vf::test
