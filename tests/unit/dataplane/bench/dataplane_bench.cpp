@@ -175,6 +175,27 @@ void BM_IbPathCapture(benchmark::State& st) {
 }
 BENCHMARK(BM_IbPathCapture)->ArgsProduct({{64, 4096}, {0, 1}})->ArgNames({"", "captured"});
 
+// What a scrape (GET /metrics, fabricctl metrics) costs the lcore: the copy
+// of every port's counters it makes (Fabric::snapshot); formatting the text
+// happens on the control thread. Per port, with traffic having run so the
+// per-class counters are live.
+void BM_ScrapeCopy(benchmark::State& st) {
+  Lab lab(LinkLayer::kInfiniBand, true);
+  lab.s.advance_to(25'000);
+  for (int i = 0; i < 32; ++i) send_one(lab, 1024);
+  while (lab.sink.frames < 32 && lab.s.run_next()) {
+  }
+  size_t ports = 0;
+  for (auto _ : st) {
+    const auto snap = lab.f.snapshot(lab.s.now());
+    ports = snap.size();
+    benchmark::DoNotOptimize(snap.data());
+  }
+  st.SetItemsProcessed(int64_t(st.iterations() * ports));  // items/s = ports copied per second
+  st.counters["ports"] = double(ports);
+}
+BENCHMARK(BM_ScrapeCopy);
+
 // The element model alone: pre-framed frames through Port -> Link -> Switch ->
 // Link -> Port, no CRCs, to separate timing/queueing cost from framing cost.
 void BM_SwitchedFrameNoFraming(benchmark::State& st) {
