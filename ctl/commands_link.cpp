@@ -12,7 +12,8 @@ namespace vf::ctl {
 namespace {
 
 bool is_key(const std::string& w) {
-  return w == "state" || w == "rate" || w == "delay" || w == "loss" || w == "corrupt" || w == "seed";
+  return w == "state" || w == "rate" || w == "delay" || w == "loss" || w == "corrupt" || w == "duplicate" ||
+         w == "reorder" || w == "seed";
 }
 
 // "1%" or "0.01" -> 0.01; nullopt unless a probability.
@@ -29,7 +30,8 @@ std::optional<double> parse_probability(const std::string& w) {
 
 int usage(const std::string& why) {
   std::cerr << "fabricctl: link set: " << why << "\n"
-            << "hint: fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P] [corrupt P] [seed N], "
+            << "hint: fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P] [corrupt P] "
+               "[duplicate P] [reorder P] [seed N], "
                "e.g. link set leaf0/5 state down, link set vib0 rate 10G delay 5us, link set vib0 loss 1% seed 7\n";
   return 2;
 }
@@ -85,14 +87,19 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
     }
     if (r.contains("impairment")) {
       const json im = r["impairment"];
-      const double loss = im.value("loss", 0.0), corrupt = im.value("corrupt", 0.0);
-      if (loss == 0 && corrupt == 0) {
-        std::cout << ", clean (no loss, no corruption)";
+      const double loss = im.value("loss", 0.0), corrupt = im.value("corrupt", 0.0),
+                   dup = im.value("duplicate", 0.0), reorder = im.value("reorder", 0.0);
+      if (loss == 0 && corrupt == 0 && dup == 0 && reorder == 0) {
+        std::cout << ", clean (no loss, corruption, duplication or reordering)";
       } else {
-        char b[128];
-        std::snprintf(b, sizeof b, ", loss %g%% corrupt %g%% each way (seed %s)", loss * 100, corrupt * 100,
-                      text(im, "seed").c_str());
+        char b[192];
+        std::snprintf(b, sizeof b, ", loss %g%% corrupt %g%%", loss * 100, corrupt * 100);
         std::cout << b;
+        if (dup > 0 || reorder > 0) {
+          std::snprintf(b, sizeof b, " duplicate %g%% reorder %g%%", dup * 100, reorder * 100);
+          std::cout << b;
+        }
+        std::cout << " each way (seed " << text(im, "seed") << ")";
       }
     }
     std::cout << '\n';

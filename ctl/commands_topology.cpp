@@ -38,7 +38,8 @@ std::string faults_text(const json& link) {
   const json& i = link["impairment"];
   std::string out;
   if (i.value("loss", 0.0) > 0) out += "loss " + percent(i.value("loss", 0.0));
-  if (i.value("corrupt", 0.0) > 0) out += (out.empty() ? "" : " ") + std::string("corrupt ") + percent(i.value("corrupt", 0.0));
+  for (const char* k : {"corrupt", "duplicate", "reorder"})
+    if (i.value(k, 0.0) > 0) out += (out.empty() ? "" : " ") + std::string(k) + " " + percent(i.value(k, 0.0));
   return out;
 }
 

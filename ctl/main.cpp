@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> link_words;
   auto* link_set = link->add_subcommand(
       "set", "Take a link down or up, change its rate or delay, or impair it: fabricctl link set A [B] [state down|up] "
-             "[rate R] [delay D] [loss P] [corrupt P] [seed N]");
+             "[rate R] [delay D] [loss P] [corrupt P] [duplicate P] [reorder P] [seed N]");
   link_set->add_option("link", link_words, "A [B], then attribute value pairs")
       ->required()
       ->expected(3, 14)
@@ -200,9 +200,15 @@ int main(int argc, char** argv) {
       "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
       "corrupt P      each frame not lost gets one bit flipped with probability P; it still\n"
       "               arrives and fails its CRC there (PortRcvErrors, rx_bad_vcrc/icrc)\n"
-      "seed N         where the draws start: the same seed and traffic lose the same frames\n"
-      "               (default 1; the reverse direction uses N+1). loss 0 corrupt 0 clears.\n"
-      "Counted per direction in link_lost_frames and link_corrupted_frames (fabricctl metrics).\n\n"
+      "duplicate P    each frame not lost arrives twice with probability P (the copy right behind)\n"
+      "reorder P      each frame not lost or duplicated is held back with probability P until the\n"
+      "               next frame on that direction has passed it (at most 10 us)\n"
+      "seed N         where the draws start: the same seed and traffic impair the same frames\n"
+      "               (default 1; the reverse direction uses N+1).\n"
+      "Giving any of loss, corrupt, duplicate, reorder or seed replaces all five (absent ones\n"
+      "are 0); all 0 makes the link clean again.\n"
+      "Counted per direction in link_lost_frames, link_corrupted_frames, link_duplicated_frames\n"
+      "and link_reordered_frames (fabricctl metrics).\n\n"
       "EXAMPLES\n"
       "  fabricctl link set leaf0 spine1 state down\n"
       "  fabricctl link set leaf0/3 state up\n"

@@ -116,13 +116,15 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
   std::string bad;
   const auto loss = probability(args, "loss", bad);
   const auto corrupt = probability(args, "corrupt", bad);
+  const auto duplicate = probability(args, "duplicate", bad);
+  const auto reorder = probability(args, "reorder", bad);
   if (!bad.empty()) return reply.error(bad, hint);
   if (args.contains("seed") && !args["seed"].is_number_unsigned())
     return reply.error("seed must be a whole number", hint);
-  const bool impair = loss || corrupt || args.contains("seed");
+  const bool impair = loss || corrupt || duplicate || reorder || args.contains("seed");
   const bool timing = args.contains("rate") || args.contains("delay");
   if (state.empty() && !impair && !timing)
-    return reply.error("nothing to set: give state, rate, delay, loss, corrupt or seed", hint);
+    return reply.error("nothing to set: give state, rate, delay, loss, corrupt, duplicate, reorder or seed", hint);
   const auto found = find_link(d.config(), a, b);
   if (const auto* e = std::get_if<LinkLookupError>(&found)) return reply.error(e->message, e->hint);
   const LinkRef ref = std::get<LinkRef>(found);
@@ -131,9 +133,12 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
   const auto rate = rate_arg(args, l, bad);
   const auto delay = delay_arg(args, bad);
   if (!bad.empty()) return reply.error(bad, "e.g. fabricctl link set vib0 rate 10G delay 5us");
-  dp::ImpairmentSpec spec{loss.value_or(0), corrupt.value_or(0), args.value("seed", uint64_t(1))};
+  dp::ImpairmentSpec spec{loss.value_or(0), corrupt.value_or(0), duplicate.value_or(0), reorder.value_or(0),
+                          args.value("seed", uint64_t(1))};
   json result = {{"fabric", f.name}, {"a", l.a.text()}, {"b", l.b.text()}};
-  if (impair) result["impairment"] = {{"loss", spec.loss}, {"corrupt", spec.corrupt}, {"seed", spec.seed}};
+  if (impair)
+    result["impairment"] = {{"loss", spec.loss},           {"corrupt", spec.corrupt}, {"duplicate", spec.duplicate},
+                            {"reorder", spec.reorder},     {"seed", spec.seed}};
   DaemonState* dp = &d;
   const bool queued = d.lcore().post([dp, ref, state, impair, spec, timing, rate, delay, result, reply]() mutable {
     Topology& topo = dp->topology();
@@ -141,8 +146,9 @@ void link_set(DaemonState& d, const json& args, control::Reply reply) {
                              result["a"].get<std::string>() + " - " + result["b"].get<std::string>();
     if (impair) {
       topo.set_link_impairment(ref.fabric, ref.link, spec);
-      dp->fabric_event("link", spec.any() ? fmt::format("{}: loss {}% corrupt {}% (seed {})", name, spec.loss * 100,
-                                                         spec.corrupt * 100, spec.seed)
+      dp->fabric_event("link", spec.any() ? fmt::format("{}: loss {}% corrupt {}% duplicate {}% reorder {}% (seed {})",
+                                                         name, spec.loss * 100, spec.corrupt * 100,
+                                                         spec.duplicate * 100, spec.reorder * 100, spec.seed)
                                           : name + ": clean");
     }
     if (timing) {
@@ -326,7 +332,8 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
   using control::Access;
   server.add_async_command(
       "link.set", [&daemon](const json& args, control::Reply reply) { link_set(daemon, args, std::move(reply)); },
-      "{a, b?, state?: down|up, rate?, delay?, loss?, corrupt?, seed?}: take a link down or up, change its "
+      "{a, b?, state?: down|up, rate?, delay?, loss?, corrupt?, duplicate?, reorder?, seed?}: take a link down "
+      "or up, change its "
       "rate or delay, or impair it (a: leaf0/3 or vib0; or a and b: its two nodes)",
       Access::Mutating);
   server.add_async_command(

@@ -74,8 +74,11 @@ json link_json(const config::Fabric& cf, const config::Link& l, const LiveLink& 
     one["speed_gbps"] = l.eth_speed_gbps;
   }
   if (live.impairment)
-    one["impairment"] = {
-        {"loss", live.impairment->loss}, {"corrupt", live.impairment->corrupt}, {"seed", live.impairment->seed}};
+    one["impairment"] = {{"loss", live.impairment->loss},
+                         {"corrupt", live.impairment->corrupt},
+                         {"duplicate", live.impairment->duplicate},
+                         {"reorder", live.impairment->reorder},
+                         {"seed", live.impairment->seed}};
   return one;
 }
 

@@ -20,6 +20,8 @@ uint64_t threshold(double p, const char* what) {
 void ImpairmentSpec::check() const {
   threshold(loss, "loss");
   threshold(corrupt, "corrupt");
+  threshold(duplicate, "duplicate");
+  threshold(reorder, "reorder");
 }
 
 Impairment::Impairment(LinkLayer ll, const ImpairmentSpec& spec, Counter* corrupted_out)
@@ -27,6 +29,8 @@ Impairment::Impairment(LinkLayer ll, const ImpairmentSpec& spec, Counter* corrup
       header_(ll == LinkLayer::kInfiniBand ? kIbLrhLen : kEthHeaderLen),
       loss_below_(threshold(spec.loss, "loss")),
       corrupt_below_(threshold(spec.corrupt, "corrupt")),
+      duplicate_below_(threshold(spec.duplicate, "duplicate")),
+      reorder_below_(threshold(spec.reorder, "reorder")),
       state_(spec.seed),
       corrupted_out_(corrupted_out) {}
 
@@ -38,11 +42,11 @@ uint64_t Impairment::draw() {
   return z ^ (z >> 31);
 }
 
-bool Impairment::on_frame(void* self, rte_mbuf* m, const WireTime&, const WireTime&) {
+WireVerdict Impairment::on_frame(void* self, rte_mbuf* m, const WireTime&, const WireTime&) {
   auto& im = *static_cast<Impairment*>(self);
   if (im.loss_below_ && im.draw() < im.loss_below_) {
     im.lost.add();
-    return false;
+    return WireVerdict::kLose;
   }
   const uint32_t len = rte_pktmbuf_data_len(m);
   if (im.corrupt_below_ && im.draw() < im.corrupt_below_ && len > im.header_) {
@@ -52,7 +56,9 @@ bool Impairment::on_frame(void* self, rte_mbuf* m, const WireTime&, const WireTi
     im.corrupted.add();
     if (im.corrupted_out_) im.corrupted_out_->add();
   }
-  return true;
+  if (im.duplicate_below_ && im.draw() < im.duplicate_below_) return WireVerdict::kDuplicate;
+  if (im.reorder_below_ && im.draw() < im.reorder_below_) return WireVerdict::kHold;
+  return WireVerdict::kPass;
 }
 
 }  // namespace vf::dp

@@ -1,6 +1,7 @@
 #include "dataplane/fabric/link.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace vf::dp {
 
@@ -19,10 +20,13 @@ LinkDirection::LinkDirection(Scheduler& sched, LinkLayer ll, const LinkParams& p
       ll_(ll),
       params_(params),
       flight_(max_frames_in_flight(ll, params)),
-      timer_(&LinkDirection::on_arrival, this) {}
+      timer_(&LinkDirection::on_arrival, this),
+      hold_timer_(&LinkDirection::on_hold_timeout, this) {}
 
 LinkDirection::~LinkDirection() {
   sched_.disarm(timer_);
+  sched_.disarm(hold_timer_);
+  if (held_) rte_pktmbuf_free(held_);
   while (!flight_.empty()) rte_pktmbuf_free(flight_.pop().m);
 }
 
@@ -35,32 +39,72 @@ WireTime LinkDirection::send(rte_mbuf* m) {
   arrive.ns += params_.delay_ns;
   frames_sent.add();
   bytes_on_wire.add(bytes);
-  if ((tap_.on_frame || impair_.on_frame) && !run_stages(m, depart, arrive)) [[unlikely]]
-    return arrive;
-  if (flight_.full()) {
-    // Cannot happen while max_frames_in_flight holds; never silently reorder.
-    overflow.add();
-    rte_pktmbuf_free(m);
-    return arrive;
-  }
-  const bool was_empty = flight_.empty();
-  // Only after set_timing shortened the delay can a frame catch up.
-  last_arrive_ = std::max(arrive.ceil_ns(), last_arrive_);
-  flight_.push(InFlight{m, last_arrive_});
-  if (was_empty) sched_.arm(timer_, last_arrive_);
+  if (tap_.on_frame || impair_.on_frame) [[unlikely]]
+    run_stages(m, depart, arrive);
+  else
+    enqueue(m, arrive.ceil_ns());
   return arrive;
 }
 
-bool LinkDirection::run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive) {
-  tap_.pass(m, depart, arrive);
-  if (impair_.pass(m, depart, arrive)) return true;
-  lost.add();
-  rte_pktmbuf_free(m);
-  return false;
+void LinkDirection::enqueue(rte_mbuf* m, Nanos at) {
+  if (flight_.full()) {
+    // Cannot happen while max_frames_in_flight holds (with room for the
+    // impairments' extra frames); never silently reorder.
+    overflow.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  const bool was_empty = flight_.empty();
+  // Only after set_timing shortened the delay, or behind a reordered frame,
+  // could a frame catch up: arrivals never go back.
+  last_arrive_ = std::max(at, last_arrive_);
+  flight_.push(InFlight{m, last_arrive_});
+  if (was_empty) sched_.arm(timer_, last_arrive_);
+}
+
+void LinkDirection::run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive) {
+  tap_.pass(m, depart, arrive);  // the tap sees what was sent, whatever the wire does to it
+  const WireVerdict v = impair_.pass(m, depart, arrive);
+  const Nanos at = arrive.ceil_ns();
+  if (v == WireVerdict::kLose) {
+    lost.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (v == WireVerdict::kHold && !held_) {
+    // It waits for the next frame to pass it, or kHoldMax if none comes.
+    held_ = m;
+    held_at_ = at;
+    sched_.arm(hold_timer_, at + kHoldMax);
+    return;
+  }
+  enqueue(m, at);
+  // A copy the in-flight FIFO has no room for is simply not made.
+  if (v == WireVerdict::kDuplicate && !flight_.full()) {
+    if (rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) {
+      duplicated.add();
+      enqueue(copy, at);
+    }
+  }
+  if (held_) {
+    reordered.add();
+    sched_.disarm(hold_timer_);
+    enqueue(std::exchange(held_, nullptr), at);
+  }
+}
+
+void LinkDirection::on_hold_timeout(Timer& t, Nanos now) {
+  auto& self = CtxTimer::owner<LinkDirection>(t);
+  if (rte_mbuf* m = std::exchange(self.held_, nullptr)) self.enqueue(m, std::max(now, self.held_at_));
 }
 
 void LinkDirection::flush() {
   sched_.disarm(timer_);
+  sched_.disarm(hold_timer_);
+  if (rte_mbuf* m = std::exchange(held_, nullptr)) {
+    rte_pktmbuf_free(m);
+    lost.add();
+  }
   while (!flight_.empty()) {
     rte_pktmbuf_free(flight_.pop().m);
     lost.add();
@@ -103,6 +147,10 @@ constexpr CounterDef kLinkDefs[] = {
                "frames lost on the wire: by the impairment stage (they still used their wire time) or on it when the link went down"),
     VF_COUNTER(LinkDirectionSnapshot, corrupted, "corrupted", "link_corrupted_frames", kPackets,
                "frames the impairment stage corrupted on the wire (they fail a CRC where one is checked)"),
+    VF_COUNTER(LinkDirectionSnapshot, duplicated, "duplicated", "link_duplicated_frames", kPackets,
+               "extra copies of frames the impairment stage duplicated on the wire"),
+    VF_COUNTER(LinkDirectionSnapshot, reordered, "reordered", "link_reordered_frames", kPackets,
+               "frames the impairment stage held back until the next frame had passed them"),
 };
 static_assert(valid_counter_table<LinkDirectionSnapshot>(kLinkDefs));
 }  // namespace

@@ -44,6 +44,8 @@ struct LinkDirectionSnapshot {
   uint64_t overflow;       // dropped: in-flight FIFO full (a sizing bug)
   uint64_t lost;           // the impairment stage lost them on the wire
   uint64_t corrupted;      // the impairment stage flipped a bit in them
+  uint64_t duplicated;     // extra copies the impairment stage put on the wire
+  uint64_t reordered;      // frames held back until the next one passed them
 };
 extern const CounterTable kLinkDirectionCounters;
 
@@ -90,9 +92,12 @@ class LinkDirection {
   Counter overflow;    // frames dropped because the in-flight FIFO was full (sizing bug)
   Counter lost;        // frames lost on the wire: the impairment stage, or the link went down
   Counter corrupted;   // frames the impairment stage corrupted (they fail a CRC downstream)
+  Counter duplicated;  // extra copies of duplicated frames
+  Counter reordered;   // frames that arrived after the next one (WireVerdict::kHold)
 
   LinkDirectionSnapshot snapshot() const {
-    return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get(), corrupted.get()};
+    return {frames_sent.get(), bytes_on_wire.get(), overflow.get(), lost.get(), corrupted.get(),
+            duplicated.get(), reordered.get()};
   }
 
  private:
@@ -101,8 +106,11 @@ class LinkDirection {
     Nanos arrive;  // ceil of the exact arrival
   };
   static void on_arrival(Timer& t, Nanos now);
-  // Tap, then impairment; false when the frame was lost (and freed).
-  [[gnu::noinline, gnu::cold]] bool run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive);
+  static void on_hold_timeout(Timer& t, Nanos now);
+  void enqueue(rte_mbuf* m, Nanos arrive);
+  // Tap, then impairment, then what the impairment said: lose, pass,
+  // duplicate, or hold the frame until the next one has passed it.
+  [[gnu::noinline, gnu::cold]] void run_stages(rte_mbuf* m, const WireTime& depart, const WireTime& arrive);
 
   Scheduler& sched_;
   const LinkLayer ll_;
@@ -111,6 +119,11 @@ class LinkDirection {
   Nanos last_arrive_ = 0;  // of the newest frame in flight: arrivals never go back
   Ring<InFlight> flight_;
   CtxTimer timer_;
+  // A frame held back for reordering, and until when it may wait for the
+  // next frame to overtake it before it goes anyway.
+  rte_mbuf* held_ = nullptr;
+  Nanos held_at_ = 0;
+  CtxTimer hold_timer_;
   FrameSink sink_;
   WireStage tap_;
   WireStage impair_;
@@ -144,6 +157,8 @@ class Link {
 // sender that hands over a few frames before the wire is idle (they queue on
 // the wire in order; ports never do that, tests and tools may).
 inline constexpr uint32_t kSendAheadSlack = 64;
+// How long a frame held for reordering waits for the next one (emulated).
+inline constexpr Nanos kHoldMax = 10'000;
 uint32_t max_frames_in_flight(LinkLayer ll, const LinkParams& params);
 
 }  // namespace vf::dp

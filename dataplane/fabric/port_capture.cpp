@@ -14,14 +14,14 @@ PortCapture::PortCapture(uint32_t ring_bytes, uint32_t snaplen)
   if (snaplen == 0 || snaplen > kMaxSnaplen) throw std::invalid_argument("capture snaplen must be 1..65535");
 }
 
-bool PortCapture::on_sent(void* self, rte_mbuf* m, const WireTime& depart, const WireTime&) {
+WireVerdict PortCapture::on_sent(void* self, rte_mbuf* m, const WireTime& depart, const WireTime&) {
   static_cast<PortCapture*>(self)->push(m, depart.ns, false);
-  return true;
+  return WireVerdict::kPass;
 }
 
-bool PortCapture::on_received(void* self, rte_mbuf* m, const WireTime&, const WireTime& arrive) {
+WireVerdict PortCapture::on_received(void* self, rte_mbuf* m, const WireTime&, const WireTime& arrive) {
   static_cast<PortCapture*>(self)->push(m, arrive.ceil_ns(), true);
-  return true;
+  return WireVerdict::kPass;
 }
 
 void PortCapture::push(const rte_mbuf* m, Nanos ts, bool inbound) {

@@ -56,8 +56,8 @@ class PortCapture {
   Counter dropped;   // frames not copied: the ring was full
 
  private:
-  static bool on_sent(void* self, rte_mbuf* m, const WireTime& depart, const WireTime&);
-  static bool on_received(void* self, rte_mbuf* m, const WireTime&, const WireTime& arrive);
+  static WireVerdict on_sent(void* self, rte_mbuf* m, const WireTime& depart, const WireTime&);
+  static WireVerdict on_received(void* self, rte_mbuf* m, const WireTime&, const WireTime& arrive);
   void push(const rte_mbuf* m, Nanos ts, bool inbound);
   // Where a record of `bytes` starting at free-running position `pos` goes:
   // `pos` itself, or the start of the ring when it would not fit before the end.

@@ -15,15 +15,22 @@
 
 namespace vf::dp {
 
+// What becomes of a frame on the wire (the link carries it out).
+enum class WireVerdict : uint8_t {
+  kLose,       // never arrives (the link frees it and counts it)
+  kPass,       // arrives as sent
+  kDuplicate,  // arrives twice, back to back
+  kHold,       // arrives after the next frame sent on this direction (reordered)
+};
+
 struct WireStage {
   void* ctx = nullptr;
-  // `depart`: first bit on the wire; `arrive`: last bit at the far end.
-  // Returns false to lose the frame (the link frees it and counts it); may
+  // `depart`: first bit on the wire; `arrive`: last bit at the far end. May
   // change the frame's bytes in place (corruption); must not keep `m`.
-  bool (*on_frame)(void* ctx, rte_mbuf* m, const WireTime& depart, const WireTime& arrive) = nullptr;
+  WireVerdict (*on_frame)(void* ctx, rte_mbuf* m, const WireTime& depart, const WireTime& arrive) = nullptr;
 
-  bool pass(rte_mbuf* m, const WireTime& depart, const WireTime& arrive) const {
-    return !on_frame || on_frame(ctx, m, depart, arrive);
+  WireVerdict pass(rte_mbuf* m, const WireTime& depart, const WireTime& arrive) const {
+    return on_frame ? on_frame(ctx, m, depart, arrive) : WireVerdict::kPass;
   }
 };
 

@@ -112,6 +112,27 @@ TEST(LinkFaults, RateAndDelayChangeLive) {
   EXPECT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "50"}, 19905).exit_code, 0);
 }
 
+// netem's duplicate and reorder on a live RoCE link: RC takes copies as
+// duplicate requests and late frames as gaps, the run completes, and the
+// wire counters say what the link did.
+TEST(LinkFaults, DuplicationAndReorderingAreCountedAndSurvived) {
+  Fabricd d(default_config());
+  const RunResult set = d.ctl({"link", "set", "vroce0", "duplicate", "5%", "reorder", "5%", "seed", "11"});
+  ASSERT_EQ(set.exit_code, 0) << set.describe();
+  EXPECT_NE(set.out.find("loss 0% corrupt 0% duplicate 5% reorder 5% each way (seed 11)"), std::string::npos)
+      << set.out;
+  const RunResult r = rc_pingpong(d, "vroce1", "vroce0", {"-g", "1", "-s", "4096", "-n", "200"}, 19906);
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  const auto both = [&](const std::string& family) {
+    return sample(d, family + R"({fabric="roce",from="vroce0",to="ethsw0/1"})") +
+           sample(d, family + R"({fabric="roce",from="ethsw0/1",to="vroce0"})");
+  };
+  EXPECT_GT(both("vfabric_link_duplicated_frames_total"), 0);
+  EXPECT_GT(both("vfabric_link_reordered_frames_total"), 0);
+  const auto t = nlohmann::json::parse(d.ctl({"--json", "topology", "show"}).out);
+  EXPECT_DOUBLE_EQ(t["fabrics"][1]["links"][0]["impairment"]["reorder"].get<double>(), 0.05);
+}
+
 TEST(LinkFaults, BadFaultRequestsAreRefused) {
   Fabricd d(default_config());
   RunResult r = d.ctl({"link", "set", "vib0", "loss", "150%"});

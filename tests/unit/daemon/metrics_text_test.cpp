@@ -101,7 +101,7 @@ MetricsSnapshot known() {
   p.port.port_xmit_data = 22;
   p.port.classes[3].xmit_pkts = 12;
   m.switch_ports.push_back(p);
-  m.links.push_back({"ib", "vib0", "ibsw0/1", {1, 2, 0, 7, 3}});
+  m.links.push_back({"ib", "vib0", "ibsw0/1", {1, 2, 0, 7, 3, 0, 0}});
   m.vl_credits.push_back({"ib", "ibsw0/1", 0, {13, 512, 40, 99}});
   m.fabrics.push_back({"ib", {2}});
   return m;

@@ -160,13 +160,13 @@ TEST(IbCredits, CountsSurviveWrappingModulo4096) {
 struct FcpFault {
   bool on = false, corrupt = false;
   uint64_t hit = 0;
-  static bool pass(void* ctx, rte_mbuf* m, const WireTime&, const WireTime&) {
+  static WireVerdict pass(void* ctx, rte_mbuf* m, const WireTime&, const WireTime&) {
     auto& f = *static_cast<FcpFault*>(ctx);
-    if (!f.on || rte_pktmbuf_pkt_len(m) != wire::kFcpLen) return true;
+    if (!f.on || rte_pktmbuf_pkt_len(m) != wire::kFcpLen) return WireVerdict::kPass;
     ++f.hit;
-    if (!f.corrupt) return false;
+    if (!f.corrupt) return WireVerdict::kLose;
     rte_pktmbuf_mtod(m, uint8_t*)[3] ^= 0x40;  // FCCL changes, LPCRC does not
-    return true;
+    return WireVerdict::kPass;
   }
 };
 

@@ -219,6 +219,67 @@ TEST(LinkTiming, ALongerFasterWireHoldsMoreFramesWithoutLoss) {
   EXPECT_EQ(link.a_to_b().overflow.get(), 0u);
 }
 
+// A stage that answers with the verdicts it is given, frame by frame.
+struct Script {
+  std::vector<WireVerdict> verdicts;
+  size_t next = 0;
+  static WireVerdict on(void* ctx, rte_mbuf*, const WireTime&, const WireTime&) {
+    auto& s = *static_cast<Script*>(ctx);
+    return s.next < s.verdicts.size() ? s.verdicts[s.next++] : WireVerdict::kPass;
+  }
+};
+
+TEST(LinkImpairments, ADuplicateArrivesRightBehindItsOriginal) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{100 * G, 100, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  Script script{{WireVerdict::kPass, WireVerdict::kDuplicate, WireVerdict::kPass}};
+  link.a_to_b().set_impairment({&script, &Script::on});
+  for (uint32_t i = 1; i <= 3; ++i) link.a_to_b().send(make_frame(1000, i));
+  s.run_until_idle();
+  EXPECT_EQ(r.tags(), (std::vector<uint32_t>{1, 2, 2, 3}));
+  ASSERT_EQ(r.got.size(), 4u);
+  EXPECT_EQ(r.got[1].at, r.got[2].at) << "the copy took no wire time of its own";
+  EXPECT_EQ(link.a_to_b().snapshot().duplicated, 1u);
+  EXPECT_EQ(link.a_to_b().snapshot().frames_sent, 3u);
+}
+
+TEST(LinkImpairments, AHeldFrameArrivesAfterTheNextOneOrAfterTheHoldAlone) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{100 * G, 100, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  Script script{{WireVerdict::kHold, WireVerdict::kPass, WireVerdict::kPass, WireVerdict::kHold}};
+  link.a_to_b().set_impairment({&script, &Script::on});
+  for (uint32_t i = 1; i <= 3; ++i) link.a_to_b().send(make_frame(1000, i));
+  s.run_until_idle();
+  EXPECT_EQ(r.tags(), (std::vector<uint32_t>{2, 1, 3}));
+  EXPECT_EQ(r.got[0].at, r.got[1].at) << "it follows the frame that passed it";
+  EXPECT_EQ(link.a_to_b().snapshot().reordered, 1u);
+  // Held with nothing behind it: it goes after kHoldMax, not reordered.
+  const Nanos sent = s.now();
+  link.a_to_b().send(make_frame(1000, 4));
+  s.run_until_idle();
+  ASSERT_EQ(r.got.size(), 4u);
+  EXPECT_EQ(r.got.back().at, sent + 180 + kHoldMax);
+  EXPECT_EQ(link.a_to_b().snapshot().reordered, 1u);
+}
+
+TEST(LinkImpairments, AHeldFrameIsLostWhenTheLinkGoesDown) {
+  Scheduler s;
+  Link link(s, LinkLayer::kInfiniBand, LinkParams{100 * G, 100, 4096});
+  Recorder r(s);
+  link.a_to_b().set_sink(r.sink());
+  Script script{{WireVerdict::kHold}};
+  link.a_to_b().set_impairment({&script, &Script::on});
+  link.a_to_b().send(make_frame(1000, 1));
+  link.a_to_b().flush();
+  s.run_until_idle();
+  EXPECT_TRUE(r.got.empty());
+  EXPECT_EQ(link.a_to_b().snapshot().lost, 1u);
+}
+
 TEST(LinkCounters, SnapshotCountsSentWireBytesAndLost) {
   Scheduler s;
   Link link(s, LinkLayer::kEthernet, LinkParams{10 * G, 50, 1500});
@@ -226,7 +287,8 @@ TEST(LinkCounters, SnapshotCountsSentWireBytesAndLost) {
   link.a_to_b().set_sink(r.sink());
   unsigned calls = 0;
   link.a_to_b().set_impairment({&calls, [](void* ctx, rte_mbuf*, const WireTime&, const WireTime&) {
-                                  return ++*static_cast<unsigned*>(ctx) != 2;  // loses the second
+                                  // loses the second
+                                  return ++*static_cast<unsigned*>(ctx) != 2 ? WireVerdict::kPass : WireVerdict::kLose;
                                 }});
   for (uint32_t i = 0; i < 3; ++i) {
     link.a_to_b().send(make_frame(100, i));

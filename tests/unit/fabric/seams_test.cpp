@@ -89,7 +89,7 @@ struct Tap {
   Nanos min_flight = kNever;  // arrive - depart, whole ns
   Nanos last_depart = 0;
   bool in_order = true;
-  static bool on(void* ctx, rte_mbuf* m, const dp::WireTime& d, const dp::WireTime& a) {
+  static dp::WireVerdict on(void* ctx, rte_mbuf* m, const dp::WireTime& d, const dp::WireTime& a) {
     auto& t = *static_cast<Tap*>(ctx);
     ++t.frames;
     t.bytes += rte_pktmbuf_pkt_len(m);
@@ -97,7 +97,7 @@ struct Tap {
     t.in_order &= d.ns >= t.last_depart;
     t.last_depart = d.ns;
     if (a.ns - d.ns < t.min_flight) t.min_flight = a.ns - d.ns;
-    return true;
+    return dp::WireVerdict::kPass;
   }
 };
 
@@ -126,11 +126,11 @@ TEST(WireStage, TheTapSeesEveryFrameWithItsTimes) {
 
 struct EveryNth {
   uint64_t n, seen = 0, dropped = 0;
-  static bool on(void* ctx, rte_mbuf*, const dp::WireTime&, const dp::WireTime&) {
+  static dp::WireVerdict on(void* ctx, rte_mbuf*, const dp::WireTime&, const dp::WireTime&) {
     auto& e = *static_cast<EveryNth*>(ctx);
-    if (++e.seen % e.n) return true;
+    if (++e.seen % e.n) return dp::WireVerdict::kPass;
     ++e.dropped;
-    return false;
+    return dp::WireVerdict::kLose;
   }
 };
 
