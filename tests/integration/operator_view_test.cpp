@@ -325,7 +325,7 @@ TEST(OperatorView, EventsFollowLinksPortsSweepsAndResets) {
   for (const char* want : {" link     fabric ib: link vib0 - ibsw0/1 DOWN", " port     vib0: port 1 DOWN (Polling)",
                            " link     fabric ib: link vib0 - ibsw0/1 UP", " sm       fabric ib: subnet manager sweep",
                            " port     vib0: port 1 ACTIVE (LinkUp)",
-                           " link     fabric ib: link vib0 - ibsw0/1: loss 1% corrupt 0% (seed 1)",
+                           " link     fabric ib: link vib0 - ibsw0/1: loss 1% corrupt 0% duplicate 0% reorder 0% (seed 1)",
                            " counters counters cleared on 1 port (vib1)"}) {
     const size_t found = r.out.find(want, at);
     EXPECT_NE(found, std::string::npos) << "missing, or out of order: " << want << "\n" << r.out;
