@@ -31,7 +31,7 @@ TEST(LinkFaults, LossOnAnIbLinkIsRecoveredAndCounted) {
   const RunResult set = d.ctl({"link", "set", "vib0", "loss", "3%", "seed", "7"});
   ASSERT_EQ(set.exit_code, 0) << set.describe();
   EXPECT_NE(set.out.find("loss 3% corrupt 0% each way (seed 7)"), std::string::npos) << set.out;
-  const RunResult r = rc_pingpong(d, "vib1", "vib0", {"-s", "4096", "-n", "300"}, 19901);
+  const RunResult r = rc_pingpong_lossy(d, "vib1", "vib0", {"-s", "4096", "-n", "300"}, 19901);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   const std::string out = R"(vfabric_link_lost_frames_total{fabric="ib",from="vib0",to="ibsw0/1"})";
   const std::string back = R"(vfabric_link_lost_frames_total{fabric="ib",from="ibsw0/1",to="vib0"})";
@@ -50,7 +50,7 @@ TEST(LinkFaults, LossOnAnIbLinkIsRecoveredAndCounted) {
 TEST(LinkFaults, CorruptionOnARoceLinkFailsTheIcrcAtTheReceiver) {
   Fabricd d(default_config());
   ASSERT_EQ(d.ctl({"link", "set", "vroce0", "corrupt", "5%", "seed", "3"}).exit_code, 0);
-  const RunResult r = rc_pingpong(d, "vroce1", "vroce0", {"-g", "1", "-s", "1024", "-n", "300"}, 19903);
+  const RunResult r = rc_pingpong_lossy(d, "vroce1", "vroce0", {"-g", "1", "-s", "1024", "-n", "300"}, 19903);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   const double corrupted =
       sample(d, R"(vfabric_link_corrupted_frames_total{fabric="roce",from="vroce0",to="ethsw0/1"})");

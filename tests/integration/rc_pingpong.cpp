@@ -4,8 +4,14 @@
 
 namespace vf::test {
 
-RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::string& client,
-                      std::vector<std::string> extra, int tcp_port) {
+namespace {
+
+struct Both {
+  RunResult server, client;
+};
+
+Both run_both(const Fabricd& d, const std::string& server, const std::string& client,
+              const std::vector<std::string>& extra, int tcp_port) {
   auto args = [&](const std::string& dev) {
     std::vector<std::string> a{"ibv_rc_pingpong", "-d", dev, "-i", "1", "-p", std::to_string(tcp_port), "-c"};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -20,8 +26,20 @@ RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::st
     if (c.exit_code == 0 || c.err.find("Couldn't connect") == std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const RunResult s = srv.wait(std::chrono::seconds(60));
-  return c.exit_code == 0 && s.exit_code != 0 ? s : c;
+  return {srv.wait(std::chrono::seconds(60)), c};
+}
+
+}  // namespace
+
+RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::string& client,
+                      std::vector<std::string> extra, int tcp_port) {
+  const Both b = run_both(d, server, client, extra, tcp_port);
+  return b.client.exit_code == 0 && b.server.exit_code != 0 ? b.server : b.client;
+}
+
+RunResult rc_pingpong_lossy(const Fabricd& d, const std::string& server, const std::string& client,
+                            std::vector<std::string> extra, int tcp_port) {
+  return run_both(d, server, client, extra, tcp_port).client;
 }
 
 }  // namespace vf::test

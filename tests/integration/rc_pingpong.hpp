@@ -15,4 +15,12 @@ namespace vf::test {
 RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::string& client,
                       std::vector<std::string> extra, int tcp_port);
 
+// The same over a link that loses frames, where only the client's result
+// means anything: the client exits once the server's last message arrived,
+// and if the ACK of that message is lost, the server's retransmissions find
+// no QP and it ends with "transport retry counter exceeded" -- as it would
+// on hardware. Everything the server sent did arrive (-c checks the data).
+RunResult rc_pingpong_lossy(const Fabricd& d, const std::string& server, const std::string& client,
+                            std::vector<std::string> extra, int tcp_port);
+
 }  // namespace vf::test
