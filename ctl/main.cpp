@@ -64,6 +64,15 @@ std::pair<int, std::vector<std::string>> split_exec(int argc, char** argv) {
   return {argc, {}};
 }
 
+// A command group (fabricctl hca ...): it needs a command, and its help
+// points at the commands' own rather than repeating the top-level footer.
+CLI::App* add_group(CLI::App& app, const std::string& name, const std::string& description) {
+  CLI::App* g = app.add_subcommand(name, description);
+  g->require_subcommand(1);
+  g->footer("Each command has its own --help: fabricctl " + name + " COMMAND --help.");
+  return g;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,9 +101,7 @@ int main(int argc, char** argv) {
       "The first line names the daemon; the FABRIC table counts switches, HCAs and links per\n"
       "fabric; the vHCA table is the one `fabricctl hca list` prints.");
 
-  auto* hca = app.add_subcommand("hca", "Virtual HCAs.");
-  hca->require_subcommand(1);
-  hca->footer("Each command has its own --help: fabricctl hca COMMAND --help.");
+  auto* hca = add_group(app, "hca", "Virtual HCAs.");
   auto* hca_list = hca->add_subcommand("list", "List the vHCAs: fabric, link layer, port state, LID/GID, MTU.");
   hca_list->footer(
       "COLUMNS\n"
@@ -115,9 +122,7 @@ int main(int argc, char** argv) {
       "ibv_query_device reports, and the per-object ceilings (WRs per QP, CQEs per CQ, ...).\n"
       "--json prints the vHCA's hca.list entry: also every counter.");
 
-  auto* qp = app.add_subcommand("qp", "Queue pairs of the vHCAs.");
-  qp->require_subcommand(1);
-  qp->footer("Each command has its own --help: fabricctl qp COMMAND --help.");
+  auto* qp = add_group(app, "qp", "Queue pairs of the vHCAs.");
   std::string qp_hca;
   auto* qp_list = qp->add_subcommand("list", "List the QPs (of one vHCA): state, PSNs, outstanding work, retries, owner.");
   qp_list->add_option("hca", qp_hca, "only this vHCA's QPs");
@@ -132,9 +137,7 @@ int main(int argc, char** argv) {
       "  RETRIES      RC: retries left of retry_cnt (counts down while a timeout or NAK repeats)\n"
       "  PID / COMM   the process that created the QP and its command name");
 
-  auto* port = app.add_subcommand("port", "Ports: vHCA ports (set, show) and switch ports (show).");
-  port->require_subcommand(1);
-  port->footer("Each command has its own --help: fabricctl port COMMAND --help.");
+  auto* port = add_group(app, "port", "Ports: vHCA ports (set, show) and switch ports (show).");
   std::string port_hca, port_attr, port_value;
   auto* port_set = port->add_subcommand("set", "Take a vHCA's port down or up: fabricctl port set HCA state down|up");
   port_set->add_option("hca", port_hca, "the vHCA (see fabricctl hca list)")->required();
@@ -171,9 +174,7 @@ int main(int argc, char** argv) {
       "  fabricctl port show leaf0/5\n"
       "  fabricctl --json port show leaf0/5    # also FCTBS/FCCL/ABR per VL and FCP counts");
 
-  auto* link = app.add_subcommand("link", "Links between switches and vHCAs: state, rate, delay and faults.");
-  link->require_subcommand(1);
-  link->footer("Each command has its own --help: fabricctl link COMMAND --help.");
+  auto* link = add_group(app, "link", "Links between switches and vHCAs: state, rate, delay and faults.");
   std::vector<std::string> link_words;
   auto* link_set = link->add_subcommand(
       "set", "Take a link down or up, change its rate or delay, or impair it: fabricctl link set A [B] [state down|up] "
@@ -227,9 +228,7 @@ int main(int argc, char** argv) {
       "               vHCA's link is down), a packet to it is a PortRcvSwitchRelayErrors drop\n\n"
       "The header line names the routing algorithm and the subnet manager's last sweep.");
 
-  auto* sm = app.add_subcommand("sm", "The InfiniBand subnet managers.");
-  sm->require_subcommand(1);
-  sm->footer("Each command has its own --help: fabricctl sm COMMAND --help.");
+  auto* sm = add_group(app, "sm", "The InfiniBand subnet managers.");
   auto* sm_show = sm->add_subcommand("show", "Show each IB fabric's subnet manager and its last sweep.");
   sm_show->footer(
       "COLUMNS\n"
@@ -242,9 +241,7 @@ int main(int argc, char** argv) {
       "  UNROUTED     switch/vHCA pairs with no route after the last sweep\n\n"
       "The journal has one line per sweep; `fabricctl routes SWITCH` shows an LFT.");
 
-  auto* topology = app.add_subcommand("topology", "The fabrics as built: switches, vHCAs and links.");
-  topology->require_subcommand(1);
-  topology->footer("Each command has its own --help: fabricctl topology COMMAND --help.");
+  auto* topology = add_group(app, "topology", "The fabrics as built: switches, vHCAs and links.");
   bool topology_dot = false;
   auto* topology_show = topology->add_subcommand("show", "Show every fabric's switches, vHCAs and links.");
   topology_show->add_flag("--dot", topology_dot, "write a Graphviz graph instead of tables");
@@ -354,9 +351,7 @@ int main(int argc, char** argv) {
       "  fabricctl events\n"
       "  fabricctl events --history --json | jq -r .text");
 
-  auto* qos = app.add_subcommand("qos", "InfiniBand ports' VL records: SL to VL and VL arbitration.");
-  qos->require_subcommand(1);
-  qos->footer("Each command has its own --help: fabricctl qos COMMAND --help.");
+  auto* qos = add_group(app, "qos", "InfiniBand ports' VL records: SL to VL and VL arbitration.");
   std::string qos_show_port;
   auto* qos_show = qos->add_subcommand("show", "Show an IB port's operational VLs, SL to VL table and VL arbitration.");
   qos_show->add_option("port", qos_show_port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
@@ -385,9 +380,7 @@ int main(int argc, char** argv) {
       "  fabricctl qos set leaf0/5 vlarb_low 0:192,1:64\n"
       "  fabricctl qos set vib0 vlarb_high 1:16 high_limit 4");
 
-  auto* config = app.add_subcommand("config", "fabricd configs.");
-  config->require_subcommand(1);
-  config->footer("Each command has its own --help: fabricctl config COMMAND --help.");
+  auto* config = add_group(app, "config", "fabricd configs.");
   std::string config_file;
   auto* config_check = config->add_subcommand("check", "Validate a config file as fabricd would, without a daemon.");
   config_check->add_option("file", config_file, "the YAML config")->required();

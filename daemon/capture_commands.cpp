@@ -69,12 +69,8 @@ class CaptureSessions : public std::enable_shared_from_this<CaptureSessions> {
 
 void CaptureSessions::start(const json& args, control::Reply reply) {
   const std::string name = args.contains("port") && args["port"].is_string() ? args["port"].get<std::string>() : "";
-  const char* hint = "name one port: a vHCA (vib0) or a switch port (leaf0/3)";
-  if (name.empty()) return reply.error("capture needs a port", hint);
-  auto sel = select_ports(d_.config(), name);
+  auto sel = select_one_port(d_.config(), name);
   if (const auto* e = std::get_if<PortSelectError>(&sel)) return reply.error(e->message, e->hint);
-  const auto& ports = std::get<std::vector<PortRef>>(sel);
-  if (ports.size() != 1) return reply.error("'" + name + "' names " + std::to_string(ports.size()) + " ports", hint);
   uint32_t snaplen = dp::PortCapture::kMaxSnaplen;
   if (args.contains("snaplen")) {
     if (!args["snaplen"].is_number_unsigned() || args["snaplen"].get<uint64_t>() == 0 ||
@@ -85,7 +81,7 @@ void CaptureSessions::start(const json& args, control::Reply reply) {
   if (sessions_.size() >= kMaxSessions)
     return reply.error("too many captures running (" + std::to_string(kMaxSessions) + ")",
                        "stop one, or wait: a capture nobody reads ends after 10 s");
-  const PortRef ref = ports[0];
+  const PortRef ref = std::get<PortRef>(sel);
   const dp::Endpoint ep{ref.node, ref.port};
   auto cap = std::make_shared<dp::PortCapture>(kRingBytes, snaplen);
   const bool ib = d_.config().fabrics[ref.fabric].link_layer == config::LinkLayer::Infiniband;

@@ -163,7 +163,7 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
         const EventLog& log = daemon.event_log();
         uint64_t since = log.last_seq();
         if (args.contains("since") && args["since"].is_number_unsigned()) since = args["since"].get<uint64_t>();
-        if (args.value("history", false) == true) since = 0;
+        if (args.contains("history") && args["history"] == true) since = 0;
         const EventLog::Since got = log.since(since);
         json events = json::array();
         for (const FabricEvent& e : got.events)

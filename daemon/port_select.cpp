@@ -65,4 +65,15 @@ std::variant<std::vector<PortRef>, PortSelectError> select_ports(const config::C
   return PortSelectError{"no vHCA, switch, port or fabric named '" + std::string(name) + "'", kHint};
 }
 
+std::variant<PortRef, PortSelectError> select_one_port(const config::Config& cfg, std::string_view name) {
+  const char* hint = "name one port: a vHCA (vib0) or a switch port (leaf0/3)";
+  if (name.empty()) return PortSelectError{"name a port", hint};
+  auto sel = select_ports(cfg, name);
+  if (auto* e = std::get_if<PortSelectError>(&sel)) return std::move(*e);
+  auto& ports = std::get<std::vector<PortRef>>(sel);
+  if (ports.size() != 1)
+    return PortSelectError{"'" + std::string(name) + "' names " + std::to_string(ports.size()) + " ports", hint};
+  return std::move(ports.front());
+}
+
 }  // namespace vf

@@ -31,4 +31,8 @@ struct PortSelectError {
 // In config order: per fabric its vHCAs, then its switches' ports.
 std::variant<std::vector<PortRef>, PortSelectError> select_ports(const config::Config& cfg, std::string_view name);
 
+// Exactly one port, a vHCA's or a switch port ("vib0", "leaf0/3"): what a
+// capture or a QoS change applies to. A switch or a fabric is refused.
+std::variant<PortRef, PortSelectError> select_one_port(const config::Config& cfg, std::string_view name);
+
 }  // namespace vf

@@ -4,6 +4,7 @@
 // vlarb_high, vlarb_low, high_limit). As on a real subnet the SM programs a
 // port from the config again when a sweep activates it (a link that went
 // down and up). Ethernet QoS (trust, PFC, ETS) is not built yet and says so.
+#include <algorithm>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -24,18 +25,14 @@ using control::json;
 // The one IB port `args.port` names, or an error already sent.
 std::optional<PortRef> one_ib_port(DaemonState& d, const json& args, control::Reply& reply) {
   const std::string name = args.contains("port") && args["port"].is_string() ? args["port"].get<std::string>() : "";
-  const char* hint = "name one port: a vHCA (vib0) or a switch port (leaf0/3)";
-  if (name.empty()) return reply.error("qos needs a port", hint), std::nullopt;
-  auto sel = select_ports(d.config(), name);
+  auto sel = select_one_port(d.config(), name);
   if (const auto* e = std::get_if<PortSelectError>(&sel)) return reply.error(e->message, e->hint), std::nullopt;
-  const auto& ports = std::get<std::vector<PortRef>>(sel);
-  if (ports.size() != 1)
-    return reply.error("'" + name + "' names " + std::to_string(ports.size()) + " ports", hint), std::nullopt;
-  if (d.config().fabrics[ports[0].fabric].link_layer != config::LinkLayer::Infiniband)
+  const PortRef& port = std::get<PortRef>(sel);
+  if (d.config().fabrics[port.fabric].link_layer != config::LinkLayer::Infiniband)
     return reply.error(name + " is an Ethernet port: its QoS (trust, PFC, ETS) is not built yet",
                        "qos show/set programs InfiniBand ports: SL to VL and VL arbitration"),
            std::nullopt;
-  return ports[0];
+  return port;
 }
 
 // [{"vl", "weight"}...] -> a table; nullopt (and `error`) when malformed.
@@ -71,7 +68,7 @@ std::optional<QosChange> parse_change(const json& args, std::string& error) {
     if (!m.is_object() || m.empty()) error = "sl2vl must map SLs to VLs, e.g. {\"0\": 0, \"1\": 1}";
     else
       for (const auto& [sl, vl] : m.items()) {
-        const bool sl_ok = sl.size() <= 2 && !sl.empty() && std::all_of(sl.begin(), sl.end(), ::isdigit) &&
+        const bool sl_ok = sl.size() <= 2 && !sl.empty() && std::all_of(sl.begin(), sl.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
                            std::stoi(sl) < int(kNumSls);
         if (!sl_ok || !vl.is_number_unsigned() || vl.get<uint64_t>() > 15) {
           error = "sl2vl: each SL is 0..15 and maps to a VL 0..15 (15: the SL may not use the port)";

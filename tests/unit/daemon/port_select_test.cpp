@@ -53,6 +53,20 @@ fabrics:
   EXPECT_EQ(names(cfg, "sw/3"), std::vector<std::string>{"sw/3"});
 }
 
+TEST(PortSelect, OnePortMeansAVhcaOrASwitchPort) {
+  const auto one = [](std::string_view name) {
+    const auto r = select_one_port(fat_tree(), name);
+    if (const auto* e = std::get_if<PortSelectError>(&r)) return "error: " + e->message;
+    return std::get<PortRef>(r).text();
+  };
+  EXPECT_EQ(one("vib3"), "vib3");
+  EXPECT_EQ(one("leaf0/5"), "leaf0/5");
+  EXPECT_EQ(one("spine1"), "error: 'spine1' names 4 ports");
+  EXPECT_EQ(one("ib"), "error: 'ib' names 48 ports");
+  EXPECT_EQ(one(""), "error: name a port");
+  EXPECT_EQ(one("vib99"), "error: no vHCA, switch, port or fabric named 'vib99'");
+}
+
 TEST(PortSelect, WhatNamesNoPortIsRefusedWithAHint) {
   EXPECT_EQ(names(fat_tree(), "vib99")[0],
             "error: no vHCA, switch, port or fabric named 'vib99' | name a vHCA (vib0), a switch (leaf0), a switch "
