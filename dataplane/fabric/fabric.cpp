@@ -4,6 +4,7 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "dataplane/fabric/pfc_headroom.hpp"
 #include "dataplane/fabric/port_capture.hpp"
 
 namespace vf::dp {
@@ -122,8 +123,19 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
                                     std::to_string(params.mtu) + " (" +
                                     std::to_string(max_frame_bytes(ll_, params.mtu)) + " bytes)");
   LinkInfo& li =
-      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, &pa, &pb, {}, {}});
+      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, {}, {}, &pa, &pb, {}, {}});
   connect_ports(pa, pb, *li.link);
+  if (ll_ == LinkLayer::kEthernet) {
+    try {
+      li.pfc_a = make_pfc(pa, pb, a);
+      li.pfc_b = make_pfc(pb, pa, b);
+    } catch (...) {
+      links_.pop_back();  // the ports stay wired to a dead link otherwise
+      pa.detach();
+      pb.detach();
+      throw;
+    }
+  }
   if (credits) {
     const uint8_t vls = std::min(vls_a, vls_b);
     li.credits_a = make_credits(pa, buf_a, ca->vl15_buffer_bytes, vls);
@@ -224,6 +236,45 @@ std::unique_ptr<IbCredits> Fabric::make_credits(Port& p, uint32_t vl_buffer, uin
   cc.vl_buffer_bytes = vl_buffer ? vl_buffer : default_vl_buffer(p.link_params(), p.max_frame());
   cc.vl15_buffer_bytes = vl15_buffer;
   return std::make_unique<IbCredits>(p, pool_, cc);
+}
+
+// A switch port's PFC frames come from a locally administered address made
+// from its name (switch ports have no MAC of their own here); a vHCA's from its MAC.
+Mac Fabric::pfc_source_mac(const Endpoint& e) {
+  if (e.port == 0) return find_hca_port(e.node)->config().mac;
+  uint32_t h = 2166136261u;
+  for (const char ch : e.str()) h = (h ^ uint8_t(ch)) * 16777619u;
+  return Mac{0x02, 0x76, 0x66, uint8_t(h >> 16), uint8_t(h >> 8), uint8_t(h)};
+}
+
+std::unique_ptr<Pfc> Fabric::make_pfc(Port& p, const Port& peer, const Endpoint& e) {
+  const bool switch_port = e.port != 0;
+  const PfcSettings& mine = p.config().eth.pfc;
+  PfcConfig c;
+  c.enable = mine.enable;
+  c.pause_quanta = mine.pause_quanta;
+  c.response_ns = mine.response_ns;
+  c.watchdog_ns = mine.watchdog_ns;
+  c.mac = pfc_source_mac(e);
+  const HeadroomTerms h = pfc_headroom({p.link_params().rate_bps, p.link_params().delay_ns, p.max_frame(),
+                                        p.max_frame(), peer.config().eth.pfc.response_ns,
+                                        mine.interface_delay_ns});
+  const PfcThresholds t = default_pfc_thresholds(h.total, p.max_frame(), mine);
+  for (unsigned i = 0; i < kNumPriorities; ++i) {
+    if (!(c.enable >> i & 1)) continue;
+    c.pg[i] = t;
+    // A switch's lossless egress queues are bounded by PFC upstream, not by a size.
+    if (switch_port) p.set_class_limit(i, EgressQueue::kUnbounded);
+  }
+  return std::make_unique<Pfc>(p, pool_, p.buffer(), c);
+}
+
+const Pfc* Fabric::pfc(const Port& p) const {
+  for (const LinkInfo& l : links_) {
+    if (l.pfc_a && &l.pfc_a->port() == &p) return l.pfc_a.get();
+    if (l.pfc_b && &l.pfc_b->port() == &p) return l.pfc_b.get();
+  }
+  return nullptr;
 }
 
 const IbCredits* Fabric::credits(const Port& p) const {

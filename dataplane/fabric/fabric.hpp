@@ -29,6 +29,7 @@
 #include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/impairment.hpp"
 #include "dataplane/fabric/link.hpp"
+#include "dataplane/fabric/pfc.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
 #include "dataplane/fabric/ib_switch.hpp"
@@ -56,6 +57,9 @@ struct LinkInfo {
   // IB: each end's credit flow control (null when off); destroyed before
   // the link and the ports.
   std::unique_ptr<IbCredits> credits_a, credits_b;
+  // Ethernet: each end's PFC (pfc.hpp; with an empty enable vector it still
+  // consumes MAC Control frames and accounts the switch buffer).
+  std::unique_ptr<Pfc> pfc_a, pfc_b;
   Port* port_a = nullptr;
   Port* port_b = nullptr;
   // Loss / corruption per direction (null: a clean wire).
@@ -126,6 +130,8 @@ class Fabric {
   const Port& port(const Endpoint& e) const { return const_cast<Fabric*>(this)->port(e); }
   // The credit flow control of a port, or null (Ethernet, credits off, not linked).
   const IbCredits* credits(const Port& p) const;
+  // The PFC of a port, or null (IB, not linked).
+  const Pfc* pfc(const Port& p) const;
 
   const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
   const std::vector<std::unique_ptr<HcaPort>>& hca_ports() const { return hcas_; }
@@ -141,6 +147,9 @@ class Fabric {
   std::pair<const PortConfig*, uint8_t> port_setup(const Endpoint& e);
   std::unique_ptr<IbCredits> make_credits(Port& p, uint32_t vl_buffer, uint32_t vl15_buffer,
                                           uint8_t data_vls);
+  // `p`'s PFC on its link to `peer`, thresholds computed where its settings say 0.
+  std::unique_ptr<Pfc> make_pfc(Port& p, const Port& peer, const Endpoint& e);
+  Mac pfc_source_mac(const Endpoint& e);
 
   Scheduler& sched_;
   const std::string name_;

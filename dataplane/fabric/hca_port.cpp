@@ -92,16 +92,18 @@ void HcaPort::remove_neighbour(const Gid& gid) { neighbours_.erase(gid); }
 
 rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
-unsigned HcaPort::tx_class(uint8_t sl) const {
+unsigned HcaPort::tx_class(const Route& route) const {
   if (cfg_.link_layer == LinkLayer::kInfiniBand) {
-    const uint8_t vl = cfg_.qos.sl2vl[sl & 0xF];
+    const uint8_t vl = cfg_.qos.sl2vl[route.sl & 0xF];
     return vl == kVl15 ? kMgmtClass : vl;
   }
-  return cfg_.vlan ? sl & 7 : 0;
+  const EthQos& q = cfg_.port.eth;
+  if (q.trust_dscp) return q.dscp2prio[tclass(route) >> 2] & 7;
+  return cfg_.vlan ? route.sl & 7 : 0;
 }
 
-bool HcaPort::can_transmit(uint8_t sl) const {
-  const unsigned cls = tx_class(sl);
+bool HcaPort::can_transmit(const Route& route) const {
+  const unsigned cls = tx_class(route);
   if (port_.class_queued(cls) < cfg_.port.queue_pkts) return true;
   refused_ |= 1u << cls;
   return false;
@@ -122,7 +124,7 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (!framed) return;
   if (own) [[unlikely]]
     return loop_back(m);
-  port_.enqueue(tx_class(route.sl), m);
+  port_.enqueue(tx_class(route), m);
 }
 
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {
@@ -158,10 +160,10 @@ bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own) {
   std::memcpy(r.dst_mac, own ? cfg_.mac.data() : nb->second.data(), 6);
   r.vlan = cfg_.vlan;
   r.vid = cfg_.vlan_id;
-  r.pcp = av.sl & 7;
+  r.pcp = uint8_t(tx_class(av));
   std::memcpy(r.sgid, cfg_.gids[av.sgid_index].data(), 16);
   std::memcpy(r.dgid, dgid.data(), 16);
-  r.traffic_class = av.traffic_class;
+  r.traffic_class = tclass(av);
   r.hop_limit = av.hop_limit;
   uint32_t fl = av.flow_label & 0xFFFFF;
   if (fl == 0 && rte_pktmbuf_data_len(m) >= wire::kBthLen) {

@@ -9,11 +9,13 @@
 // Transmit (RoCEv2): r.is_global is required. Source MAC = own, destination
 // MAC = the static neighbour table entry for r.dgid (set by the daemon; no
 // ARP/ND), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
-// r.traffic_class (DSCP << 2 | ECN), TTL = hop_limit, UDP source port from
-// the flow label (or, when 0, the destination QP) folded into 0xC000..0xFFFF
-// as Linux does, for ECMP entropy. With `vlan` set the frame carries an
-// 802.1Q tag whose PCP is r.sl & 7 — the priority the switch and PFC act on;
-// untagged frames are priority 0.
+// r.traffic_class (DSCP << 2 | ECN; default_tclass when 0), TTL = hop_limit,
+// UDP source port from the flow label (or, when 0, the destination QP) folded
+// into 0xC000..0xFFFF as Linux does, for ECMP entropy. The frame's priority --
+// its egress class here, what the switch and PFC act on -- is, as on mlx5,
+// its DSCP through the port's map with trust dscp, and r.sl & 7 with trust
+// pcp; with `vlan` set the frame carries an 802.1Q tag with that PCP
+// (untagged frames under trust pcp are priority 0).
 // The frame goes to the egress class of its VL / priority. A frame that cannot
 // be routed or framed is dropped (PortXmitDiscards + tx_no_route /
 // tx_frame_errors).
@@ -61,6 +63,10 @@ namespace vf::dp {
 struct HcaPortConfig : PortInfo {
   bool vlan = false;      // Ethernet: 802.1Q-tag frames so the priority travels
   uint16_t vlan_id = 0;
+  // RoCE: the IP traffic class (DSCP << 2 | ECN) of packets whose address
+  // vector leaves it 0, as mlx5's tc/1/traffic_class and rdma_cm's default
+  // ToS set it (106: DSCP 26, ECT(0)); 0 keeps the application's.
+  uint8_t default_tclass = 0;
   PortConfig port;        // egress queue sizes
 };
 
@@ -133,11 +139,16 @@ class HcaPort final : public HostPort {
 
   // ---- HostPort (fast path)
   rte_mbuf* alloc() override;
-  bool can_transmit(uint8_t sl) const override;
+  bool can_transmit(const Route& route) const override;
   void transmit(rte_mbuf* m, const Route& route) override;
-  // The egress class service level `sl` uses (IB: its VL, kMgmtClass for VL15;
-  // Ethernet: its priority when tagged, else 0).
-  unsigned tx_class(uint8_t sl) const;
+  // The egress class packets on `route` use (IB: their SL's VL, kMgmtClass
+  // for VL15; Ethernet with trust dscp: the priority of their DSCP, with
+  // trust pcp: their PCP (sl & 7) when tagged, else 0).
+  unsigned tx_class(const Route& route) const;
+  // The IP traffic class RoCE packets on `route` carry.
+  uint8_t tclass(const Route& route) const {
+    return route.traffic_class ? route.traffic_class : cfg_.default_tclass;
+  }
 
   HcaPortSnapshot snapshot(Nanos now) const;
   // Clears the port's counters and its own (dp::reset; fabricctl counters reset).

@@ -32,12 +32,12 @@ class HostPort {
   virtual ~HostPort() = default;
   // An mbuf with headroom for any L2/L3 header; nullptr when the pool is dry.
   virtual rte_mbuf* alloc() = 0;
-  // Whether the egress class that service level `sl` maps to (IB: its VL,
-  // Ethernet: its priority) can take another packet now. Per class, so a VL
+  // Whether the egress class that packets on `route` use (IB: the VL of its
+  // SL; Ethernet: the priority of its DSCP or PCP) can take another packet now. Per class, so a VL
   // without credit or a paused priority stalls only the QPs that use it. The
   // host stops producing for that class when it cannot: nothing is dropped at
   // the source.
-  virtual bool can_transmit(uint8_t sl) const = 0;
+  virtual bool can_transmit(const Route& route) const = 0;
   // Takes ownership of `m`, whose data holds BTH + extended headers + payload +
   // pad (BTH PadCnt set). The port adds L2/L3 headers and the CRCs.
   virtual void transmit(rte_mbuf* m, const Route& route) = 0;

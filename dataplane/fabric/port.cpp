@@ -7,7 +7,7 @@
 namespace vf::dp {
 
 Port::Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& cfg)
-    : sched_(sched), name_(std::move(name)), ll_(ll), tx_timer_(&Port::on_tx_timer, this) {
+    : sched_(sched), name_(std::move(name)), ll_(ll), cfg_(cfg), tx_timer_(&Port::on_tx_timer, this) {
   queued_frame_offset();
   for (unsigned c = 0; c < kNumClasses; ++c)
     q_[c].set_limit(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
@@ -184,13 +184,18 @@ void Port::note_held_classes(Nanos now) {
 void Port::on_frame(void* self, rte_mbuf* m) { static_cast<Port*>(self)->receive(m); }
 
 // IB: the LRH VL (VL15 = management; VLs 8-14 do not exist here). Ethernet:
-// the 802.1Q PCP, untagged = 0. -1 = runt or invalid.
+// with trust dscp an IP frame's DSCP through the port's map, otherwise the
+// 802.1Q PCP (untagged = 0). -1 = runt or invalid.
 int Port::classify(const rte_mbuf* m) const {
   if (ll_ == LinkLayer::kInfiniBand) {
     const std::optional<uint8_t> vl = wire::ib_frame_vl(m);
     if (!vl) return -1;
     if (*vl == kVl15) return int(kMgmtClass);
     return *vl < kNumDataClasses ? int(*vl) : -1;
+  }
+  if (cfg_.eth.trust_dscp) {
+    const int dscp = wire::eth_frame_dscp(m);
+    if (dscp >= 0) return cfg_.eth.dscp2prio[unsigned(dscp)] & 7;
   }
   const std::optional<uint8_t> pcp = wire::eth_frame_pcp(m);
   return pcp ? int(*pcp) : -1;
@@ -216,13 +221,14 @@ void Port::receive(rte_mbuf* m) {
   k.rcv_pkts.add();
   k.rcv_bytes.add(bytes);
   // No room in the switch's memory, or flow control refuses: a discard.
-  if (buffer_ && !buffer_->take(bytes)) [[unlikely]] {
+  const bool pool = buffer_ && !ingress_.buffers;
+  if (pool && !buffer_->take(bytes)) [[unlikely]] {
     ctr_.rcv_discards.add();
     rte_pktmbuf_free(m);
     return;
   }
   if (ingress_.admit && !ingress_.admit(ingress_.ctx, unsigned(cls), bytes)) {
-    if (buffer_) buffer_->give(bytes);
+    if (pool) buffer_->give(bytes);
     ctr_.rcv_discards.add();
     rte_pktmbuf_free(m);
     return;
@@ -240,7 +246,7 @@ void Port::receive(rte_mbuf* m) {
 
 void Port::release(unsigned cls, uint32_t bytes) {
   ctr_.cls[cls].rx_buffered_bytes.sub(bytes);
-  if (buffer_) [[unlikely]] buffer_->give(bytes);
+  if (buffer_ && !ingress_.buffers) [[unlikely]] buffer_->give(bytes);
   if (ingress_.release) ingress_.release(ingress_.ctx, cls, bytes);
 }
 

@@ -19,6 +19,7 @@
 #include "dataplane/fabric/arbiter.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/egress_queue.hpp"
+#include "dataplane/fabric/eth_qos.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/port_counters.hpp"
 #include "dataplane/fabric/port_hooks.hpp"
@@ -35,6 +36,8 @@ struct PortConfig {
   bool credits = true;
   uint32_t vl_buffer_bytes = 0;  // receive buffer per data VL; 0 = default_vl_buffer()
   uint32_t vl15_buffer_bytes = 2048;
+  // Ethernet: classification and PFC (eth_qos.hpp); IB ports ignore it.
+  EthQos eth{};
 };
 
 class Port {
@@ -71,8 +74,14 @@ class Port {
   // The switch memory this port's received frames occupy (shared by several
   // ports; null = unlimited). A frame that does not fit is a receive discard.
   void set_buffer(SharedBuffer* b) { buffer_ = b; }
+  SharedBuffer* buffer() const { return buffer_; }
   // Connects the egress side to `tx`; the link's other direction delivers to rx_sink().
   void attach(LinkDirection& tx);
+  // Undoes attach (a link that could not be set up).
+  void detach() {
+    tx_ = nullptr;
+    link_ = LinkParams{0, 0, 0};
+  }
   FrameSink rx_sink() { return FrameSink{&Port::on_frame, this}; }
   void set_number(uint16_t n) { number_ = n; }
 
@@ -85,6 +94,7 @@ class Port {
   // The link's rate or delay changed (Link::set_timing): take them again.
   void link_timing_changed() { link_ = tx_->params(); }
   uint32_t max_frame() const { return max_frame_; }
+  const PortConfig& config() const { return cfg_; }
   Scheduler& scheduler() const { return sched_; }
 
   // ---- egress (fast path)
@@ -154,6 +164,7 @@ class Port {
   LinkDirection* tx_ = nullptr;
   LinkParams link_{0, 0, 0};
   uint32_t max_frame_ = 0;
+  const PortConfig cfg_;
 
   std::array<EgressQueue, kNumClasses> q_;
   uint32_t queued_ = 0;

@@ -107,6 +107,10 @@ struct IngressHooks {
   bool (*control)(void* ctx, Port& port, rte_mbuf* m) = nullptr;
   bool (*admit)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
   void (*release)(void* ctx, unsigned cls, uint32_t bytes) = nullptr;
+  // admit/release account the switch's SharedBuffer themselves (PFC, whose
+  // lossless groups use its headroom); otherwise the port takes the shared
+  // part before admit and gives it back after release.
+  bool buffers = false;
 };
 
 }  // namespace vf::dp

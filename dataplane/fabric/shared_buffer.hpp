@@ -2,9 +2,12 @@
 // frame holds its bytes from arrival until it leaves the switch or is
 // dropped. It is its own object, not a port hook, because several ports share
 // it and flow control (credits, PFC) keeps the ports' IngressHooks for itself.
-// The PFC issue builds per-(port, priority) reserved / shared / headroom
-// accounting on this; what exists is one pool with a size, and a frame that
-// does not fit is dropped at ingress (the port's receive discards).
+//
+// Two parts: the headroom that PFC reserves for its lossless priority groups
+// when a port is set up (reserve()), which only those groups fill
+// (take_headroom), and the shared rest, which every frame takes from first
+// (take). A frame the shared part has no room for is refused: a drop for a
+// lossy priority or an IB port, the headroom for a lossless one (pfc.hpp).
 #pragma once
 
 #include <cstdint>
@@ -19,27 +22,48 @@ class SharedBuffer {
   SharedBuffer(const SharedBuffer&) = delete;
   SharedBuffer& operator=(const SharedBuffer&) = delete;
 
-  // Occupies `bytes` if they fit; false (counted in `refused`) when not.
+  // Sets `bytes` of headroom aside (set-up); false when the shared part
+  // would have less than nothing left.
+  bool reserve(uint64_t bytes) {
+    if (reserved_ + bytes > size_) return false;
+    reserved_ += bytes;
+    return true;
+  }
+  void unreserve(uint64_t bytes) { reserved_ -= bytes; }
+
+  // Occupies `bytes` of the shared part if they fit; false (counted in
+  // `refused`) when not.
   bool take(uint64_t bytes) {
-    const uint64_t u = used_.get();
-    if (u + bytes > size_) {
+    const uint64_t u = shared_.get();
+    if (u + bytes > size_ - reserved_) {
       refused.add();
       return false;
     }
-    used_.set(u + bytes);
-    peak_.max(u + bytes);
+    shared_.set(u + bytes);
+    peak_.max(used());
     return true;
   }
-  void give(uint64_t bytes) { used_.sub(bytes); }
+  void give(uint64_t bytes) { shared_.sub(bytes); }
+  // Headroom: the PFC group checks its own share, so this always fits.
+  void take_headroom(uint64_t bytes) {
+    headroom_.add(bytes);
+    peak_.max(used());
+  }
+  void give_headroom(uint64_t bytes) { headroom_.sub(bytes); }
 
   uint64_t size() const { return size_; }
-  uint64_t used() const { return used_.get(); }
+  uint64_t reserved() const { return reserved_; }
+  uint64_t shared_free() const { return size_ - reserved_ - shared_.get(); }
+  uint64_t used() const { return shared_.get() + headroom_.get(); }
+  uint64_t headroom_used() const { return headroom_.get(); }
   uint64_t peak() const { return peak_.get(); }
-  Counter refused;  // frames dropped because the buffer was full
+  Counter refused;  // frames the shared part had no room for
 
  private:
   const uint64_t size_;
-  Counter used_;
+  uint64_t reserved_ = 0;  // set-up only
+  Counter shared_;
+  Counter headroom_;
   Counter peak_;
 };
 

@@ -47,4 +47,24 @@ inline std::optional<uint8_t> eth_frame_pcp(const rte_mbuf* m) {
   return vlan_pcp(f + kEthTypeOffset);
 }
 
+// The IP DSCP of an IPv4 or IPv6 frame, tagged or not; -1 when the frame is
+// not IP or too short to tell.
+inline int eth_frame_dscp(const rte_mbuf* m) {
+  const uint16_t len = rte_pktmbuf_data_len(m);
+  if (len < kEthHdrLen) return -1;
+  const uint8_t* f = frame_data(m);
+  unsigned l3 = kEthHdrLen;
+  uint16_t type = eth_type(f);
+  if (type == kEtherTypeVlan) {
+    if (len < kEthHdrLen + kVlanLen) return -1;
+    type = get16(f + kEthTypeOffset + kVlanLen);
+    l3 += kVlanLen;
+  }
+  if (len < l3 + 2) return -1;
+  const uint8_t* ip = f + l3;
+  if (type == kEtherTypeIpv4 && ip[0] >> 4 == 4) return ip[1] >> 2;
+  if (type == kEtherTypeIpv6 && ip[0] >> 4 == 6) return (ip[0] & 0x0F) << 2 | ip[1] >> 6;
+  return -1;
+}
+
 }  // namespace vf::wire

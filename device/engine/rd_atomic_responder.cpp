@@ -174,7 +174,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
       qp.res_pending = 0;
       break;
     }
-    if (!eng_.io.can_transmit(qp.route.sl)) {
+    if (!eng_.io.can_transmit(qp.route)) {
       ++eng_.ctr.tx_stalls;
       break;
     }
@@ -270,7 +270,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
     }
     unsigned k = 0;
     for (; k < ok; ++k) {
-      if (k && !eng_.io.can_transmit(qp.route.sl)) break;
+      if (k && !eng_.io.can_transmit(qp.route)) break;
       const uint32_t len = uint32_t(eng_.txb.local[k].iov_len);
       ++eng_.ctr.tx_packets;
       eng_.ctr.tx_bytes += rte_pktmbuf_data_len(m[k]);

@@ -146,7 +146,7 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       qp.next_offset = 0;
       qp.sq_started = qp.sq_next + 1;
     }
-    if (!eng_.io.can_transmit(qp.route.sl)) {
+    if (!eng_.io.can_transmit(qp.route)) {
       ++eng_.ctr.tx_stalls;
       break;
     }
@@ -260,7 +260,7 @@ unsigned Requester::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
 
   unsigned sent = 0;
   for (; sent < sendable; ++sent) {
-    if (sent && !eng_.io.can_transmit(qp.route.sl)) break;
+    if (sent && !eng_.io.can_transmit(qp.route)) break;
     rte_mbuf* pkt = m[sent];
     uint8_t* b = eng_.txb.bth[sent];
     const uint32_t len = uint32_t(eng_.txb.local[sent].iov_len);
@@ -306,7 +306,7 @@ unsigned Requester::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
 
   // What a packet-at-a-time loop would have met next, in its order of checks.
   if (sent < want) {
-    if ((sent && !eng_.io.can_transmit(qp.route.sl)) || sent == n) {
+    if ((sent && !eng_.io.can_transmit(qp.route)) || sent == n) {
       ++eng_.ctr.tx_stalls;
     } else if (fail != IBV_WC_SUCCESS) {
       if (dma_failed) ++eng_.ctr.dma_errors;

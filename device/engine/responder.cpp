@@ -84,7 +84,7 @@ bool Responder::send_response(Qp& qp) {
   if (!qp.resp_pending) return false;
   // After the READ responses / atomic ACKs of earlier PSNs, never before.
   if (qp.res_pending && response_blocked(qp, qp.resp_psn)) return false;
-  if (!eng_.io.can_transmit(qp.route.sl)) {
+  if (!eng_.io.can_transmit(qp.route)) {
     ++eng_.ctr.tx_stalls;
     return false;
   }

@@ -59,7 +59,7 @@ unsigned Requester::run_ud(Qp& qp, unsigned budget) {
       if (qp.state != IBV_QPS_ERR) qp.state = IBV_QPS_SQE;  // the rest is flushed by poll()
       return done + 1;
     }
-    if (!eng_.io.can_transmit(ah->route.sl)) {
+    if (!eng_.io.can_transmit(ah->route)) {
       ++eng_.ctr.tx_stalls;
       break;
     }

@@ -54,7 +54,7 @@ rte_mempool* pool() {
 class LoopPort : public vf::dp::HostPort {
  public:
   rte_mbuf* alloc() override { return rte_pktmbuf_alloc(pool()); }
-  bool can_transmit(uint8_t) const override { return queue.size() < 256; }
+  bool can_transmit(const vf::dp::Route&) const override { return queue.size() < 256; }
   const vf::PortInfo& info() const override { return info_; }
   void transmit(rte_mbuf* m, const vf::dp::Route& av) override {
     vf::engine::RxMeta meta;

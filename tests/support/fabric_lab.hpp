@@ -55,6 +55,7 @@ struct LabConfig {
   Nanos switch_latency_ns = 100;
   dp::PortConfig port;  // queue sizes, for switch and HCA ports alike
   uint64_t switch_buffer_bytes = 0;  // the switch's shared packet memory; 0 = unlimited
+  uint8_t default_tclass = 0;        // RoCE vHCAs (HcaPortConfig::default_tclass)
 };
 
 // An IB fabric of several switches.
@@ -128,6 +129,9 @@ class FabricLab {
   unsigned size() const { return unsigned(hosts_.size()); }
   bool is_ib() const { return cfg_.link_layer == LinkLayer::kInfiniBand; }
   dp::Port& switch_port_to(unsigned i) { return fabric.port(attached_.at(i)); }
+  // RoCEv2: the PFC of host i's port and of the switch port it is linked to.
+  const dp::Pfc& host_pfc(unsigned i) const { return *fabric.pfc(hosts_.at(i).port->port()); }
+  const dp::Pfc& switch_pfc_to(unsigned i) { return *fabric.pfc(switch_port_to(i)); }
   // Host i's link: a_to_b() carries what it sends, b_to_a() what it receives.
   dp::Link& link_of(unsigned i) { return *fabric.links().at(i).link; }
 
@@ -192,6 +196,7 @@ class FabricLab {
     dp::HcaPortConfig pc;  // the port's PortInfo, which the engine reports
     pc.link_layer = cfg_.link_layer;
     pc.port = cfg_.port;
+    pc.default_tclass = cfg_.default_tclass;
     pc.sm_lid = 1;
     pc.mtu = cfg_.link_layer == LinkLayer::kInfiniBand ? cfg_.link.mtu : 1024;
     if (is_ib()) {

@@ -118,7 +118,7 @@ TEST(HcaPortIb, RoundTripThroughASwitch) {
   vf::dp::Route av{};
   av.dlid = 2;
   av.sl = 3;
-  ASSERT_TRUE(lab.h0->can_transmit(0));
+  ASSERT_TRUE(lab.h0->can_transmit(Route{}));
   lab.h0->transmit(m, av);
   lab.s.run_until_idle();
   ASSERT_EQ(lab.e1.got.size(), 1u);
@@ -240,14 +240,14 @@ TEST(HcaPortIb, CanTransmitBoundsTheQueueAndAnnouncesSpaceLater) {
   RecordingReceiver e{&s, {}, 0};
   h.set_tx_space(&RecordingReceiver::space, &e);
   unsigned sent = 0;
-  while (h.can_transmit(0)) {
+  while (h.can_transmit(Route{})) {
     h.transmit(engine_packet(h, 1, 1000, 0), ah_dlid(2));
     ++sent;
   }
   EXPECT_EQ(sent, 5u);  // one on the wire, four queued
   EXPECT_EQ(e.space_calls, 0u);
   s.run_next();  // the first frame leaves the wire: room, announced by timer
-  EXPECT_TRUE(h.can_transmit(0));
+  EXPECT_TRUE(h.can_transmit(Route{}));
   s.run_until_idle();
   EXPECT_EQ(e.space_calls, 1u);
   EXPECT_EQ(h.port().snapshot(0).port_xmit_discards, 0u);
@@ -262,10 +262,10 @@ TEST(HcaPortIb, VlRecordStartsFromDataVlsAndPicksTheClass) {
   Scheduler s;
   HcaPort h(s, "vib0", vf::test::test_mbuf_pool(), c);
   EXPECT_EQ(h.info().qos, default_port_qos(2));
-  EXPECT_EQ(h.tx_class(3), 1u);  // SL 3 -> VL 3 % 2
+  EXPECT_EQ(h.tx_class(Route{.sl = 3}), 1u);  // SL 3 -> VL 3 % 2
   h.set_sl2vl(3, 0);
   EXPECT_EQ(h.info().qos.sl2vl[3], 0);
-  EXPECT_EQ(h.tx_class(3), 0u);
+  EXPECT_EQ(h.tx_class(Route{.sl = 3}), 0u);
   EXPECT_THROW(h.set_sl2vl(3, 2), std::invalid_argument);  // VL 2 is not operational
   EXPECT_EQ(h.info().qos.sl2vl[3], 0);
   c.qos.data_vls = 9;

@@ -66,7 +66,7 @@ TEST(Port, SendsImmediatelyWhenWireIsFree) {
 TEST(Port, BackToBackThroughThePortKeepsExactPacing) {
   // 3 Gb/s: each 1000-byte frame is 2666.67 ns; the port's timer fires at whole
   // ns but frames still depart exactly back to back.
-  Pair p({3 * G, 0, 4096}, PortConfig{1024, 64});
+  Pair p({3 * G, 0, 4096}, PortConfig{.queue_pkts = 1024, .ctrl_queue_pkts = 64});
   constexpr uint32_t kFrames = 100'000;
   uint32_t queued = 0;
   while (queued < kFrames || !p.s.idle()) {
@@ -92,7 +92,7 @@ TEST(Port, ArbiterServesVl15FirstThenRoundRobinsDataVls) {
 }
 
 TEST(Port, RoundRobinIsFairAcrossBackloggedVlsAndSkipsGatedOnes) {
-  Pair p({100 * G, 0, 4096}, PortConfig{64, 8});
+  Pair p({100 * G, 0, 4096}, PortConfig{.queue_pkts = 64, .ctrl_queue_pkts = 8});
   TestGate g;
   g.open[4] = false;
   for (uint32_t i = 0; i < 30; ++i)
@@ -199,7 +199,7 @@ TEST(Port, GateDoesNotHoldVl15) {
 }
 
 TEST(Port, FullQueueDiscardsAndCounts) {
-  Pair p({100 * G, 100, 4096}, PortConfig{4, 4});
+  Pair p({100 * G, 100, 4096}, PortConfig{.queue_pkts = 4, .ctrl_queue_pkts = 4});
   // The first goes straight onto the wire, four wait, the rest are discarded.
   for (uint32_t i = 0; i < 8; ++i) p.tx.enqueue(3, make_ib(1000, 3, 3, 1, i));
   EXPECT_EQ(p.tx.queued(), 4u);

@@ -56,7 +56,7 @@ class TestPort : public vf::dp::HostPort {
   TestPort(TestNet& net, uint16_t lid, const ibv_gid& gid)
       : port(ib_port_info(lid, gid)), net_(net), lid_(lid), gid_(gid) {}
   rte_mbuf* alloc() override { return rte_pktmbuf_alloc(vf::test::test_mbuf_pool()); }
-  bool can_transmit(uint8_t sl) const override { return !blocked && !(blocked_sls >> (sl & 0xF) & 1); }
+  bool can_transmit(const dp::Route& r) const override { return !blocked && !(blocked_sls >> (r.sl & 0xF) & 1); }
   void transmit(rte_mbuf* m, const vf::dp::Route& r) override;
   const PortInfo& info() const override { return port; }
   PortInfo port;  // what query_port reports; tests edit it

@@ -1,0 +1,43 @@
+// An Ethernet port's QoS, in the words of `dcb` / `mlnx_qos`: what the port
+// trusts to classify a frame (the 802.1Q PCP or the IP DSCP), the DSCP ->
+// priority map, and 802.1Qbb PFC (pfc.hpp). Switch ports and RoCE vHCA ports
+// take the same record; the daemon fills it from the fabric's `qos:` section.
+// The dataplane's default is plain lossy Ethernet that trusts PCP; the
+// daemon's default for a RoCE fabric is what RoCE guides recommend (trust
+// DSCP, PFC on priority 3).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "dataplane/fabric/types.hpp"
+
+namespace vf::dp {
+
+struct PfcSettings {
+  uint8_t enable = 0;              // pfc enable vector (bit n: priority n is lossless)
+  uint16_t pause_quanta = 0xFFFF;  // what an XOFF asks for
+  Nanos response_ns = 1000;        // this port's reaction to a received pause
+  Nanos watchdog_ns = 0;           // PFC watchdog; 0 = off
+  // Per lossless priority group of this port's receive side; 0 = computed
+  // from the link (pfc_headroom.hpp).
+  uint32_t xoff_bytes = 0;
+  uint32_t xon_bytes = 0;
+  uint32_t headroom_bytes = 0;
+  Nanos interface_delay_ns = 0;  // PHY/MAC delay per direction in the headroom model
+};
+
+// mlx5's and Linux's default map: priority = DSCP >> 3 (DSCP 26 -> 3, 48 -> 6).
+constexpr std::array<uint8_t, 64> default_dscp2prio() {
+  std::array<uint8_t, 64> m{};
+  for (unsigned d = 0; d < 64; ++d) m[d] = uint8_t(d >> 3);
+  return m;
+}
+
+struct EthQos {
+  bool trust_dscp = false;  // false: trust pcp (untagged = priority 0)
+  std::array<uint8_t, 64> dscp2prio = default_dscp2prio();
+  PfcSettings pfc;
+};
+
+}  // namespace vf::dp

@@ -1,0 +1,163 @@
+// IEEE 802.1Qbb Priority-based Flow Control for one Ethernet port (a switch
+// port or a RoCE vHCA's NIC port). Like IbCredits it is both halves of the
+// link's flow control and plugs into the port's seams (port_hooks.hpp):
+//
+// Receiver half (IngressHooks). Per priority group (one per priority) the
+// bytes of received frames the port still holds. A lossless priority (bit set
+// in the pfc enable vector) has an XOFF threshold and headroom: a frame goes
+// into the shared part while the group holds at most `xoff` bytes there and
+// the switch's shared pool has room, otherwise into the group's headroom --
+// which sends XOFF (a PFC frame with `pause_quanta` for that priority). What
+// does not fit in the headroom either is dropped and counted as a headroom
+// overflow: with a large enough headroom (pfc_headroom.hpp) that never
+// happens. Released bytes leave the headroom first; once it is empty and the
+// shared part is down to `xon`, XON goes out (time 0). While XOFF holds, it is
+// refreshed every half pause time so the peer never resumes on its own. A
+// lossy priority takes from the shared pool and is dropped when it is full.
+// The headroom of every lossless group is reserved out of the switch's
+// SharedBuffer when the port is set up.
+//
+// Sender half (EgressGate). A PFC frame from the peer sets, per enabled
+// priority, a pause that takes effect `response_ns` after the frame arrived
+// (what is already on the wire or starts before then still goes) and lasts
+// its quanta (512 bit times each at the link's rate); time 0 resumes. Only
+// priorities in this port's enable vector are honoured, as 802.1Qbb says.
+// A paused priority's frames wait in their queue -- never dropped -- and the
+// port counts PortXmitWait; a timer wakes the port when the pause ends.
+//
+// The watchdog: a priority paused without a break for longer than
+// `watchdog_ns` is declared stormed (counted, visible in the snapshot); like
+// switches' PFC watchdogs the port then ignores that priority's pauses and
+// sends what it holds (the peer that keeps pausing takes the drops) until
+// the peer has sent no pause for `watchdog_ns`.
+//
+// Frames the port receives with EtherType 0x8808 are link-local MAC Control
+// frames: consumed here, never forwarded. Anything but a well-formed PFC frame
+// is dropped and counted (malformed; an 802.3x PAUSE counts as unsupported).
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+
+#include "core/counter_def.hpp"
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/port.hpp"
+#include "dataplane/fabric/types.hpp"
+
+namespace vf::dp {
+
+inline constexpr unsigned kNumPriorities = 8;
+
+// One lossless priority group's receive thresholds, in bytes as stored.
+struct PfcThresholds {
+  uint32_t xoff = 0;      // the shared part a group may fill before XOFF
+  uint32_t xon = 0;       // XON once the shared part is down to this (headroom empty)
+  uint32_t headroom = 0;  // taken beyond XOFF while the pause takes effect
+};
+
+struct PfcConfig {
+  uint8_t enable = 0;              // pfc enable vector: the lossless priorities
+  uint16_t pause_quanta = 0xFFFF;  // the time an XOFF asks for
+  Nanos response_ns = 1000;        // how long this port takes to act on a received pause
+  Nanos watchdog_ns = 0;           // 0 = no PFC watchdog
+  std::array<PfcThresholds, kNumPriorities> pg{};
+  Mac mac{};                       // source address of the PFC frames this port sends
+};
+
+// One priority's flow-control counters and levels, in the names RoCE users
+// know from mlx5's ethtool statistics.
+struct PfcPrioritySnapshot {
+  uint64_t rx_pause;            // PFC frames received with this priority enabled
+  uint64_t tx_pause;            // PFC frames sent with this priority enabled
+  uint64_t rx_pause_duration;   // microseconds this port's egress was paused
+  uint64_t tx_pause_duration;   // microseconds this port held the peer in XOFF
+  uint64_t rx_pause_transition; // XOFF -> XON transitions received
+  uint64_t headroom_overflow;   // lossless frames dropped beyond XOFF + headroom
+  uint64_t buffer_drops;        // lossy frames dropped: the shared buffer was full
+  uint64_t buffer_bytes;        // held by this group now (shared + headroom)
+  uint64_t buffer_peak;
+  uint64_t headroom_bytes;      // of it, in the headroom
+  uint64_t headroom_peak;
+  uint64_t storm_events;        // the watchdog declared the priority stormed
+};
+extern const CounterTable kPfcPriorityCounters;
+
+struct PfcSnapshot {
+  uint8_t enable;
+  uint8_t paused;   // priorities whose egress is paused now
+  uint8_t xoff;     // priorities this port holds the peer in XOFF for
+  uint8_t stormed;  // priorities the watchdog declared stormed
+  std::array<PfcThresholds, kNumPriorities> pg;
+  std::array<PfcPrioritySnapshot, kNumPriorities> prio;
+  uint64_t rx_malformed;    // 0x8808 frames that are not valid PFC frames
+  uint64_t rx_unsupported;  // 802.3x PAUSE and other MAC Control opcodes
+  uint64_t tx_unsent;       // a due PFC frame found no mbuf (it goes with a later one)
+};
+
+class Pfc {
+ public:
+  // Plugs into `port` (an Ethernet port already attached to its link);
+  // `buffer`: the switch's shared packet memory the port's received frames
+  // occupy (null at a vHCA). Throws std::invalid_argument when the headroom
+  // does not fit the buffer or a threshold is inconsistent.
+  Pfc(Port& port, rte_mempool* pool, SharedBuffer* buffer, const PfcConfig& cfg);
+  ~Pfc();
+  Pfc(const Pfc&) = delete;
+  Pfc& operator=(const Pfc&) = delete;
+
+  // On the lcore, like IbCredits::snapshot.
+  PfcSnapshot snapshot() const;
+  const PfcConfig& config() const { return cfg_; }
+  const Port& port() const { return port_; }
+  bool lossless(unsigned prio) const { return cfg_.enable >> prio & 1; }
+
+ private:
+  struct Group {  // receiver half, one priority
+    uint32_t shared = 0, headroom = 0, peak = 0, headroom_peak = 0;
+    bool xoff = false;
+    Nanos xoff_since = 0;
+    uint64_t xoff_ns = 0;
+    uint64_t tx_pause = 0, headroom_overflow = 0, buffer_drops = 0;
+  };
+  struct Pause {  // sender half, one priority: paused during [from, until)
+    Nanos from = 0, until = 0;
+    Nanos last_heard = 0;     // the last pause frame (watchdog recovery)
+    uint64_t done_ns = 0;     // paused time of earlier intervals
+    uint64_t rx_pause = 0, transitions = 0, storms = 0;
+    bool stormed = false;
+  };
+
+  static bool may_transmit(void* self, unsigned cls, uint32_t bytes);
+  static bool on_control(void* self, Port& port, rte_mbuf* m);
+  static bool admit(void* self, unsigned cls, uint32_t bytes);
+  static void release(void* self, unsigned cls, uint32_t bytes);
+  static rte_mbuf* next_frame(void* self);
+  static void on_link_state(void* self, bool up);
+  static void on_pause_timer(Timer& t, Nanos now);
+  static void on_refresh_timer(Timer& t, Nanos now);
+
+  bool admit_lossless(Group& g, unsigned prio, uint32_t bytes);
+  void receive_pfc(const rte_mbuf* m);
+  void pause(unsigned prio, uint16_t quanta, Nanos now);
+  void set_xoff(unsigned prio, bool on);
+  void arm_pause_timer(Nanos now);
+  void check_watchdog(Pause& p, Nanos now);
+  bool paused_now(const Pause& p, Nanos now) const { return now >= p.from && now < p.until; }
+  uint64_t paused_ns(const Pause& p, Nanos now) const;
+
+  Port& port_;
+  rte_mempool* pool_;
+  SharedBuffer* buffer_;
+  const PfcConfig cfg_;
+  uint64_t reserved_ = 0;  // headroom reserved in buffer_
+  std::array<Group, kNumPriorities> pg_{};
+  std::array<Pause, kNumPriorities> pause_{};
+  uint8_t due_ = 0;  // priorities owed a PFC frame (XOFF or XON)
+  CtxTimer pause_timer_;    // the earliest end of a pause
+  CtxTimer refresh_timer_;  // XOFF refresh, while any group holds one
+  uint64_t rx_malformed_ = 0, rx_unsupported_ = 0, tx_unsent_ = 0;
+};
+
+}  // namespace vf::dp
