@@ -243,6 +243,7 @@ void Pfc::receive_pfc(const rte_mbuf* m) {
 void Pfc::pause(unsigned prio, uint16_t quanta, Nanos now) {
   Pause& p = pause_[prio];
   p.last_heard = now;
+  if (p.stormed) return;  // ignored until the peer has been quiet for a while
   const Nanos eff = now + cfg_.response_ns;
   const Nanos end = quanta ? eff + Nanos(wire::pause_quanta_ns(quanta, port_.link_params().rate_bps)) : eff;
   if (eff <= p.until) {
@@ -261,12 +262,16 @@ void Pfc::pause(unsigned prio, uint16_t quanta, Nanos now) {
 void Pfc::check_watchdog(Pause& p, Nanos now) {
   if (!cfg_.watchdog_ns) return;
   if (p.stormed) {
-    if (now >= p.last_heard + cfg_.watchdog_ns) p.stormed = false;
+    if (now >= recovery_at(p)) p.stormed = false;
     return;
   }
   if (paused_now(p, now) && now - p.from >= cfg_.watchdog_ns) {
+    // The pause in force ends here; pauses that come while stormed are ignored.
     p.stormed = true;
+    p.stormed_at = now;
     ++p.storms;
+    p.done_ns += now - p.from;
+    p.from = p.until = now;
   }
 }
 
@@ -276,7 +281,7 @@ void Pfc::arm_pause_timer(Nanos now) {
     if (p.until > now && !p.stormed) next = std::min(next, p.until);
     if (!cfg_.watchdog_ns) continue;
     if (p.stormed)
-      next = std::min(next, p.last_heard + cfg_.watchdog_ns);
+      next = std::min(next, recovery_at(p));
     else if (p.until > now)
       next = std::min(next, std::max(now, p.from + cfg_.watchdog_ns));
   }

@@ -38,6 +38,7 @@
 
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -124,6 +125,7 @@ class Pfc {
   struct Pause {  // sender half, one priority: paused during [from, until)
     Nanos from = 0, until = 0;
     Nanos last_heard = 0;     // the last pause frame (watchdog recovery)
+    Nanos stormed_at = 0;
     uint64_t done_ns = 0;     // paused time of earlier intervals
     uint64_t rx_pause = 0, transitions = 0, storms = 0;
     bool stormed = false;
@@ -145,6 +147,8 @@ class Pfc {
   void arm_pause_timer(Nanos now);
   void check_watchdog(Pause& p, Nanos now);
   bool paused_now(const Pause& p, Nanos now) const { return now >= p.from && now < p.until; }
+  // A stormed priority recovers once the peer sent no pause for watchdog_ns.
+  Nanos recovery_at(const Pause& p) const { return std::max(p.last_heard, p.stormed_at) + cfg_.watchdog_ns; }
   uint64_t paused_ns(const Pause& p, Nanos now) const;
 
   Port& port_;

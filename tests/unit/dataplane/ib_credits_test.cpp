@@ -23,47 +23,11 @@ using test::make_ib;
 constexpr uint64_t G = 1'000'000'000ULL;
 constexpr uint32_t kFrame = 1000;  // 16 blocks
 
-// b's owner: keeps what arrives until the test lets it go (per class), or
-// frees at once when `hold` is off for that class.
-struct Holder {
-  Scheduler* sched;
-  std::array<bool, kNumClasses> hold{};
-  std::vector<std::deque<rte_mbuf*>> held = std::vector<std::deque<rte_mbuf*>>(kNumClasses);
-  std::vector<uint32_t> tags;  // in arrival order
-  Port* port = nullptr;
-
-  static void on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
-    auto& h = *static_cast<Holder*>(self);
-    h.tags.push_back(test::tag_of(m));
-    if (h.hold[cls]) {
-      h.held[cls].push_back(m);
-      return;
-    }
-    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-    rte_pktmbuf_free(m);
-    p.release(cls, bytes);
-  }
-  void let_go(unsigned cls) {
-    while (!held[cls].empty()) {
-      rte_mbuf* m = held[cls].front();
-      held[cls].pop_front();
-      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-      rte_pktmbuf_free(m);
-      port->release(cls, bytes);
-    }
-  }
-  ~Holder() {
-    for (auto& q : held)
-      for (rte_mbuf* m : q) rte_pktmbuf_free(m);
-  }
-};
-
 struct CreditLink {
   explicit CreditLink(CreditConfig cc = small(), LinkParams lp = {10 * G, 200, 4096})
       : link(s, LinkLayer::kInfiniBand, lp) {
-    holder.sched = &s;
-    holder.port = &b;
-    b.set_owner(&holder, &Holder::on_rx);
+        holder.port = &b;
+    b.set_owner(&holder, &test::Holder::on_rx);
     connect_ports(a, b, link);
     ca = std::make_unique<IbCredits>(a, vf::test::test_mbuf_pool(), cc);
     cb = std::make_unique<IbCredits>(b, vf::test::test_mbuf_pool(), cc);
@@ -90,7 +54,7 @@ struct CreditLink {
   Scheduler s;
   Port a{s, "a", LinkLayer::kInfiniBand};
   Port b{s, "b", LinkLayer::kInfiniBand};
-  Holder holder;
+  test::Holder holder;
   Link link;
   std::unique_ptr<IbCredits> ca, cb;
 };

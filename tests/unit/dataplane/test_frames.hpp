@@ -4,7 +4,9 @@
 
 #include <rte_mbuf.h>
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <cstring>
 #include <vector>
 
@@ -56,6 +58,41 @@ inline uint32_t tag_of(const rte_mbuf* m) {
              ? wire::get32(rte_pktmbuf_mtod(m, const uint8_t*) + kTagOffset)
              : 0;
 }
+
+// A receiving port's owner: keeps what arrives until the test lets it go (per
+// class, as a congested switch would), or frees at once when `hold` is off
+// for that class.
+struct Holder {
+  std::array<bool, kNumClasses> hold{};
+  std::vector<std::deque<rte_mbuf*>> held = std::vector<std::deque<rte_mbuf*>>(kNumClasses);
+  std::vector<uint32_t> tags;  // in arrival order
+  Port* port = nullptr;
+
+  static void on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
+    auto& h = *static_cast<Holder*>(self);
+    h.tags.push_back(tag_of(m));
+    if (h.hold[cls]) {
+      h.held[cls].push_back(m);
+      return;
+    }
+    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+    rte_pktmbuf_free(m);
+    p.release(cls, bytes);
+  }
+  void let_go(unsigned cls) {
+    while (!held[cls].empty()) {
+      rte_mbuf* m = held[cls].front();
+      held[cls].pop_front();
+      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+      rte_pktmbuf_free(m);
+      port->release(cls, bytes);
+    }
+  }
+  ~Holder() {
+    for (auto& q : held)
+      for (rte_mbuf* m : q) rte_pktmbuf_free(m);
+  }
+};
 
 struct Arrival {
   Nanos at;

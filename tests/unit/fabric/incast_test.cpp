@@ -58,7 +58,8 @@ struct IncastResult {
 
 constexpr unsigned kRoce = 3;  // the lossless priority
 
-IncastResult run_incast(LinkLayer ll, bool pfc = false) {
+// headroom: the switch ports' PFC headroom; 0 = computed from the link.
+IncastResult run_incast(LinkLayer ll, bool pfc = false, uint32_t headroom = 0) {
   LabConfig c;
   c.link_layer = ll;
   c.hosts = kSenders + 1;
@@ -67,6 +68,7 @@ IncastResult run_incast(LinkLayer ll, bool pfc = false) {
     c.port.eth.trust_dscp = true;
     c.port.eth.pfc.enable = 1u << kRoce;
     c.default_tclass = 106;  // DSCP 26 (priority 3), ECT(0)
+    c.port.eth.pfc.headroom_bytes = headroom;
   }
   FabricLab lab(c);
   ConnParams p;
@@ -270,6 +272,18 @@ TEST(Incast, RoceV2WithPfcIsLossless) {
   const IncastResult lossy = run_incast(LinkLayer::kEthernet, false);
   std::printf("incast RoCEv2 without PFC goodput %.4f Gb/s\n", goodput_bps(lossy) / 1e9);
   EXPECT_LT(goodput_bps(lossy), got);
+}
+
+// A lab that sizes its headroom below the delay model reproduces what a
+// misconfigured switch does: lossless in name, drops in fact.
+TEST(Incast, RoceV2WithTooLittleHeadroomDropsAndSaysWhere) {
+  const IncastResult r = run_incast(LinkLayer::kEthernet, true, 1100);
+  print("incast RoCEv2 PFC, 1100 B headroom", r);
+  expect_all_delivered(r);
+  EXPECT_GT(r.headroom_overflow, 0u) << "counted as headroom overflow at the switch";
+  EXPECT_EQ(r.switch_rcv_discards, r.headroom_overflow) << "and nowhere else";
+  EXPECT_EQ(r.switch_discards, 0u) << "the egress queue of a lossless priority never drops";
+  EXPECT_GT(r.retransmitted, 0u);
 }
 
 class IncastRepeat : public ::testing::TestWithParam<LinkLayer> {};
