@@ -81,6 +81,9 @@ struct Switch {
   // IB: receive buffer per data VL of each port (credit flow control); 0 =
   // derived from each link (dp::default_vl_buffer).
   uint32_t vl_buffer_bytes = 0;
+  // Ethernet: the packet memory all ports share, PFC headroom included; 0 =
+  // unlimited (an ideal switch: only the per-priority thresholds apply).
+  uint64_t buffer_bytes = 0;
   friend bool operator==(const Switch&, const Switch&) = default;
 };
 
@@ -157,12 +160,33 @@ struct Qos {
   friend bool operator==(const Qos&, const Qos&) = default;
 };
 
+// An Ethernet fabric's QoS in the words of mlnx_qos / dcb, the same on every
+// port (switch ports and vHCA NIC ports). The defaults are what RoCE
+// deployment guides set up: trust DSCP, RoCE (DSCP 26) on lossless priority 3.
+struct EthQos {
+  bool trust_dscp = true;                     // trust dscp | pcp
+  std::array<uint8_t, 64> dscp2prio = [] {    // mlx5's default: DSCP >> 3
+    std::array<uint8_t, 64> m{};
+    for (unsigned d = 0; d < 64; ++d) m[d] = uint8_t(d >> 3);
+    return m;
+  }();
+  uint8_t pfc = 1u << 3;       // pfc enable vector; 0 = lossy Ethernet (pfc: off)
+  uint8_t roce_tclass = 106;   // vHCAs' traffic class when an app sets none (DSCP 26, ECT(0)); 0 = the app's
+  uint16_t pause_quanta = 0xFFFF;
+  uint64_t pfc_response_ns = 1000;  // a port's reaction to a received pause
+  uint64_t pfc_watchdog_ns = 0;     // 0 = off
+  // Per lossless priority group of every port; 0 = computed from each link.
+  uint32_t xoff_bytes = 0, xon_bytes = 0, headroom_bytes = 0;
+  friend bool operator==(const EthQos&, const EthQos&) = default;
+};
+
 struct Fabric {
   std::string name;
   LinkLayer link_layer = LinkLayer::Infiniband;
   uint64_t subnet_prefix = 0xfe80000000000000ULL;  // IB GID prefix (upper 64 bits)
   SubnetManager sm;  // IB only
   Qos qos;           // IB only
+  EthQos eth_qos;    // Ethernet only
   std::vector<Switch> switches;
   std::vector<Hca> hcas;
   std::vector<Link> links;

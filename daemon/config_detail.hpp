@@ -68,6 +68,11 @@ struct FabricExtras {
 
 Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
                    FabricExtras& extras);
+// An Ethernet fabric's `qos:` mapping.
+EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what);
+// Fails when a switch's `buffer` cannot hold the PFC headroom of its linked
+// ports (`buffer_pos`: where each switch's buffer was given).
+void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Pos>& buffer_pos);
 // Fails unless every node of `f` reaches every other over its links
 // (positions: where each switch / HCA was named, for the message).
 void check_connected(const Reader& r, const Fabric& f, const std::vector<Pos>& switch_pos,

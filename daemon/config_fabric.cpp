@@ -14,6 +14,7 @@ namespace vf::config::detail {
 namespace {
 
 constexpr uint64_t kMaxLatencyNs = 1'000'000;       // 1 ms per switch hop
+constexpr uint64_t kMaxSwitchBufferBytes = 1ULL << 30;
 
 struct SpeedName {
   const char* name;
@@ -95,7 +96,10 @@ class FabricReader {
                             f_.hcas[i].name));
     check_connected(r_, f_, switch_pos_, hca_pos_);
     if (const auto v = n["sm"]) read_sm(n, v);
-    if (const auto v = n["qos"]) read_qos(n, v);
+    if (const auto v = n["qos"])
+      read_qos(v);
+    else if (!ib())
+      check_switch_buffers(r_, f_, switch_buffer_pos_);
     return std::move(f_);
   }
 
@@ -156,9 +160,13 @@ class FabricReader {
     }
   }
 
-  void read_qos(const YAML::Node& map, const YAML::Node& v) {
-    only_for(map, "qos", LinkLayer::Infiniband, "Ethernet QoS (trust, PFC, ETS) is the RoCEv2 issue's");
+  void read_qos(const YAML::Node& v) {
     const std::string what = what_ + " qos";
+    if (!ib()) {
+      f_.eth_qos = read_eth_qos(r_, v, what);
+      check_switch_buffers(r_, f_, switch_buffer_pos_);
+      return;
+    }
     r_.expect_map(v, what, {"data_vls", "sl2vl", "vlarb_high", "vlarb_low", "high_limit"});
     Qos& q = f_.qos;
     if (const auto d = v["data_vls"]) {
@@ -269,8 +277,9 @@ class FabricReader {
 
   void read_switch(const YAML::Node& n) {
     std::string what = fmt::format("switch {} of {}", f_.switches.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer"});
-    only_for(n, "vl_buffer", LinkLayer::Infiniband, "Ethernet buffers are the PFC issue's; IB buffers are per VL");
+    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer", "buffer"});
+    only_for(n, "vl_buffer", LinkLayer::Infiniband, "an Ethernet switch has one shared buffer: use buffer");
+    only_for(n, "buffer", LinkLayer::Ethernet, "IB buffers are per VL and port: use vl_buffer");
     Switch s;
     YAML::Node name = r_.required(n, "name", what, "name: sw0");
     s.name = read_name(r_, name, "switch", reg_);
@@ -295,6 +304,16 @@ class FabricReader {
         r_.fail(v, fmt::format("latency {} of {} is not a delay", quoted(t), what),
                 "write a whole number of nanoseconds with a unit, up to 1ms, e.g. 100ns or 0.3us");
       s.latency_ns = *d;
+    }
+    switch_buffer_pos_.push_back(pos_of(name));
+    if (const auto v = n["buffer"]) {
+      const std::string t = r_.scalar(v, "buffer", "buffer: 16MiB");
+      const auto b = units::parse_size_bytes(t, kMaxSwitchBufferBytes);
+      if (!b || *b == 0)
+        r_.fail(v, fmt::format("buffer {} of {} is not a buffer size", quoted(t), what),
+                "write a size with a unit, at most 1GiB, e.g. 16MiB");
+      s.buffer_bytes = *b;
+      switch_buffer_pos_.back() = pos_of(v);
     }
     switch_vlbuf_pos_.push_back(pos_of(name));
     if (const auto v = n["vl_buffer"]) {
@@ -579,6 +598,7 @@ class FabricReader {
   std::string what_;
   std::vector<Pos> switch_pos_, hca_pos_;
   std::vector<Pos> switch_vlbuf_pos_;  // where each switch's vl_buffer is (or its name)
+  std::vector<Pos> switch_buffer_pos_;  // where each switch's buffer is (or its name)
   std::map<std::pair<std::string, uint32_t>, int> port_used_;  // switch port -> link line
   std::map<std::string, int, std::less<>> hca_link_line_;      // HCA -> link line
 };

@@ -13,6 +13,7 @@
 #include "daemon/daemon_state.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/pfc_json.hpp"
 #include "daemon/port_select.hpp"
 #include "daemon/subnet_manager.hpp"
 #include "daemon/topology.hpp"
@@ -39,12 +40,14 @@ struct PortCounterView {
   LinkLayer ll;
   dp::PortSnapshot port;
   std::optional<VhcaSnapshot> vhca;
+  std::optional<dp::PfcSnapshot> pfc;  // Ethernet
 };
 
 PortCounterView copy_port(DaemonState& d, const PortRef& r) {
   Topology& t = d.topology();
   const dp::Fabric& f = t.fabric(r.fabric);
-  PortCounterView v{r, f.link_layer(), {}, std::nullopt};
+  PortCounterView v{r, f.link_layer(), {}, std::nullopt, std::nullopt};
+  if (const dp::Pfc* pfc = f.pfc(f.port(endpoint(r)))) v.pfc = pfc->snapshot();
   const auto i = r.hca ? vhca_index(t, r.node) : std::nullopt;
   if (i) {
     v.vhca = t.snapshot(*i);
@@ -71,6 +74,7 @@ json port_json(const config::Config& cfg, const PortCounterView& v) {
               {"kind", v.ref.hca ? "hca" : "switch"},
               {"counters", std::move(counters)},
               {"classes", std::move(classes)}};
+  if (v.pfc) out["pfc"] = pfc_counters_json(*v.pfc);
   if (v.vhca) {
     json hca = json::object(), hw = json::object();
     put_counters(hca, dp::kHcaPortCounters, &v.vhca->port);

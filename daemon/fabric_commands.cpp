@@ -15,6 +15,7 @@
 #include "daemon/daemon_state.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/link_lookup.hpp"
+#include "daemon/pfc_json.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
 #include "daemon/units.hpp"
@@ -234,6 +235,7 @@ struct PortView {
   std::optional<PortInfo> hca;  // a vHCA's port record
   dp::PortSnapshot counters{};
   std::optional<dp::CreditSnapshot> credits;
+  std::optional<dp::PfcSnapshot> pfc;
 };
 
 PortView view_port(const dp::Fabric& f, const dp::Endpoint& e, Nanos now) {
@@ -251,6 +253,7 @@ PortView view_port(const dp::Fabric& f, const dp::Endpoint& e, Nanos now) {
       if (h->name() == e.node) v.hca = h->info();
   v.counters = p.snapshot(now);
   if (const dp::IbCredits* c = f.credits(p)) v.credits = c->snapshot();
+  if (const dp::Pfc* c = f.pfc(p)) v.pfc = c->snapshot();
   return v;
 }
 
@@ -290,6 +293,7 @@ json port_view_json(const PortView& v) {
   // A vHCA's logical state is its PortInfo's; a switch port is up or down with its link.
   out["state"] = v.hca ? runtime::to_string(v.hca->state) : (v.linked && v.up ? "ACTIVE" : "DOWN");
   if (v.hca) out["phys_state"] = runtime::to_string(v.hca->phys_state);
+  if (v.pfc) out["pfc"] = pfc_state_json(*v.pfc);
   if (v.credits && v.up)
     out["flow_control"] = {{"init", v.credits->init},
                            {"fcp_sent", v.credits->fcp_sent},

@@ -69,6 +69,11 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   for (const auto& v : m.vl_credits)
     vls.push_back({prom_labels({{"fabric", v.fabric}, {"port", v.port}, {"vl", std::to_string(v.vl)}}), &v.credits});
   append_prometheus(out, kPrefix, dp::kVlCreditCounters, vls);
+  std::vector<PromRow> prios;
+  for (const auto& p : m.pfc)
+    prios.push_back(
+        {prom_labels({{"fabric", p.fabric}, {"port", p.port}, {"priority", std::to_string(p.priority)}}), &p.pfc});
+  append_prometheus(out, kPrefix, dp::kPfcPriorityCounters, prios);
   std::vector<PromRow> fabrics;
   for (const auto& f : m.fabrics) fabrics.push_back({prom_labels({{"fabric", f.name}}), &f.flow});
   append_prometheus(out, kPrefix, kFabricCounters, fabrics);

@@ -14,6 +14,7 @@
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/link.hpp"
+#include "dataplane/fabric/pfc.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf {
@@ -46,6 +47,11 @@ struct MetricsSnapshot {
     unsigned vl;
     dp::VlCreditGauges credits;
   };
+  struct PfcPriority {  // one priority of one Ethernet port
+    std::string fabric, port;
+    unsigned priority;
+    dp::PfcPrioritySnapshot pfc;
+  };
   struct Fabric {
     std::string name;
     FabricFlowSnapshot flow;
@@ -53,6 +59,7 @@ struct MetricsSnapshot {
   LcoreSnapshot lcore;
   std::vector<Fabric> fabrics;  // IB fabrics
   std::vector<VlCredits> vl_credits;
+  std::vector<PfcPriority> pfc;  // Ethernet fabrics
   std::vector<Vhca> vhcas;
   std::vector<SwitchPort> switch_ports;
   std::vector<LinkDirection> links;

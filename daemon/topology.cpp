@@ -28,6 +28,21 @@ struct Vhca {
 
 using sm::dp_endpoint;
 
+// An Ethernet fabric's `qos:` as every one of its ports takes it.
+dp::EthQos eth_qos(const config::EthQos& q) {
+  dp::EthQos e;
+  e.trust_dscp = q.trust_dscp;
+  e.dscp2prio = q.dscp2prio;
+  e.pfc.enable = q.pfc;
+  e.pfc.pause_quanta = q.pause_quanta;
+  e.pfc.response_ns = q.pfc_response_ns;
+  e.pfc.watchdog_ns = q.pfc_watchdog_ns;
+  e.pfc.xoff_bytes = q.xoff_bytes;
+  e.pfc.xon_bytes = q.xon_bytes;
+  e.pfc.headroom_bytes = q.headroom_bytes;
+  return e;
+}
+
 }  // namespace
 
 struct Topology::Impl {
@@ -107,6 +122,10 @@ void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
     sc.latency_ns = s.latency_ns;
     sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
     sc.data_vls = f.qos.data_vls;
+    if (f.link_layer == config::LinkLayer::Ethernet) {
+      sc.port.eth = eth_qos(f.eth_qos);
+      sc.buffer_bytes = s.buffer_bytes;
+    }
     fabric.add_switch(s.name, sc);
   }
 }
@@ -228,6 +247,10 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
   if (f.link_layer == config::LinkLayer::Infiniband) pc.state = PortState::kInit;  // until the SM's sweep
+  if (f.link_layer == config::LinkLayer::Ethernet) {
+    pc.port.eth = eth_qos(f.eth_qos);
+    pc.default_tclass = f.eth_qos.roce_tclass;
+  }
   v->port = &fabric.add_hca_port(h.name, pc);
   v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);
   // Frames go from the port to the engine directly: the daemon wires, it
@@ -279,6 +302,18 @@ std::vector<std::string> Topology::check_credit_deadlocks() {
 MetricsSnapshot Topology::metrics() const {
   MetricsSnapshot m{};
   const Nanos now = impl_->sched.now();
+  for (const auto& f : impl_->fabrics) {
+    auto add = [&](const dp::Port& p) {
+      if (const dp::Pfc* c = f->pfc(p)) {
+        const dp::PfcSnapshot s = c->snapshot();
+        for (unsigned prio = 0; prio < dp::kNumPriorities; ++prio)
+          m.pfc.push_back({f->name(), p.name(), prio, s.prio[prio]});
+      }
+    };
+    for (const auto& h : f->hca_ports()) add(h->port());
+    for (const auto& sw : f->switches())
+      for (unsigned p = 1; p <= sw->nports(); ++p) add(sw->port(p));
+  }
   for (size_t i = 0; i < impl_->fabrics.size(); ++i) {
     const dp::Fabric& f = *impl_->fabrics[i];
     if (!impl_->deadlocks[i]) continue;

@@ -2,30 +2,15 @@
 
 #include <algorithm>
 
-#include "dataplane/fabric/eth_qos.hpp"
-#include "dataplane/fabric/pfc.hpp"
 #include "dataplane/wire/pfc.hpp"
 #include "dataplane/wire/wire_bytes.hpp"
 
 namespace vf::dp {
 
-namespace {
-// Bytes the link delivers in `ns`, rounded up.
-uint64_t bytes_in(Nanos ns, uint64_t rate_bps) { return (uint64_t(ns) * rate_bps + 7'999'999'999ULL) / 8'000'000'000ULL; }
-}  // namespace
-
-HeadroomTerms pfc_headroom(const HeadroomInputs& in) {
-  HeadroomTerms t{};
-  t.trigger = in.lossless_frame;
-  t.wait = wire::eth_wire_bytes(in.max_frame);
-  t.pause = wire::eth_wire_bytes(wire::kPfcFrameLen);
-  t.cable = bytes_in(2 * in.cable_delay_ns, in.rate_bps);
-  t.interface = bytes_in(2 * in.interface_delay_ns, in.rate_bps);
-  t.response = bytes_in(in.response_ns, in.rate_bps);
-  t.last = in.lossless_frame;
-  t.total = t.trigger + t.wait + t.pause + t.cable + t.interface + t.response + t.last;
-  return t;
-}
+// core's copy of the Ethernet framing costs must be the wire's.
+static_assert(headroom_detail::wire_bytes(1000) == wire::eth_wire_bytes(1000));
+static_assert(headroom_detail::wire_bytes(wire::kPfcFrameLen) == wire::eth_wire_bytes(wire::kPfcFrameLen));
+static_assert(eth_max_frame(1500) == max_frame_bytes(LinkLayer::kEthernet, 1500));
 
 PfcThresholds default_pfc_thresholds(uint64_t headroom, uint32_t max_frame, const PfcSettings& s) {
   PfcThresholds t;

@@ -33,10 +33,19 @@ constexpr CounterDef kDefs[] = {
     C(cqes, "cqes", kEvents, "completions written"),
     C(qkey_violations, "qkey_violations", kPackets, "UD packets dropped for a Q_Key mismatch"),
     C(ud_no_wqe_drops, "ud_no_wqe_drops", kPackets, "UD packets dropped for want of a receive WQE"),
+    C(out_of_sequence, "out_of_sequence", kPackets,
+      "RC requests received ahead of the expected PSN (a packet before them was lost)"),
+    // The same events under the names mlx5's hw_counters give them, which
+    // RoCE users look for.
+    VF_COUNTER(Counters, seq_naks_rcvd, "packet_seq_err", "packet_seq_err", kEvents,
+               "PSN sequence error NAKs received (= seq_naks_rcvd, mlx5's name)"),
+    VF_COUNTER(Counters, retransmit_timeouts, "local_ack_timeout_err", "local_ack_timeout_err", kEvents,
+               "RC ACK timer expiries at the sender (= retransmit_timeouts, mlx5's name)"),
 };
 #undef C
+constexpr size_t kAliasRows = 2;
 
-static_assert(sizeof(Counters) == sizeof(kDefs) / sizeof(kDefs[0]) * sizeof(uint64_t),
+static_assert(sizeof(Counters) == (sizeof(kDefs) / sizeof(kDefs[0]) - kAliasRows) * sizeof(uint64_t),
               "every Counters field has a row here");
 
 }  // namespace

@@ -247,6 +247,7 @@ Rx Responder::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
       qp.nak_outstanding = true;
       owe_response(qp, make_syndrome(AckType::kNak, kNakPsnSeqError), qp.epsn, false);
     }
+    ++eng_.ctr.out_of_sequence;
     return Rx::kDone;
   }
   if (d < 0) {

@@ -422,12 +422,68 @@ std::vector<BadCase> bad_cases() {
       {"qos_arb_missing_vl", replace(kIb, "    link_layer: infiniband\n",
                                      "    link_layer: infiniband\n    qos: {data_vls: 1, vlarb_high: [{vl: 1, weight: 8}]}\n"),
        "vl: 1", "vlarb_high names VL '1', which is not one of the 1 data VLs"},
-      {"qos_on_eth", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {data_vls: 2}\n"),
-       "qos:", "'qos' applies to infiniband fabrics"},
+      {"ib_qos_on_eth", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {data_vls: 2}\n"),
+       "qos:", "unknown key 'data_vls' in fabric 'eth' qos"},
+      {"dscp_out_of_range", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {dscp2prio: {26: 3, 64: 3}}\n"),
+       "qos:", "DSCP '64' is out of range", "0 to 63"},
+      {"prio_out_of_range", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {dscp2prio: {26: 8}}\n"),
+       "qos:", "priority '8' is not a priority", "0 to 7"},
+      {"pfc_priority_8", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {pfc: [3, 8]}\n"),
+       "qos:", "pfc priority '8' is not a priority"},
+      {"pfc_not_list", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {pfc: yes}\n"),
+       "qos:", "pfc 'yes' is not a list of priorities", "pfc: off"},
+      {"trust_typo", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {trust: dcsp}\n"),
+       "qos:", "trust 'dcsp' is not a trust mode", "did you mean 'dscp'?"},
+      {"xon_above_xoff", replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {xoff: 8KiB, xon: 16KiB}\n"),
+       "qos:", "xon (16384 bytes) is above xoff (8192 bytes)"},
+      {"headroom_above_buffer", replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 4KiB}"),
+       "buffer: 4KiB", "the PFC headroom of its 2 linked ports (1 lossless priority each) needs",
+       "make the buffer larger"},
+      {"xoff_above_buffer", replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 64KiB}"),
+                                    "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {xoff: 128KiB, headroom: 1KiB}\n"),
+       "buffer: 64KiB", "less than the qos xoff threshold of 131072 bytes"},
+      {"buffer_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}"),
+       "buffer: 1MiB", "'buffer' applies to ethernet fabrics", "use vl_buffer"},
       {"rate_above_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 25G, rate: 40Gbps}"),
        "rate: 40Gbps", "rate 40Gbps of link 2 of fabric 'eth' (h1 - sw0/2) is above the 25 Gb/s that 25G Ethernet carries",
        "use at most rate: 25Gbps"},
   };
+}
+
+TEST(Config, EthernetQosDefaultsToWhatRoceGuidesSetUp) {
+  const Config c = load_config_string(kEth, "eth.yaml");
+  const EthQos& q = c.fabrics[0].eth_qos;
+  EXPECT_TRUE(q.trust_dscp);
+  EXPECT_EQ(q.pfc, 1u << 3) << "RoCE on lossless priority 3";
+  EXPECT_EQ(q.roce_tclass, 106) << "DSCP 26 with ECT(0)";
+  EXPECT_EQ(q.dscp2prio[26], 3);
+  EXPECT_EQ(q.dscp2prio[48], 6) << "CNPs (DSCP 48) on priority 6";
+  EXPECT_EQ(c.fabrics[0].switches[0].buffer_bytes, 0u);
+}
+
+TEST(Config, EthernetQosIsRead) {
+  const Config c = load_config_string(
+      replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 16MiB}"), "    link_layer: ethernet\n",
+              "    link_layer: ethernet\n    qos: {trust: pcp, pfc: [3, 4], dscp2prio: {10: 4}, roce_tclass: 0,\n"
+              "          pause_quanta: 1000, pfc_response: 500ns, pfc_watchdog: 100ms, xoff: 32KiB, xon: 16KiB,\n"
+              "          headroom: 20KiB}\n"),
+      "eth.yaml");
+  const EthQos& q = c.fabrics[0].eth_qos;
+  EXPECT_FALSE(q.trust_dscp);
+  EXPECT_EQ(q.pfc, 0x18);
+  EXPECT_EQ(q.dscp2prio[10], 4);
+  EXPECT_EQ(q.dscp2prio[11], 1) << "the rest of the map keeps its default";
+  EXPECT_EQ(q.roce_tclass, 0);
+  EXPECT_EQ(q.pause_quanta, 1000);
+  EXPECT_EQ(q.pfc_response_ns, 500u);
+  EXPECT_EQ(q.pfc_watchdog_ns, 100'000'000u);
+  EXPECT_EQ(q.xoff_bytes, 32768u);
+  EXPECT_EQ(q.xon_bytes, 16384u);
+  EXPECT_EQ(q.headroom_bytes, 20480u);
+  EXPECT_EQ(c.fabrics[0].switches[0].buffer_bytes, 16u << 20);
+  EXPECT_EQ(load_config_string(replace(kEth, "    link_layer: ethernet\n", "    link_layer: ethernet\n    qos: {pfc: off}\n"),
+                               "eth.yaml").fabrics[0].eth_qos.pfc, 0)
+      << "pfc: off is lossy Ethernet";
 }
 
 TEST(Config, JoinedIslandsAndRatesUpToTheLineRateAreFine) {

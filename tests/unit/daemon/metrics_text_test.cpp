@@ -32,6 +32,7 @@ std::vector<Table> all_tables() {
           {"event sink", kEventSinkCounters, sizeof(EventSinkStats)},
           {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)},
           {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
+          {"pfc priority", dp::kPfcPriorityCounters, sizeof(dp::PfcPrioritySnapshot)},
           {"fabric", kFabricCounters, sizeof(FabricFlowSnapshot)}};
 }
 
@@ -103,6 +104,10 @@ MetricsSnapshot known() {
   m.switch_ports.push_back(p);
   m.links.push_back({"ib", "vib0", "ibsw0/1", {1, 2, 0, 7, 3, 0, 0}});
   m.vl_credits.push_back({"ib", "ibsw0/1", 0, {13, 512, 40, 99}});
+  dp::PfcPrioritySnapshot pfc{};
+  pfc.rx_pause = 5;
+  pfc.headroom_bytes = 1500;
+  m.pfc.push_back({"roce", "ethsw0/1", 3, pfc});
   m.fabrics.push_back({"ib", {2}});
   return m;
 }
@@ -127,6 +132,8 @@ TEST(MetricsText, AKnownSnapshotGivesItsSamples) {
            "vfabric_vl_credits_blocks{fabric=\"ib\",port=\"ibsw0/1\",vl=\"0\"} 13",
            "vfabric_vl_buffer_used_blocks{fabric=\"ib\",port=\"ibsw0/1\",vl=\"0\"} 40",
            "vfabric_credit_loop_deadlocks_total{fabric=\"ib\"} 2",
+           "vfabric_rx_pause_frames_total{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 5",
+           "vfabric_headroom_bytes{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 1500",
            "# TYPE vfabric_class_depth_packets gauge",
            "# TYPE vfabric_port_xmit_data_total counter",
        })

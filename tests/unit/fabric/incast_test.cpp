@@ -46,6 +46,7 @@ struct IncastResult {
   uint64_t seq_naks = 0;
   uint64_t timeouts = 0;
   uint64_t target_rx_pkts = 0;
+  uint64_t out_of_sequence = 0;     // at the target (mlx5's name)
   uint64_t switch_tx_pause = 0;     // PFC frames the switch sent the senders (priority 3)
   uint64_t senders_rx_pause = 0;    // ...and the senders received
   uint64_t senders_paused_us = 0;   // rx_prio3_pause_duration summed
@@ -139,6 +140,7 @@ IncastResult run_incast(LinkLayer ll, bool pfc = false, uint32_t headroom = 0) {
     r.seq_naks += ec.seq_naks_rcvd;
   }
   r.target_rx_pkts = lab.host(kTarget).hca->counters().rx_packets;
+  r.out_of_sequence = lab.host(kTarget).hca->counters().out_of_sequence;
   if (ll == LinkLayer::kEthernet)
     for (unsigned i = 0; i <= kSenders; ++i) {
       const dp::PfcPrioritySnapshot sw = lab.switch_pfc_to(i).snapshot().prio[kRoce];
@@ -223,6 +225,7 @@ TEST(Incast, RoceV2WithoutPfcDropsAndRecoversByRetransmission) {
   // ...and RC recovers what was dropped: a NAK or a timeout, then go-back-N.
   EXPECT_GT(r.retransmitted, 0u);
   EXPECT_GT(r.seq_naks + r.timeouts, 0u);
+  EXPECT_GT(r.out_of_sequence, 0u) << "the target saw the gaps the drops left";
   const uint64_t data_pkts = uint64_t(kSenders) * kWrs * (kMsg / 1024);
   EXPECT_GE(r.senders_xmit_pkts, data_pkts + r.retransmitted);
   // 8 MiB over one 2 Gb/s link takes at least 33.5 ms of virtual time.

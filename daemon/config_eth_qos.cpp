@@ -1,0 +1,152 @@
+// An Ethernet fabric's `qos:` (trust, DSCP map, PFC, its thresholds and the
+// vHCAs' default traffic class) and the check that every switch buffer holds
+// the PFC headroom its ports reserve.
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "core/pfc_headroom.hpp"
+#include "daemon/config_detail.hpp"
+#include "daemon/units.hpp"
+
+namespace vf::config::detail {
+namespace {
+
+constexpr uint64_t kMaxThresholdBytes = 64ULL << 20;   // 64 MiB: above any switch's buffer
+constexpr uint64_t kMaxResponseNs = 1'000'000;         // 1 ms
+constexpr uint64_t kMaxWatchdogNs = 10'000'000'000ULL;  // 10 s
+
+uint8_t read_priority(const Reader& r, const YAML::Node& n, std::string_view what, std::string_view example) {
+  const auto p = units::parse_uint(r.scalar(n, what, example), 7);
+  if (!p) r.fail(n, fmt::format("{} {} is not a priority", what, quoted(n.Scalar())), "use 0 to 7");
+  return uint8_t(*p);
+}
+
+uint8_t read_pfc(const Reader& r, const YAML::Node& v) {
+  if (v.IsScalar()) {
+    const std::string s = units::lower(v.Scalar());
+    if (s == "off" || s == "none" || s == "false") return 0;
+    r.fail(v, fmt::format("pfc {} is not a list of priorities", quoted(v.Scalar())),
+           "list the lossless priorities, e.g. pfc: [3], or write pfc: off for lossy Ethernet");
+  }
+  r.expect_seq(v, "qos pfc", "pfc: [3]");
+  uint8_t vec = 0;
+  for (const auto& e : v) {
+    const uint8_t p = read_priority(r, e, "pfc priority", "pfc: [3]");
+    if (vec >> p & 1) r.fail(e, fmt::format("priority {} is listed twice in pfc", p), "list each priority once");
+    vec = uint8_t(vec | 1u << p);
+  }
+  return vec;
+}
+
+void read_dscp_map(const Reader& r, const YAML::Node& v, EthQos& q) {
+  if (!v.IsMap())
+    r.fail(v, "dscp2prio is not a mapping", "map DSCP values to priorities, e.g. dscp2prio: {26: 3, 48: 6}");
+  for (const auto& kv : v) {
+    const auto d = units::parse_uint(r.scalar(kv.first, "DSCP", "26: 3"), 63);
+    if (!d)
+      r.fail(kv.first, fmt::format("DSCP {} is out of range", quoted(kv.first.Scalar())),
+             "a DSCP is 0 to 63 (the upper six bits of the IP traffic class)");
+    q.dscp2prio[*d] = read_priority(r, kv.second, "priority", "26: 3");
+  }
+}
+
+uint32_t read_threshold(const Reader& r, const YAML::Node& v, std::string_view key) {
+  const std::string t = r.scalar(v, key, fmt::format("{}: 16KiB", key));
+  const auto b = units::parse_size_bytes(t, kMaxThresholdBytes);
+  if (!b || *b == 0)
+    r.fail(v, fmt::format("{} {} is not a buffer size", key, quoted(t)),
+           "write a size with a unit, at most 64MiB, e.g. 16KiB");
+  return uint32_t(*b);
+}
+
+uint64_t read_time(const Reader& r, const YAML::Node& v, std::string_view key, uint64_t max, bool off_ok) {
+  const std::string t = r.scalar(v, key, fmt::format("{}: 1us", key));
+  if (off_ok && units::lower(t) == "off") return 0;
+  const auto d = units::parse_delay_ns(t, max);
+  if (!d || (off_ok && *d == 0))
+    r.fail(v, fmt::format("{} {} is not a time", key, quoted(t)),
+           fmt::format("write a time with a unit, at most {}{}", units::format_delay(max), off_ok ? ", or off" : ""));
+  return *d;
+}
+
+}  // namespace
+
+EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
+  r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
+                         "xoff", "xon", "headroom"});
+  EthQos q;
+  if (const auto t = v["trust"]) {
+    const std::string s = units::lower(r.scalar(t, "trust", "trust: dscp"));
+    if (s == "dscp") q.trust_dscp = true;
+    else if (s == "pcp") q.trust_dscp = false;
+    else {
+      const std::string hint = units::did_you_mean(s, {"dscp", "pcp"});
+      r.fail(t, fmt::format("trust {} is not a trust mode", quoted(t.Scalar())),
+             hint.empty() ? "use dscp (the IP DSCP picks the priority) or pcp (the 802.1Q tag does)"
+                          : fmt::format("did you mean '{}'?", hint));
+    }
+  }
+  if (const auto p = v["pfc"]) q.pfc = read_pfc(r, p);
+  if (const auto m = v["dscp2prio"]) read_dscp_map(r, m, q);
+  if (const auto t = v["roce_tclass"]) {
+    const auto n = units::parse_uint(r.scalar(t, "roce_tclass", "roce_tclass: 106"), 255);
+    if (!n)
+      r.fail(t, fmt::format("roce_tclass {} is not a traffic class", quoted(t.Scalar())),
+             "use 0 to 255 (DSCP << 2 | ECN; 106 = DSCP 26 with ECT(0); 0 = what each application sets)");
+    q.roce_tclass = uint8_t(*n);
+  }
+  if (const auto t = v["pause_quanta"]) {
+    const auto n = units::parse_uint(r.scalar(t, "pause_quanta", "pause_quanta: 65535"), 65535);
+    if (!n || *n == 0)
+      r.fail(t, fmt::format("pause_quanta {} is out of range", quoted(t.Scalar())),
+             "use 1 to 65535 (units of 512 bit times at the link's speed)");
+    q.pause_quanta = uint16_t(*n);
+  }
+  if (const auto t = v["pfc_response"]) q.pfc_response_ns = read_time(r, t, "pfc_response", kMaxResponseNs, false);
+  if (const auto t = v["pfc_watchdog"]) q.pfc_watchdog_ns = read_time(r, t, "pfc_watchdog", kMaxWatchdogNs, true);
+  if (const auto t = v["xoff"]) q.xoff_bytes = read_threshold(r, t, "xoff");
+  if (const auto t = v["xon"]) q.xon_bytes = read_threshold(r, t, "xon");
+  if (const auto t = v["headroom"]) q.headroom_bytes = read_threshold(r, t, "headroom");
+  if (q.xon_bytes && q.xoff_bytes && q.xon_bytes > q.xoff_bytes)
+    r.fail(v["xon"], fmt::format("xon ({} bytes) is above xoff ({} bytes)", q.xon_bytes, q.xoff_bytes),
+           "XON must be at or below XOFF, or the port would resume a sender it is still full for");
+  if (q.xon_bytes && !q.xoff_bytes)
+    r.fail(v["xon"], "xon without xoff", "give xoff too (xon alone is relative to a computed xoff)");
+  return q;
+}
+
+void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Pos>& buffer_pos) {
+  const EthQos& q = f.eth_qos;
+  const unsigned lossless = unsigned(std::popcount(q.pfc));
+  for (std::size_t i = 0; i < f.switches.size(); ++i) {
+    const Switch& s = f.switches[i];
+    if (!s.buffer_bytes) continue;
+    if (q.xoff_bytes > s.buffer_bytes)
+      r.fail(buffer_pos[i],
+             fmt::format("switch '{}' has a {} byte buffer, less than the qos xoff threshold of {} bytes", s.name,
+                         s.buffer_bytes, q.xoff_bytes),
+             "make the buffer larger or xoff smaller");
+    uint64_t need = 0;
+    unsigned ports = 0;
+    for (const Link& l : f.links)
+      for (const Endpoint* e : {&l.a, &l.b})
+        if (e->is_switch && e->node == s.name) {
+          const uint32_t frame = eth_max_frame(l.mtu);
+          const uint64_t h = q.headroom_bytes ? q.headroom_bytes
+                                              : pfc_headroom({l.rate_bps, l.delay_ns, frame, frame,
+                                                              q.pfc_response_ns, 0}).total;
+          need += h * lossless;
+          ++ports;
+        }
+    if (need > s.buffer_bytes)
+      r.fail(buffer_pos[i],
+             fmt::format("switch '{}': the PFC headroom of its {} linked ports ({} lossless priorit{} each) "
+                         "needs {} bytes, more than its {} byte buffer",
+                         s.name, ports, lossless, lossless == 1 ? "y" : "ies", need, s.buffer_bytes),
+             "make the buffer larger, or shorten the links' delay, or set qos headroom smaller "
+             "(which allows drops under load)");
+  }
+}
+
+}  // namespace vf::config::detail
