@@ -1,6 +1,7 @@
 // `fabricctl qos show PORT` and `fabricctl qos set PORT [sl2vl SL:VL,...]
 // [vlarb_high VL:W,...] [vlarb_low VL:W,...] [high_limit N]`: an IB port's
-// VL record in the words of opensm's QoS policy.
+// VL record in the words of opensm's QoS policy; an Ethernet port's trust,
+// DSCP map and PFC in mlnx_qos's.
 #include <cstdlib>
 
 #include "ctl/commands_common.hpp"
@@ -40,7 +41,65 @@ std::string vlarb_text(const json& list) {
   return s.empty() ? "-" : s;
 }
 
+std::string bytes_or_dash(const json& o, const char* key) { return o.contains(key) ? text(o, key) : "-"; }
+
+// mlnx_qos's layout: the PFC vector by priority, the DSCP map by priority,
+// then what only an emulator can show -- each lossless group's thresholds
+// and use, and the delay model behind its headroom.
+void print_eth_qos(const json& r) {
+  std::cout << cell(text(r, "port")) << " (fabric " << cell(text(r, "fabric")) << "): Ethernet, trust "
+            << text(r, "trust") << '\n';
+  const json pfc = r.value("pfc", json::object());
+  auto row = [&](const char* title, const char* key) {
+    std::string line = std::string("\t") + title;
+    line.append(12 - std::string(title).size(), ' ');
+    std::vector<bool> on(8, false);
+    for (const json& p : pfc.value(key, json::array()))
+      if (p.is_number_unsigned() && p.get<unsigned>() < 8) on[p.get<unsigned>()] = true;
+    for (unsigned i = 0; i < 8; ++i) line += std::string(i ? "   " : "") + (on[i] ? "1" : "0");
+    std::cout << line << '\n';
+  };
+  std::cout << "PFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n";
+  row("enabled", "enable");
+  row("paused", "paused");
+  row("xoff sent", "xoff");
+  if (!pfc.value("stormed", json::array()).empty()) row("stormed", "stormed");
+  std::cout << "dscp2prio mapping:\n";
+  const json map = r.value("dscp2prio", json::array());
+  for (unsigned prio = 0; prio < 8; ++prio) {
+    std::string line = "\tprio:" + std::to_string(prio) + " dscp:";
+    for (size_t d = map.size(); d-- > 0;)
+      if (map[d].is_number_unsigned() && map[d].get<unsigned>() == prio) {
+        char b[24];
+        std::snprintf(b, sizeof b, "%02zu,", d);
+        line += b;
+      }
+    std::cout << line << '\n';
+  }
+  const double pause_us = r.value("pause_time_ns", 0.0) / 1e3;
+  const double watchdog = r.value("pfc_watchdog_ns", 0.0);
+  std::cout << "pause_quanta " << text(r, "pause_quanta") << " (" << pause_us << " us at the link's rate), response "
+            << r.value("pfc_response_ns", 0.0) << " ns, watchdog "
+            << (watchdog > 0 ? std::to_string(uint64_t(watchdog / 1e6)) + " ms" : std::string("off")) << '\n';
+  Table t({"PRIO", "XOFF", "XON", "HEADROOM", "USED", "HEADROOM_USED", "PEAK", "TX_PAUSE", "RX_PAUSE", "OVERFLOW"});
+  for (const json& p : pfc.value("priorities", json::array()))
+    if (p.value("lossless", false) || p.value("rx_pause", 0) || p.value("buffer_used", 0))
+      t.add({text(p, "priority"), bytes_or_dash(p, "xoff_bytes"), bytes_or_dash(p, "xon_bytes"),
+             bytes_or_dash(p, "headroom_bytes"), text(p, "buffer_used"), text(p, "headroom_used"),
+             text(p, "buffer_peak"), text(p, "tx_pause"), text(p, "rx_pause"), text(p, "headroom_overflow")});
+  if (!t.empty()) t.print(std::cout);
+  const json h = r.value("headroom_model", json::object());
+  if (!h.empty())
+    std::cout << "headroom model (802.1Qbb, bytes): frame " << text(h, "trigger") << " + wait " << text(h, "wait")
+              << " + PFC " << text(h, "pause") << " + cable " << text(h, "cable") << " + interface "
+              << text(h, "interface") << " + response " << text(h, "response") << " + last frame " << text(h, "last")
+              << " = " << text(h, "total") << '\n';
+  if (r.value("headroom_below_model", false))
+    std::cout << "warning: the configured headroom is below the model: expect headroom-overflow drops under load\n";
+}
+
 void print_qos(const json& r) {
+  if (r.value("link_layer", "") == "ethernet") return print_eth_qos(r);
   std::cout << cell(text(r, "port")) << " (fabric " << cell(text(r, "fabric")) << "): " << text(r, "operational_vls")
             << " operational data VLs\n";
   std::string sls = "  SL  ", vls = "  VL  ";

@@ -3,7 +3,10 @@
 // it the way an operator's SMP would (opensm's qos-policy words: sl2vl,
 // vlarb_high, vlarb_low, high_limit). As on a real subnet the SM programs a
 // port from the config again when a sweep activates it (a link that went
-// down and up). Ethernet QoS (trust, PFC, ETS) is not built yet and says so.
+// down and up). On an Ethernet port, `qos show` is mlnx_qos's view: trust,
+// the DSCP map, the PFC enable vector and pause state, each lossless
+// group's thresholds and the 802.1Qbb headroom model behind them. Ethernet
+// QoS is set in the config (qos:); `qos set` on an Ethernet port says so.
 #include <algorithm>
 #include <optional>
 
@@ -13,26 +16,76 @@
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/lcore.hpp"
+#include "core/pfc_headroom.hpp"
+#include "daemon/pfc_json.hpp"
 #include "daemon/port_qos_json.hpp"
 #include "daemon/port_select.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
+#include "dataplane/wire/pfc.hpp"
 
 namespace vf {
 namespace {
 using control::json;
 
-// The one IB port `args.port` names, or an error already sent.
-std::optional<PortRef> one_ib_port(DaemonState& d, const json& args, control::Reply& reply) {
+// The one port `args.port` names, or an error already sent.
+std::optional<PortRef> one_port(DaemonState& d, const json& args, control::Reply& reply) {
   const std::string name = args.contains("port") && args["port"].is_string() ? args["port"].get<std::string>() : "";
   auto sel = select_one_port(d.config(), name);
   if (const auto* e = std::get_if<PortSelectError>(&sel)) return reply.error(e->message, e->hint), std::nullopt;
-  const PortRef& port = std::get<PortRef>(sel);
-  if (d.config().fabrics[port.fabric].link_layer != config::LinkLayer::Infiniband)
-    return reply.error(name + " is an Ethernet port: its QoS (trust, PFC, ETS) is not built yet",
-                       "qos show/set programs InfiniBand ports: SL to VL and VL arbitration"),
-           std::nullopt;
-  return port;
+  return std::get<PortRef>(sel);
+}
+
+bool is_ethernet(const DaemonState& d, const PortRef& r) {
+  return d.config().fabrics[r.fabric].link_layer == config::LinkLayer::Ethernet;
+}
+
+json headroom_json(const HeadroomTerms& t) {
+  return {{"trigger", t.trigger}, {"wait", t.wait},         {"pause", t.pause}, {"cable", t.cable},
+          {"interface", t.interface}, {"response", t.response}, {"last", t.last}, {"total", t.total}};
+}
+
+// What the lcore copies out of an Ethernet port for qos.show.
+struct EthQosView {
+  dp::EthQos q;
+  std::optional<dp::PfcSnapshot> pfc;
+  dp::LinkParams link{};
+  uint32_t max_frame = 0;
+  uint64_t peer_response_ns = 0;  // the peer reacts to this port's XOFF
+};
+
+EthQosView view_eth_qos(const dp::Fabric& f, const dp::Endpoint& e) {
+  const dp::Port& p = f.port(e);
+  EthQosView v{p.config().eth, std::nullopt, p.link_params(), p.max_frame(), 0};
+  const dp::LinkInfo* l = f.find_link(e);
+  if (const dp::Pfc* pfc = f.pfc(p); pfc && l) {
+    v.pfc = pfc->snapshot();
+    v.peer_response_ns = uint64_t((l->port_a == &p ? *l->port_b : *l->port_a).config().eth.pfc.response_ns);
+  }
+  return v;
+}
+
+// An Ethernet port's QoS and PFC state, and the headroom the delay model
+// gives for its link.
+json eth_qos_json(const EthQosView& v) {
+  const dp::PfcSettings& pfc = v.q.pfc;
+  json out = {{"link_layer", "ethernet"},
+              {"trust", v.q.trust_dscp ? "dscp" : "pcp"},
+              {"dscp2prio", v.q.dscp2prio},
+              {"pause_quanta", pfc.pause_quanta},
+              {"pfc_response_ns", pfc.response_ns},
+              {"pfc_watchdog_ns", pfc.watchdog_ns}};
+  if (!v.pfc) return out;  // not linked
+  out["pfc"] = pfc_state_json(*v.pfc);
+  out["pause_time_ns"] = wire::pause_quanta_ns(pfc.pause_quanta, v.link.rate_bps);
+  const HeadroomTerms t = pfc_headroom({v.link.rate_bps, v.link.delay_ns, v.max_frame, v.max_frame,
+                                        v.peer_response_ns, uint64_t(pfc.interface_delay_ns)});
+  out["headroom_model"] = headroom_json(t);
+  bool below = false;
+  for (unsigned i = 0; i < dp::kNumPriorities; ++i)
+    below |= (v.pfc->enable >> i & 1) && v.pfc->pg[i].headroom < t.total;
+  out["headroom_below_model"] = below;
+  return out;
 }
 
 // [{"vl", "weight"}...] -> a table; nullopt (and `error`) when malformed.
@@ -99,9 +152,22 @@ json shown(const config::Config& cfg, const PortRef& r, const PortQos& q) {
 }
 
 void qos_show(DaemonState& d, const json& args, control::Reply reply) {
-  const auto ref = one_ib_port(d, args, reply);
+  const auto ref = one_port(d, args, reply);
   if (!ref) return;
   DaemonState* dp = &d;
+  if (is_ethernet(d, *ref)) {
+    const bool queued = d.lcore().post([dp, r = *ref, reply] {
+      const EthQosView v = view_eth_qos(dp->topology().fabric(r.fabric), {r.node, r.port});
+      reply.ok_with([dp, r, v] {
+        json out = eth_qos_json(v);
+        out["port"] = r.text();
+        out["fabric"] = dp->config().fabrics[r.fabric].name;
+        return out;
+      });
+    });
+    if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+    return;
+  }
   const bool queued = d.lcore().post([dp, r = *ref, reply] {
     try {
       const PortQos q = dp->topology().port_qos(r.fabric, {r.node, r.port});
@@ -114,8 +180,11 @@ void qos_show(DaemonState& d, const json& args, control::Reply reply) {
 }
 
 void qos_set(DaemonState& d, const json& args, control::Reply reply) {
-  const auto ref = one_ib_port(d, args, reply);
+  const auto ref = one_port(d, args, reply);
   if (!ref) return;
+  if (is_ethernet(d, *ref))
+    return reply.error(ref->text() + " is an Ethernet port: its trust, DSCP map and PFC come from the config",
+                       "change the fabric's qos: section and restart fabricd; qos set programs IB ports' VL records");
   std::string bad;
   const auto change = parse_change(args, bad);
   if (!change) return reply.error(bad, "e.g. fabricctl qos set vib0 sl2vl 1:1 vlarb_low 0:32,1:32");
@@ -143,7 +212,9 @@ void qos_set(DaemonState& d, const json& args, control::Reply reply) {
 void register_qos_commands(control::ControlServer& server, DaemonState& daemon) {
   server.add_async_command(
       "qos.show", [&daemon](const json& args, control::Reply reply) { qos_show(daemon, args, std::move(reply)); },
-      "{port}: an IB port's operational VLs, SL to VL table and VL arbitration", control::Access::ReadOnly);
+      "{port}: an IB port's operational VLs, SL to VL table and VL arbitration; an Ethernet port's trust, DSCP "
+      "map, PFC state and thresholds and the headroom model",
+      control::Access::ReadOnly);
   server.add_async_command(
       "qos.set", [&daemon](const json& args, control::Reply reply) { qos_set(daemon, args, std::move(reply)); },
       "{port, sl2vl?: {sl: vl}, vlarb_high?: [{vl, weight}], vlarb_low?: [...], high_limit?}: program an IB "

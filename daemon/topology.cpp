@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/pfc_headroom.hpp"
 #include "daemon/counter_format.hpp"
 #include "daemon/credit_loops.hpp"
 #include "daemon/lid_assign.hpp"
@@ -98,6 +99,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     if (!ib) {
       impl_->sms.push_back(nullptr);
       program_ethernet(fabric, f);
+      warn_small_headroom(fabric);
       continue;
     }
     // The SM's first sweep: every LFT, and every port from Init to Active.
@@ -140,6 +142,28 @@ void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
     for (const auto& b : f.hcas)
       if (a.name != b.name)
         for (const auto& g : vhca_by_name(b.name).port.gids) fabric.set_neighbour(a.name, g, b.mac);
+}
+
+// A headroom below the 802.1Qbb model is allowed (labs reproduce drops with
+// it) but never silently.
+void Topology::warn_small_headroom(const dp::Fabric& fabric) {
+  for (const auto& l : fabric.links())
+    for (const dp::Port* p : {l.port_a, l.port_b}) {
+      const dp::Pfc* pfc = fabric.pfc(*p);
+      if (!pfc) continue;
+      const dp::Port& peer = p == l.port_a ? *l.port_b : *l.port_a;
+      const uint64_t model = pfc_headroom({p->link_params().rate_bps, p->link_params().delay_ns, p->max_frame(),
+                                           p->max_frame(), uint64_t(peer.config().eth.pfc.response_ns),
+                                           uint64_t(p->config().eth.pfc.interface_delay_ns)})
+                                 .total;
+      for (unsigned i = 0; i < dp::kNumPriorities; ++i)
+        if (pfc->lossless(i) && pfc->config().pg[i].headroom < model) {
+          spdlog::warn("fabric {}: port {} priority {}: PFC headroom {} bytes is below the 802.1Qbb model's {} "
+                       "bytes for its link; lossless traffic will drop under load (headroom_overflow)",
+                       fabric.name(), p->name(), i, pfc->config().pg[i].headroom, model);
+          break;
+        }
+    }
 }
 
 void Topology::after_sweep(size_t fabric, const sm::SweepReport& r) {

@@ -125,5 +125,48 @@ TEST(Qos, ShowAndSetAPortsVlRecordLive) {
   EXPECT_EQ(q["sl2vl"][3], 0);
 }
 
+// An Ethernet port's QoS in mlnx_qos's words, with the PFC thresholds and the
+// 802.1Qbb model behind the headroom; a headroom below the model is allowed
+// (labs reproduce drops with it), shown and logged.
+TEST(Qos, AnEthernetPortShowsTrustPfcAndItsHeadroomModel) {
+  Fabricd d(R"(daemon:
+  runtime_dir: /run/vfabric
+fabrics:
+  - name: roce
+    link_layer: ethernet
+    qos: {pfc: [3, 4], headroom: 2KiB, pfc_watchdog: 100ms}
+    switches: [{name: sw, ports: 4, buffer: 1MiB}]
+    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    links:
+      - {a: vroce0, b: sw/1, speed: 10G, rate: 2Gbps, delay: 500ns}
+      - {a: vroce1, b: sw/2, speed: 10G, rate: 2Gbps, delay: 500ns}
+)");
+  RunResult r = d.ctl({"--json", "qos", "show", "sw/1"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto q = nlohmann::json::parse(r.out);
+  EXPECT_EQ(q["trust"], "dscp");
+  EXPECT_EQ(q["dscp2prio"][26], 3);
+  EXPECT_EQ(q["pfc"]["enable"], nlohmann::json::array({3, 4}));
+  EXPECT_EQ(q["pfc"]["priorities"][3]["headroom_bytes"], 2048);
+  EXPECT_EQ(q["pfc_watchdog_ns"], 100000000);
+  // 1500-byte MTU frames (1518), 2 Gb/s, 500 ns each way, 1 us response:
+  // 1518 + 1542 + 84 + 250 + 0 + 250 + 1518.
+  EXPECT_EQ(q["headroom_model"]["total"], 5162) << r.out;
+  EXPECT_TRUE(q["headroom_below_model"].get<bool>());
+  r = d.ctl({"qos", "show", "vroce0"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  for (const char* want : {"vroce0 (fabric roce): Ethernet, trust dscp", "\tenabled     0   0   0   1   1   0   0   0\n",
+                           "\tprio:3 dscp:31,30,29,28,27,26,25,24,", "= 5162\n", "warning: the configured headroom"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  r = d.ctl({"qos", "set", "sw/1", "sl2vl", "1:1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("sw/1 is an Ethernet port: its trust, DSCP map and PFC come from the config"),
+            std::string::npos)
+      << r.err;
+  const RunResult stopped = d.stop();
+  EXPECT_NE(stopped.err.find("PFC headroom 2048 bytes is below the 802.1Qbb model's 5162 bytes"), std::string::npos)
+      << stopped.err;
+}
+
 }  // namespace
 }  // namespace vf::test
