@@ -3,7 +3,11 @@
 // timers, forwarding and decapsulation. items/s = frames the lcore can move
 // per second of CPU, i.e. the ceiling on emulated packet rate. BM_IbPath's
 // second argument turns IB credit flow control on (1, as fabricd runs) or
-// off (0): its cost is the flow-control packets and the credit checks. Each
+// off (0): its cost is the flow-control packets and the credit checks;
+// BM_RocePath's turns PFC on priority 3 with a 16 MiB shared switch buffer on
+// (1, as fabricd runs a RoCE fabric: DSCP 26 classified to priority 3,
+// per-priority buffer accounting at every port) or leaves every priority
+// lossy (0). Each
 // also sends one frame through the idle path first and reports its emulated
 // latency beside the configured one (latency_ns, configured_ns).
 #include <benchmark/benchmark.h>
@@ -48,10 +52,19 @@ struct Sink {
 };
 
 struct Lab {
-  Lab(LinkLayer ll, bool credits) : f(s, ll == LinkLayer::kInfiniBand ? "ib" : "roce", ll, pool()) {
+  // `fc`: the link layer's flow control (IB credits, Ethernet PFC).
+  Lab(LinkLayer ll, bool fc) : f(s, ll == LinkLayer::kInfiniBand ? "ib" : "roce", ll, pool()) {
+    const bool credits = fc;
+    PortConfig pc;
+    pc.credits = credits;
+    if (ll == LinkLayer::kEthernet && fc) {
+      pc.eth.trust_dscp = true;
+      pc.eth.pfc.enable = 1u << 3;
+    }
     SwitchConfig sc;
     sc.latency_ns = 100;
-    sc.port.credits = credits;
+    sc.port = pc;
+    if (ll == LinkLayer::kEthernet && fc) sc.buffer_bytes = 16u << 20;
     f.add_switch("sw", sc);
     const Mac m0{2, 0, 0, 0, 0, 1}, m1{2, 0, 0, 0, 0, 2};
     const Gid g0{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};
@@ -61,8 +74,9 @@ struct Lab {
     c.lid = 1;
     c.gids = {g0};
     c.mac = m0;
+    c.port = pc;
     c.port.queue_pkts = 256;
-    c.port.credits = credits;
+    c.default_tclass = fc ? 106 : 0;
     h0 = &f.add_hca_port("h0", c);
     c.lid = 2;
     c.gids = {g1};
@@ -145,7 +159,7 @@ void run_path(benchmark::State& st, LinkLayer ll) {
 void BM_IbPath(benchmark::State& st) { run_path(st, LinkLayer::kInfiniBand); }
 void BM_RocePath(benchmark::State& st) { run_path(st, LinkLayer::kEthernet); }
 BENCHMARK(BM_IbPath)->ArgsProduct({{64, 1024, 4096}, {0, 1}})->ArgNames({"", "credits"});
-BENCHMARK(BM_RocePath)->ArgsProduct({{64, 1024, 4096}, {0}})->ArgNames({"", "pfc"});
+BENCHMARK(BM_RocePath)->ArgsProduct({{64, 1024, 4096}, {0, 1}})->ArgNames({"", "pfc"});
 
 // What a capture costs the dataplane: the IB path with the link at the far
 // switch port (sw/2 -> h1) tapped (1) or not (0). The ring is drained between
