@@ -35,6 +35,12 @@ constexpr CounterDef kDefs[] = {
     C(ud_no_wqe_drops, "ud_no_wqe_drops", kPackets, "UD packets dropped for want of a receive WQE"),
     C(out_of_sequence, "out_of_sequence", kPackets,
       "RC requests received ahead of the expected PSN (a packet before them was lost)"),
+    C(np_ecn_marked_roce_packets, "np_ecn_marked_roce_packets", kPackets,
+      "RoCE request packets received with CE set (DCQCN notification point)"),
+    C(np_cnp_sent, "np_cnp_sent", kPackets, "CNPs sent for CE-marked packets, at most one per QP per interval"),
+    C(rp_cnp_handled, "rp_cnp_handled", kPackets, "CNPs received that the DCQCN reaction point acted on"),
+    C(rp_cnp_ignored, "rp_cnp_ignored", kPackets,
+      "CNPs received and ignored (reaction point off, unknown QP, or not RC/UC)"),
     // The same events under the names mlx5's hw_counters give them, which
     // RoCE users look for.
     VF_COUNTER(Counters, seq_naks_rcvd, "packet_seq_err", "packet_seq_err", kEvents,

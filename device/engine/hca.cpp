@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "device/engine/congestion.hpp"
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
 
@@ -242,6 +243,7 @@ bool source_matches(const PortInfo& port, const Qp& qp, const RxMeta& meta) {
 void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ++eng_.ctr.rx_packets;
   eng_.ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
+  if (take_cnp(eng_, m)) return;
   Pkt p;
   const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p) &&
                   (vf::wire::bth_pkey(p.bth) & 0x7FFF) == 0x7FFF;
@@ -270,6 +272,7 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     return;
   }
   const bool response = !(p.flags & vf::wire::kIsRequest);
+  if (!response) note_congestion(eng_, *qp, meta);
   if (response &&
       (qp->type != IBV_QPT_RC || !(p.flags & (vf::wire::kIsRead | vf::wire::kIsAtomic)))) {
     // An ACK/NAK. Its completions and state changes come after the placement

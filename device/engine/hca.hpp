@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/scheduler.hpp"
+#include "device/engine/dcqcn.hpp"
 #include "device/abi/vhca_abi.h"
 #include "core/counter_def.hpp"
 #include "dataplane/fabric/host_port.hpp"
@@ -70,6 +71,8 @@ struct HcaConfig {
   uint32_t vendor_part_id = kVendorPartId;
   uint32_t hw_ver = kHwVer;
   DeviceLimits limits;
+  // RoCE congestion control (dcqcn.hpp); off unless the daemon turns it on.
+  DcqcnConfig dcqcn;
   // Port 1's attributes are not here: they are the port's PortInfo
   // (HostPort::info()), which query_port reports as it is at that moment.
 };
@@ -115,6 +118,12 @@ struct Counters {
   // RC responder: request packets that arrived ahead of the expected PSN (a
   // packet before them was lost), each one, as mlx5's out_of_sequence.
   uint64_t out_of_sequence = 0;
+  // DCQCN (dcqcn.hpp), mlx5's names: CE-marked RoCE packets received and the
+  // CNPs sent for them; CNPs received and acted on, or ignored.
+  uint64_t np_ecn_marked_roce_packets = 0;
+  uint64_t np_cnp_sent = 0;
+  uint64_t rp_cnp_handled = 0;
+  uint64_t rp_cnp_ignored = 0;
 };
 
 // Every field of Counters with its name, unit and meaning (counters.cpp);

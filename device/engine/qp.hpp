@@ -12,6 +12,7 @@
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 #include "device/abi/vhca_wr_ops.h"
+#include "device/engine/dcqcn.hpp"
 #include "device/engine/objects.hpp"
 #include "device/engine/pacing.hpp"
 #include "device/engine/ring.hpp"
@@ -126,6 +127,9 @@ struct Qp {
   // attr.ah_attr.static_rate's); the timer only wakes the poll loop then.
   Nanos eligible_at = 0;
   QpTimer pace_timer;
+  DcqcnRp rp;              // DCQCN reaction point (dcqcn.hpp)
+  Nanos np_last_cnp = 0;   // notification point: when this QP last sent a CNP
+  bool np_cnp_sent = false;
   // READ/atomic initiator side (read_response.cpp).
   uint32_t rd_outstanding = 0;  // READ/atomic WQEs started and not completed (max_rd_atomic)
   uint32_t rd_queued = 0;       // READ responses / atomic ACKs accepted, not yet placed

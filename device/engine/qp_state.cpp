@@ -304,6 +304,8 @@ void Hca::Impl::qp_reset_state(Qp& qp) {
   eng_.sched.disarm(qp.rnr_timer);
   eng_.sched.disarm(qp.pace_timer);
   qp.eligible_at = 0;
+  qp.rp = DcqcnRp{};
+  qp.np_cnp_sent = false;
   // RESET discards whatever the rings hold: the engine's indices jump to the
   // app's producers (published as consumers), so the app sees empty queues.
   const uint32_t sp = qp.sq.load_producer();

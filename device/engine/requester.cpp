@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "device/engine/completer.hpp"
+#include "device/engine/congestion.hpp"
 #include "device/engine/opcodes.hpp"
 #include "device/engine/placement.hpp"
 #include "device/engine/requester.hpp"
@@ -117,7 +118,9 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
   if (comp_.complete_error_head(qp)) return done + 1;
   const Nanos now = eng_.sched.now();
   // The path's static rate (validated at modify_qp: never kBadRate); 0 = unpaced.
-  const uint32_t mbps = static_rate_mbps(qp.attr.ah_attr.static_rate);
+  // A DCQCN-limited QP goes no faster than its current rate either.
+  uint32_t mbps = static_rate_mbps(qp.attr.ah_attr.static_rate);
+  if (const uint32_t cc = congestion_rate(eng_, qp); cc && (!mbps || cc < mbps)) mbps = cc;
   while (done < budget) {
     if ((qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) || qp.rnr_wait) break;
     if (qp.sq_next == qp.sq_fetched && !fetch_send_wqe(qp)) break;
@@ -164,6 +167,7 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       done += sent;
       if (!sent) break;
       pace(qp, now, eng_.ctr.tx_bytes - bytes_before, mbps);
+      congestion_rate(eng_, qp, eng_.ctr.tx_bytes - bytes_before);
       continue;
     }
     // As many packets of this WQE as the budget, the window and the burst
@@ -178,6 +182,7 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
     const unsigned sent = send_burst(qp, s, unsigned(want), now);
     done += sent;
     pace(qp, now, eng_.ctr.tx_bytes - bytes_before, mbps);
+    congestion_rate(eng_, qp, eng_.ctr.tx_bytes - bytes_before);
     if (s.state == SendWqe::kError) continue;  // completes once everything before it has
     if (sent < want) break;                    // the port or the mbuf pool ran dry
   }
