@@ -15,13 +15,6 @@
 
 namespace vf::dp {
 
-struct EcnProfile {
-  bool enabled = false;
-  uint32_t kmin_bytes = 0;
-  uint32_t kmax_bytes = 0;
-  double pmax = 0;  // 0..1
-};
-
 // The marking probability for a queue of `bytes` under `p`.
 double ecn_mark_probability(const EcnProfile& p, uint64_t bytes);
 

@@ -34,10 +34,19 @@ constexpr std::array<uint8_t, 64> default_dscp2prio() {
   return m;
 }
 
+// RED-style ECN marking on a switch's egress queues (ecn_marker.hpp).
+struct EcnProfile {
+  bool enabled = false;
+  uint32_t kmin_bytes = 0;
+  uint32_t kmax_bytes = 0;
+  double pmax = 0;  // 0..1
+};
+
 struct EthQos {
   bool trust_dscp = false;  // false: trust pcp (untagged = priority 0)
   std::array<uint8_t, 64> dscp2prio = default_dscp2prio();
   PfcSettings pfc;
+  EcnProfile ecn;  // a switch port's marking, the same on every priority
 };
 
 }  // namespace vf::dp

@@ -123,12 +123,14 @@ Link& Fabric::connect(const Endpoint& a, const Endpoint& b, const LinkParams& pa
                                     std::to_string(params.mtu) + " (" +
                                     std::to_string(max_frame_bytes(ll_, params.mtu)) + " bytes)");
   LinkInfo& li =
-      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, {}, {}, &pa, &pb, {}, {}});
+      links_.emplace_back(LinkInfo{a, b, std::make_unique<Link>(sched_, ll_, params), {}, {}, {}, {}, {}, {}, &pa, &pb, {}, {}});
   connect_ports(pa, pb, *li.link);
   if (ll_ == LinkLayer::kEthernet) {
     try {
       li.pfc_a = make_pfc(pa, pb, a);
       li.pfc_b = make_pfc(pb, pa, b);
+      li.ecn_a = make_ecn(pa, a);
+      li.ecn_b = make_ecn(pb, b);
     } catch (...) {
       links_.pop_back();  // the ports stay wired to a dead link otherwise
       pa.detach();
@@ -267,6 +269,25 @@ std::unique_ptr<Pfc> Fabric::make_pfc(Port& p, const Port& peer, const Endpoint&
     if (switch_port) p.set_class_limit(i, EgressQueue::kUnbounded);
   }
   return std::make_unique<Pfc>(p, pool_, p.buffer(), c);
+}
+
+std::unique_ptr<EcnMarker> Fabric::make_ecn(Port& p, const Endpoint& e) {
+  const EcnProfile& prof = p.config().eth.ecn;
+  if (e.port == 0 || !prof.enabled) return nullptr;
+  std::array<EcnProfile, 8> all;
+  all.fill(prof);
+  // A seed of the port's own, so runs repeat and ports do not mark in step.
+  uint64_t seed = 1469598103934665603ULL;
+  for (const char ch : e.str()) seed = (seed ^ uint8_t(ch)) * 1099511628211ULL;
+  return std::make_unique<EcnMarker>(p, all, seed);
+}
+
+const EcnMarker* Fabric::ecn(const Port& p) const {
+  for (const LinkInfo& l : links_) {
+    if (l.ecn_a && l.port_a == &p) return l.ecn_a.get();
+    if (l.ecn_b && l.port_b == &p) return l.ecn_b.get();
+  }
+  return nullptr;
 }
 
 const Pfc* Fabric::pfc(const Port& p) const {

@@ -27,6 +27,7 @@
 
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
+#include "dataplane/fabric/ecn_marker.hpp"
 #include "dataplane/fabric/impairment.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/pfc.hpp"
@@ -60,6 +61,8 @@ struct LinkInfo {
   // Ethernet: each end's PFC (pfc.hpp; with an empty enable vector it still
   // consumes MAC Control frames and accounts the switch buffer).
   std::unique_ptr<Pfc> pfc_a, pfc_b;
+  // Ethernet switch ports: ECN marking on egress (null when off or an HCA end).
+  std::unique_ptr<EcnMarker> ecn_a, ecn_b;
   Port* port_a = nullptr;
   Port* port_b = nullptr;
   // Loss / corruption per direction (null: a clean wire).
@@ -132,6 +135,8 @@ class Fabric {
   const IbCredits* credits(const Port& p) const;
   // The PFC of a port, or null (IB, not linked).
   const Pfc* pfc(const Port& p) const;
+  // The ECN marker of a switch port, or null (off, IB, an HCA port, not linked).
+  const EcnMarker* ecn(const Port& p) const;
 
   const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
   const std::vector<std::unique_ptr<HcaPort>>& hca_ports() const { return hcas_; }
@@ -150,6 +155,7 @@ class Fabric {
   // `p`'s PFC on its link to `peer`, thresholds computed where its settings say 0.
   std::unique_ptr<Pfc> make_pfc(Port& p, const Port& peer, const Endpoint& e);
   Mac pfc_source_mac(const Endpoint& e);
+  std::unique_ptr<EcnMarker> make_ecn(Port& p, const Endpoint& e);
 
   Scheduler& sched_;
   const std::string name_;

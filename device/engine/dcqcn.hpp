@@ -34,8 +34,11 @@ struct DcqcnConfig {
   bool rp_enabled = false;  // reaction point: limit this vHCA's QPs on CNPs
   bool np_enabled = false;  // notification point: answer CE with CNPs
   uint32_t line_rate_mbps = 0;  // the port's rate: where a flow starts and recovers to
-  // Names and defaults as mlx5's ecn/roce_rp and roce_np knobs.
-  Nanos rpg_time_reset_ns = 300'000;
+  // Names as mlx5's ecn/roce_rp and roce_np knobs; the defaults are mlx5's
+  // except two time constants, which are the paper's: mlx5 tunes them for
+  // 100 Gb/s NICs (T 300 us, CNPs every 4 us cut a flow on a lab's few-Gb/s
+  // link far faster than it can recover), the paper's suit a slower fabric.
+  Nanos rpg_time_reset_ns = 55'000;  // the paper's T (mlx5: 300 us)
   uint32_t rpg_byte_reset = 32767;
   uint32_t rpg_threshold = 1;
   uint32_t rpg_ai_rate_mbps = 5;
@@ -45,7 +48,7 @@ struct DcqcnConfig {
   double g = 1.0 / 256;             // the paper's g (mlx5: dce_tcp_g)
   Nanos alpha_period_ns = 55'000;   // the paper's K (mlx5: dce_tcp_rtt)
   Nanos rate_reduce_monitor_period_ns = 4'000;
-  Nanos min_time_between_cnps_ns = 4'000;
+  Nanos min_time_between_cnps_ns = 50'000;  // the paper's N (mlx5: 4 us)
   uint8_t cnp_dscp = 48;
 };
 

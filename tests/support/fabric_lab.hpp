@@ -56,6 +56,7 @@ struct LabConfig {
   dp::PortConfig port;  // queue sizes, for switch and HCA ports alike
   uint64_t switch_buffer_bytes = 0;  // the switch's shared packet memory; 0 = unlimited
   uint8_t default_tclass = 0;        // RoCE vHCAs (HcaPortConfig::default_tclass)
+  engine::DcqcnConfig dcqcn;         // every vHCA's; line_rate_mbps from `link`
 };
 
 // An IB fabric of several switches.
@@ -193,6 +194,8 @@ class FabricLab {
     engine::HcaConfig ec;
     ec.name = h.name;
     ec.node_guid = 0x0002c90300000000ULL + i + 1;
+    ec.dcqcn = cfg_.dcqcn;
+    ec.dcqcn.line_rate_mbps = uint32_t(cfg_.link.rate_bps / 1'000'000);
     dp::HcaPortConfig pc;  // the port's PortInfo, which the engine reports
     pc.link_layer = cfg_.link_layer;
     pc.port = cfg_.port;
