@@ -13,6 +13,7 @@ DcqcnConfig cfg() {
   DcqcnConfig c;
   c.rp_enabled = c.np_enabled = true;
   c.line_rate_mbps = 2000;
+  c.rpg_time_reset_ns = 300'000;  // mlx5's timer: the hand-computed steps below use it
   return c;
 }
 
