@@ -109,6 +109,7 @@ void print_port(const json& p, const json* before, double seconds) {
   std::cout << "port " << cell(text(p, "port")) << " (fabric " << cell(text(p, "fabric")) << ")\n";
   print_list(p.value("counters", json::object()), section(before, "counters"), seconds, "PMA PortCounters");
   print_list(p.value("pfc", json::object()), section(before, "pfc"), seconds, "PFC (802.1Qbb) per priority");
+  print_list(p.value("ecn", json::object()), section(before, "ecn"), seconds, "ECN marking per priority");
   print_list(p.value("hca_port", json::object()), section(before, "hca_port"), seconds, "vHCA port");
   print_list(p.value("hw_counters", json::object()), section(before, "hw_counters"), seconds,
              "hw_counters (not cleared by counters reset)");

@@ -177,6 +177,16 @@ struct EthQos {
   uint64_t pfc_watchdog_ns = 0;     // 0 = off
   // Per lossless priority group of every port; 0 = computed from each link.
   uint32_t xoff_bytes = 0, xon_bytes = 0, headroom_bytes = 0;
+  // ECN marking on every switch port's egress (RED: 0 below kmin, rising to
+  // pmax at kmax, 1 above); ecn_kmax 0 = off.
+  uint32_t ecn_kmin_bytes = 8 * 1024, ecn_kmax_bytes = 32 * 1024;
+  double ecn_pmax = 0.05;
+  // DCQCN at the vHCAs (reaction and notification point).
+  bool dcqcn = true;
+  uint64_t cnp_interval_ns = 50'000;   // min_time_between_cnps
+  uint64_t rate_timer_ns = 55'000;     // rpg_time_reset
+  uint32_t ai_rate_mbps = 5;           // rpg_ai_rate
+  uint32_t hai_rate_mbps = 50;         // rpg_hai_rate
   friend bool operator==(const EthQos&, const EthQos&) = default;
 };
 

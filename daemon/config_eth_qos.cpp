@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cstdlib>
 
 #include "core/pfc_headroom.hpp"
 #include "daemon/config_detail.hpp"
@@ -15,6 +16,7 @@ namespace {
 constexpr uint64_t kMaxThresholdBytes = 64ULL << 20;   // 64 MiB: above any switch's buffer
 constexpr uint64_t kMaxResponseNs = 1'000'000;         // 1 ms
 constexpr uint64_t kMaxWatchdogNs = 10'000'000'000ULL;  // 10 s
+constexpr uint64_t kMaxDcqcnTimeNs = 100'000'000;       // 100 ms
 
 uint8_t read_priority(const Reader& r, const YAML::Node& n, std::string_view what, std::string_view example) {
   const auto p = units::parse_uint(r.scalar(n, what, example), 7);
@@ -70,11 +72,59 @@ uint64_t read_time(const Reader& r, const YAML::Node& v, std::string_view key, u
   return *d;
 }
 
+bool is_off(const YAML::Node& v) { return v.IsScalar() && units::lower(v.Scalar()) == "off"; }
+
+void read_ecn(const Reader& r, const YAML::Node& v, EthQos& q) {
+  if (is_off(v)) {
+    q.ecn_kmax_bytes = 0;
+    return;
+  }
+  r.expect_map(v, "qos ecn", {"kmin", "kmax", "pmax"});
+  if (const auto t = v["kmin"]) q.ecn_kmin_bytes = read_threshold(r, t, "kmin");
+  if (const auto t = v["kmax"]) q.ecn_kmax_bytes = read_threshold(r, t, "kmax");
+  if (const auto t = v["pmax"]) {
+    const std::string s = r.scalar(t, "pmax", "pmax: 0.05");
+    char* end = nullptr;
+    const double p = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end || !(p > 0 && p <= 1))
+      r.fail(t, fmt::format("pmax {} is not a probability", quoted(s)), "write a number above 0 and at most 1, e.g. 0.05");
+    q.ecn_pmax = p;
+  }
+  if (q.ecn_kmin_bytes >= q.ecn_kmax_bytes)
+    r.fail(v, fmt::format("ecn kmin ({} bytes) is not below kmax ({} bytes)", q.ecn_kmin_bytes, q.ecn_kmax_bytes),
+           "marking rises from kmin to kmax: make kmin the smaller");
+}
+
+void read_dcqcn(const Reader& r, const YAML::Node& v, EthQos& q) {
+  if (v.IsScalar()) {
+    const std::string s = units::lower(v.Scalar());
+    if (s == "on" || s == "off") {
+      q.dcqcn = s == "on";
+      return;
+    }
+    r.fail(v, fmt::format("dcqcn {} is neither on nor off", quoted(v.Scalar())),
+           "write dcqcn: on, dcqcn: off, or a mapping of its parameters");
+  }
+  r.expect_map(v, "qos dcqcn", {"min_time_between_cnps", "rpg_time_reset", "rpg_ai_rate", "rpg_hai_rate"});
+  q.dcqcn = true;
+  if (const auto t = v["min_time_between_cnps"])
+    q.cnp_interval_ns = read_time(r, t, "min_time_between_cnps", kMaxDcqcnTimeNs, false);
+  if (const auto t = v["rpg_time_reset"]) q.rate_timer_ns = read_time(r, t, "rpg_time_reset", kMaxDcqcnTimeNs, false);
+  for (const auto& [key, out] : {std::pair{"rpg_ai_rate", &q.ai_rate_mbps}, {"rpg_hai_rate", &q.hai_rate_mbps}})
+    if (const auto t = v[key]) {
+      const auto bps = units::parse_rate_bps(r.scalar(t, key, "rpg_ai_rate: 5Mbps"));
+      if (!bps || *bps < 1'000'000 || *bps > 100'000'000'000ULL)
+        r.fail(t, fmt::format("{} {} is not a rate", key, quoted(t.Scalar())),
+               "write a rate from 1Mbps to 100Gbps, e.g. 5Mbps");
+      *out = uint32_t(*bps / 1'000'000);
+    }
+}
+
 }  // namespace
 
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
   r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
-                         "xoff", "xon", "headroom"});
+                         "xoff", "xon", "headroom", "ecn", "dcqcn"});
   EthQos q;
   if (const auto t = v["trust"]) {
     const std::string s = units::lower(r.scalar(t, "trust", "trust: dscp"));
@@ -108,6 +158,8 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
   if (const auto t = v["xoff"]) q.xoff_bytes = read_threshold(r, t, "xoff");
   if (const auto t = v["xon"]) q.xon_bytes = read_threshold(r, t, "xon");
   if (const auto t = v["headroom"]) q.headroom_bytes = read_threshold(r, t, "headroom");
+  if (const auto e = v["ecn"]) read_ecn(r, e, q);
+  if (const auto d = v["dcqcn"]) read_dcqcn(r, d, q);
   if (q.xon_bytes && q.xoff_bytes && q.xon_bytes > q.xoff_bytes)
     r.fail(v["xon"], fmt::format("xon ({} bytes) is above xoff ({} bytes)", q.xon_bytes, q.xoff_bytes),
            "XON must be at or below XOFF, or the port would resume a sender it is still full for");

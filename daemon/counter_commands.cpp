@@ -41,13 +41,19 @@ struct PortCounterView {
   dp::PortSnapshot port;
   std::optional<VhcaSnapshot> vhca;
   std::optional<dp::PfcSnapshot> pfc;  // Ethernet
+  std::optional<std::array<dp::EcnPrioritySnapshot, 8>> ecn;  // an ECN-marking switch port
 };
 
 PortCounterView copy_port(DaemonState& d, const PortRef& r) {
   Topology& t = d.topology();
   const dp::Fabric& f = t.fabric(r.fabric);
-  PortCounterView v{r, f.link_layer(), {}, std::nullopt, std::nullopt};
-  if (const dp::Pfc* pfc = f.pfc(f.port(endpoint(r)))) v.pfc = pfc->snapshot();
+  PortCounterView v{r, f.link_layer(), {}, std::nullopt, std::nullopt, std::nullopt};
+  const dp::Port& port = f.port(endpoint(r));
+  if (const dp::Pfc* pfc = f.pfc(port)) v.pfc = pfc->snapshot();
+  if (const dp::EcnMarker* e = f.ecn(port)) {
+    v.ecn.emplace();
+    for (unsigned p = 0; p < 8; ++p) (*v.ecn)[p] = e->snapshot(p);
+  }
   const auto i = r.hca ? vhca_index(t, r.node) : std::nullopt;
   if (i) {
     v.vhca = t.snapshot(*i);
@@ -75,6 +81,13 @@ json port_json(const config::Config& cfg, const PortCounterView& v) {
               {"counters", std::move(counters)},
               {"classes", std::move(classes)}};
   if (v.pfc) out["pfc"] = pfc_counters_json(*v.pfc);
+  if (v.ecn) {
+    json ecn = json::object();
+    for (unsigned p = 0; p < 8; ++p)
+      for (const CounterDef& d : dp::kEcnPriorityCounters)
+        ecn[priority_counter_name(d.name, p)] = read_counter(d, &(*v.ecn)[p]);
+    out["ecn"] = std::move(ecn);
+  }
   if (v.vhca) {
     json hca = json::object(), hw = json::object();
     put_counters(hca, dp::kHcaPortCounters, &v.vhca->port);

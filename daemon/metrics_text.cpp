@@ -74,6 +74,11 @@ std::string prometheus_text(const MetricsSnapshot& m) {
     prios.push_back(
         {prom_labels({{"fabric", p.fabric}, {"port", p.port}, {"priority", std::to_string(p.priority)}}), &p.pfc});
   append_prometheus(out, kPrefix, dp::kPfcPriorityCounters, prios);
+  std::vector<PromRow> ecn;
+  for (const auto& e : m.ecn)
+    ecn.push_back(
+        {prom_labels({{"fabric", e.fabric}, {"port", e.port}, {"priority", std::to_string(e.priority)}}), &e.ecn});
+  append_prometheus(out, kPrefix, dp::kEcnPriorityCounters, ecn);
   std::vector<PromRow> fabrics;
   for (const auto& f : m.fabrics) fabrics.push_back({prom_labels({{"fabric", f.name}}), &f.flow});
   append_prometheus(out, kPrefix, kFabricCounters, fabrics);

@@ -11,6 +11,7 @@
 #include "core/types.hpp"
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/lcore_stats.hpp"
+#include "dataplane/fabric/ecn_marker.hpp"
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/link.hpp"
@@ -52,6 +53,11 @@ struct MetricsSnapshot {
     unsigned priority;
     dp::PfcPrioritySnapshot pfc;
   };
+  struct EcnPriority {  // one priority of one ECN-marking switch port
+    std::string fabric, port;
+    unsigned priority;
+    dp::EcnPrioritySnapshot ecn;
+  };
   struct Fabric {
     std::string name;
     FabricFlowSnapshot flow;
@@ -60,6 +66,7 @@ struct MetricsSnapshot {
   std::vector<Fabric> fabrics;  // IB fabrics
   std::vector<VlCredits> vl_credits;
   std::vector<PfcPriority> pfc;  // Ethernet fabrics
+  std::vector<EcnPriority> ecn;
   std::vector<Vhca> vhcas;
   std::vector<SwitchPort> switch_ports;
   std::vector<LinkDirection> links;

@@ -41,7 +41,20 @@ dp::EthQos eth_qos(const config::EthQos& q) {
   e.pfc.xoff_bytes = q.xoff_bytes;
   e.pfc.xon_bytes = q.xon_bytes;
   e.pfc.headroom_bytes = q.headroom_bytes;
+  if (q.ecn_kmax_bytes) e.ecn = {true, q.ecn_kmin_bytes, q.ecn_kmax_bytes, q.ecn_pmax};
   return e;
+}
+
+// DCQCN at a vHCA on a link of `rate_bps`.
+engine::DcqcnConfig dcqcn(const config::EthQos& q, uint64_t rate_bps) {
+  engine::DcqcnConfig c;
+  c.rp_enabled = c.np_enabled = q.dcqcn;
+  c.line_rate_mbps = uint32_t(rate_bps / 1'000'000);
+  c.min_time_between_cnps_ns = q.cnp_interval_ns;
+  c.rpg_time_reset_ns = q.rate_timer_ns;
+  c.rpg_ai_rate_mbps = q.ai_rate_mbps;
+  c.rpg_hai_rate_mbps = q.hai_rate_mbps;
+  return c;
 }
 
 }  // namespace
@@ -267,6 +280,7 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   const config::Link* link = f.link_of(h.name);
   if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
   VhcaInfo info = describe_vhca({&f, &h, link}, lid);
+  if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn(f.eth_qos, link->rate_bps);
   dp::HcaPortConfig pc;
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
@@ -333,6 +347,9 @@ MetricsSnapshot Topology::metrics() const {
         for (unsigned prio = 0; prio < dp::kNumPriorities; ++prio)
           m.pfc.push_back({f->name(), p.name(), prio, s.prio[prio]});
       }
+      if (const dp::EcnMarker* e = f->ecn(p))
+        for (unsigned prio = 0; prio < dp::kNumPriorities; ++prio)
+          m.ecn.push_back({f->name(), p.name(), prio, e->snapshot(prio)});
     };
     for (const auto& h : f->hca_ports()) add(h->port());
     for (const auto& sw : f->switches())

@@ -47,14 +47,14 @@ fabrics:
   return y;
 }
 
-// The same incast over RoCEv2 on one switch: `pfc` is the fabric's qos.pfc.
-std::string roce_incast_config(const std::string& pfc) {
+// The same incast over RoCEv2 on one switch: `qos` is the fabric's qos: mapping.
+std::string roce_incast_config(const std::string& qos) {
   std::string y = R"(daemon:
   runtime_dir: /run/vfabric
 fabrics:
   - name: roce
     link_layer: ethernet
-    qos: {pfc: )" + pfc + R"(}
+    qos: )" + qos + R"(
     switches:
       - {name: sw, ports: 6}
     hcas:
@@ -260,11 +260,11 @@ TEST(Incast, FourWriteBwClientsIntoOneVhcaAreLosslessAndFair) {
 
 const std::vector<std::string> kRoceSenders{"vroce0", "vroce1", "vroce2", "vroce3"};
 
-// The default RoCE fabric (trust DSCP, RoCE on lossless priority 3): the
-// switch pauses the senders with real PFC frames instead of dropping, the
-// vHCAs honour them, and the bottleneck runs full with nothing lost.
+// PFC alone (trust DSCP, RoCE on lossless priority 3; ECN and DCQCN off):
+// the switch pauses the senders with real PFC frames instead of dropping,
+// the vHCAs honour them, and the bottleneck runs full with nothing lost.
 TEST(Incast, RoceV2WithPfcPausesInsteadOfDropping) {
-  Fabricd d(roce_incast_config("[3]"));
+  Fabricd d(roce_incast_config("{pfc: [3], ecn: off, dcqcn: off}"));
   const IncastResult r = run_incast(d, {kRoceSenders, "vroce4", "sw/5", 19700, 1, "roce", {"-x", "1"}});
   ASSERT_EQ(r.sender_bps.size(), kRoceSenders.size());
   expect_full_and_shared(r);
@@ -294,7 +294,34 @@ TEST(Incast, RoceV2WithPfcPausesInsteadOfDropping) {
   EXPECT_GT(pj["pfc"]["priorities"][3]["tx_pause"].get<uint64_t>(), 0u) << show.out;
 }
 
-// The same config with one flag changed (qos: {pfc: off}) is lossy Ethernet:
+// The default RoCE fabric (its qos: says nothing): PFC, ECN marking at the
+// switch and DCQCN at the vHCAs. The congested port marks CE, the receiver
+// answers with CNPs, the senders' QPs act on them -- and still nothing is
+// lost.
+TEST(Incast, RoceV2DefaultsMarkEcnAndDcqcnSlowsTheSenders) {
+  std::string y = roce_incast_config("{}");
+  Fabricd d(y);
+  const IncastResult r = run_incast(d, {kRoceSenders, "vroce4", "sw/5", 19900, 1, "roce", {"-x", "1"}});
+  ASSERT_EQ(r.sender_bps.size(), kRoceSenders.size());
+  expect_lossless(r, kRoceSenders, "roce");
+  const double marked = prio_metric(r.end, "vfabric_ecn_marked_packets_total", "sw/5");
+  double handled = 0;
+  for (const auto& h : kRoceSenders) {
+    const auto it = r.end.find("vfabric_rp_cnp_handled_total{fabric=\"roce\",hca=\"" + h + "\"}");
+    ASSERT_NE(it, r.end.end()) << h;
+    handled += it->second;
+  }
+  const auto cnps = r.end.find("vfabric_np_cnp_sent_total{fabric=\"roce\",hca=\"vroce4\"}");
+  ASSERT_NE(cnps, r.end.end());
+  std::printf("DCQCN through fabricd: %.0f CE marks at sw/5, %.0f CNPs sent by vroce4, %.0f handled\n", marked,
+              cnps->second, handled);
+  EXPECT_GT(marked, 0);
+  EXPECT_GT(cnps->second, 0);
+  EXPECT_EQ(handled, cnps->second) << "every CNP reached its sender";
+  EXPECT_GT(r.bottleneck_bps, 0.8 * kRateBps) << "DCQCN slows the senders, it does not starve the link";
+}
+
+// The same config with PFC off (and no ECN/DCQCN to soften it) is lossy Ethernet:
 // the congested port drops and RC retransmits. Which RC recovery shows up
 // depends on the drop pattern: with equal link rates one sender's arrivals
 // often lock step with the queue's departures and take every freed slot
@@ -302,7 +329,7 @@ TEST(Incast, RoceV2WithPfcPausesInsteadOfDropping) {
 // by timeout rather than by a sequence NAK. The NAK / out_of_sequence path is
 // asserted in virtual time (tests/unit/fabric/incast_test.cpp).
 TEST(Incast, RoceV2WithPfcOffDropsAndRetransmits) {
-  Fabricd d(roce_incast_config("off"));
+  Fabricd d(roce_incast_config("{pfc: off, ecn: off, dcqcn: off}"));
   Incast spec{kRoceSenders, "vroce4", "sw/5", 19800, 1, "roce", {"-x", "1"}};
   spec.lossy = true;
   const IncastResult r = run_incast(d, spec);

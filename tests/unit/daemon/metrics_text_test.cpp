@@ -33,6 +33,7 @@ std::vector<Table> all_tables() {
           {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)},
           {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
           {"pfc priority", dp::kPfcPriorityCounters, sizeof(dp::PfcPrioritySnapshot)},
+          {"ecn priority", dp::kEcnPriorityCounters, sizeof(dp::EcnPrioritySnapshot)},
           {"fabric", kFabricCounters, sizeof(FabricFlowSnapshot)}};
 }
 
@@ -108,6 +109,7 @@ MetricsSnapshot known() {
   pfc.rx_pause = 5;
   pfc.headroom_bytes = 1500;
   m.pfc.push_back({"roce", "ethsw0/1", 3, pfc});
+  m.ecn.push_back({"roce", "ethsw0/1", 3, {17, 0}});
   m.fabrics.push_back({"ib", {2}});
   return m;
 }
@@ -133,6 +135,7 @@ TEST(MetricsText, AKnownSnapshotGivesItsSamples) {
            "vfabric_vl_buffer_used_blocks{fabric=\"ib\",port=\"ibsw0/1\",vl=\"0\"} 40",
            "vfabric_credit_loop_deadlocks_total{fabric=\"ib\"} 2",
            "vfabric_rx_pause_frames_total{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 5",
+           "vfabric_ecn_marked_packets_total{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 17",
            "vfabric_headroom_bytes{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 1500",
            "# TYPE vfabric_class_depth_packets gauge",
            "# TYPE vfabric_port_xmit_data_total counter",
