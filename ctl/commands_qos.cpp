@@ -43,6 +43,16 @@ std::string vlarb_text(const json& list) {
 
 std::string bytes_or_dash(const json& o, const char* key) { return o.contains(key) ? text(o, key) : "-"; }
 
+// "100 ms", "1.5 ms", "500 us".
+std::string time_text(double ns) {
+  char b[32];
+  if (ns >= 1e6)
+    std::snprintf(b, sizeof b, "%g ms", ns / 1e6);
+  else
+    std::snprintf(b, sizeof b, "%g us", ns / 1e3);
+  return b;
+}
+
 // mlnx_qos's layout: the PFC vector by priority, the DSCP map by priority,
 // then what only an emulator can show -- each lossless group's thresholds
 // and use, and the delay model behind its headroom.
@@ -80,7 +90,7 @@ void print_eth_qos(const json& r) {
   const double watchdog = r.value("pfc_watchdog_ns", 0.0);
   std::cout << "pause_quanta " << text(r, "pause_quanta") << " (" << pause_us << " us at the link's rate), response "
             << r.value("pfc_response_ns", 0.0) << " ns, watchdog "
-            << (watchdog > 0 ? std::to_string(uint64_t(watchdog / 1e6)) + " ms" : std::string("off")) << '\n';
+            << (watchdog > 0 ? time_text(watchdog) : std::string("off")) << '\n';
   Table t({"PRIO", "XOFF", "XON", "HEADROOM", "USED", "HEADROOM_USED", "PEAK", "TX_PAUSE", "RX_PAUSE", "OVERFLOW"});
   for (const json& p : pfc.value("priorities", json::array()))
     if (p.value("lossless", false) || p.value("rx_pause", 0) || p.value("buffer_used", 0))

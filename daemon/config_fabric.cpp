@@ -447,7 +447,8 @@ class FabricReader {
     std::string what = fmt::format("link {} of {}", f_.links.size() + 1, what_);
     r_.expect_map(n, what, {"a", "b", "width", "speed", "rate", "delay", "mtu", "vl_buffer"});
     only_for(n, "width", LinkLayer::Infiniband, "an Ethernet link's lanes follow from its speed");
-    only_for(n, "vl_buffer", LinkLayer::Infiniband, "Ethernet buffers are the PFC issue's; IB buffers are per VL");
+    only_for(n, "vl_buffer", LinkLayer::Infiniband,
+             "an Ethernet link's buffers are the switch's buffer and the fabric's qos: xoff/xon/headroom");
     Link l;
     YAML::Node an = r_.required(n, "a", what, "a: vib0");
     YAML::Node bn = r_.required(n, "b", what, "b: sw0/1");

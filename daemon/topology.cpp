@@ -268,6 +268,7 @@ void Topology::reset_counters(size_t fabric, const dp::Endpoint& end) {
   dp::Fabric& f = *impl_->fabrics.at(fabric);
   if (dp::HcaPort* h = end.port == 0 ? f.find_hca_port(end.node) : nullptr) h->reset_counters(impl_->sched.now());
   else dp::reset(f.port(end).counters(), impl_->sched.now());
+  f.reset_flow_counters(f.port(end));
 }
 
 void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }

@@ -33,6 +33,10 @@ class EcnMarker {
 
   // On the lcore.
   EcnPrioritySnapshot snapshot(unsigned prio) const { return {marked_[prio], not_ect_[prio]}; }
+  void reset_counters() {
+    marked_.fill(0);
+    not_ect_.fill(0);
+  }
   const EcnProfile& profile(unsigned prio) const { return profiles_[prio]; }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <tuple>
 
 #include "dataplane/fabric/pfc_headroom.hpp"
 #include "dataplane/fabric/port_capture.hpp"
@@ -288,6 +289,16 @@ const EcnMarker* Fabric::ecn(const Port& p) const {
     if (l.ecn_b && l.port_b == &p) return l.ecn_b.get();
   }
   return nullptr;
+}
+
+void Fabric::reset_flow_counters(const Port& p) {
+  for (LinkInfo& l : links_)
+    for (auto [port, pfc, ecn] : {std::tuple{l.port_a, l.pfc_a.get(), l.ecn_a.get()},
+                                   std::tuple{l.port_b, l.pfc_b.get(), l.ecn_b.get()}})
+      if (port == &p) {
+        if (pfc) pfc->reset_counters();
+        if (ecn) ecn->reset_counters();
+      }
 }
 
 const Pfc* Fabric::pfc(const Port& p) const {

@@ -137,6 +137,9 @@ class Fabric {
   const Pfc* pfc(const Port& p) const;
   // The ECN marker of a switch port, or null (off, IB, an HCA port, not linked).
   const EcnMarker* ecn(const Port& p) const;
+  // Clears the flow-control counters of `p` (PFC, ECN), as counters reset does
+  // its PMA counters.
+  void reset_flow_counters(const Port& p);
 
   const std::vector<std::unique_ptr<Switch>>& switches() const { return switches_; }
   const std::vector<std::unique_ptr<HcaPort>>& hca_ports() const { return hcas_; }

@@ -332,6 +332,24 @@ void Pfc::on_link_state(void* self, bool up) {
   }
 }
 
+void Pfc::reset_counters() {
+  const Nanos now = port_.scheduler().now();
+  for (Group& g : pg_) {
+    g.tx_pause = g.headroom_overflow = g.buffer_drops = 0;
+    g.xoff_ns = 0;
+    if (g.xoff) g.xoff_since = now;
+    g.peak = g.shared + g.headroom;
+    g.headroom_peak = g.headroom;
+  }
+  for (Pause& p : pause_) {
+    p.rx_pause = p.transitions = p.storms = 0;
+    p.done_ns = 0;
+    if (p.until > now && p.from < now) p.from = now;  // the part still to come counts
+    else if (p.until <= now) p.from = p.until = now;
+  }
+  rx_malformed_ = rx_unsupported_ = tx_unsent_ = 0;
+}
+
 PfcSnapshot Pfc::snapshot() const {
   const Nanos now = port_.scheduler().now();
   PfcSnapshot s{};

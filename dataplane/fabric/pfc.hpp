@@ -110,6 +110,9 @@ class Pfc {
 
   // On the lcore, like IbCredits::snapshot.
   PfcSnapshot snapshot() const;
+  // Clears the counts (fabricctl counters reset): levels stay, watermarks
+  // restart from them, a pause or XOFF in progress counts from now.
+  void reset_counters();
   const PfcConfig& config() const { return cfg_; }
   const Port& port() const { return port_; }
   bool lossless(unsigned prio) const { return cfg_.enable >> prio & 1; }

@@ -302,6 +302,28 @@ TEST(Pfc, WatchdogDeclaresAStormAndRecovers) {
   EXPECT_EQ(l.holder.tags.back(), 101u);
 }
 
+TEST(Pfc, ResetClearsCountsButNotLevels) {
+  PfcLink l(lossless(20000), lossless(20000));
+  l.holder.hold[kRoce] = true;
+  l.send(30);
+  l.run_for(100'000);
+  const PfcPrioritySnapshot before = l.at_b();
+  ASSERT_GT(before.tx_pause, 0u);
+  ASSERT_GT(l.at_a().rx_pause_duration, 0u);
+  l.pa->reset_counters();
+  l.pb->reset_counters();
+  const PfcPrioritySnapshot after = l.at_b();
+  EXPECT_EQ(after.tx_pause, 0u);
+  EXPECT_EQ(after.tx_pause_duration, 0u);
+  EXPECT_EQ(l.at_a().rx_pause, 0u);
+  EXPECT_EQ(l.at_a().rx_pause_duration, 0u);
+  EXPECT_EQ(after.buffer_bytes, before.buffer_bytes) << "what the group holds is a level, not a count";
+  EXPECT_EQ(after.buffer_peak, after.buffer_bytes) << "the watermark restarts from the level";
+  EXPECT_EQ(l.pa->snapshot().paused, 1u << kRoce) << "the pause in force goes on";
+  l.run_for(100'000);
+  EXPECT_GE(l.at_a().rx_pause_duration, 99u) << "and counts again from the reset";
+}
+
 TEST(Pfc, LinkDownEndsPausesAndXoff) {
   PfcLink l(lossless(20000), lossless(20000));
   l.holder.hold[kRoce] = true;
