@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 
-#include "dataplane/wire/ecn.hpp"
+#include "dataplane/wire/frame_peek.hpp"
+#include "dataplane/wire/ipv4.hpp"
+#include "dataplane/wire/roce_framing.hpp"
 
 namespace vf::dp {
 
@@ -47,9 +49,9 @@ bool EcnMarker::on_enqueue(void* self, unsigned cls, rte_mbuf* m, uint32_t, uint
   if (cls >= 8) return true;
   const double p = ecn_mark_probability(e.profiles_[cls], depth_bytes);
   if (p <= 0 || (p < 1 && e.draw() >= p)) return true;
-  const int ecn = wire::frame_ecn(m);
+  const int ecn = wire::eth_frame_ecn(m);
   if (ecn == wire::kEcnCe) return true;  // marked upstream already
-  if (wire::frame_mark_ce(m))
+  if (ecn > 0 && wire::roce_frame_mark_ce(m))
     ++e.marked_[cls];
   else
     ++e.not_ect_[cls];

@@ -47,24 +47,49 @@ inline std::optional<uint8_t> eth_frame_pcp(const rte_mbuf* m) {
   return vlan_pcp(f + kEthTypeOffset);
 }
 
-// The IP DSCP of an IPv4 or IPv6 frame, tagged or not; -1 when the frame is
-// not IP or too short to tell.
-inline int eth_frame_dscp(const rte_mbuf* m) {
+// Where an Ethernet frame's IP header starts, tagged or not, and its
+// version; version 0 when the frame is not IPv4/IPv6 or too short to tell.
+struct IpAt {
+  unsigned offset = 0;
+  uint8_t version = 0;
+};
+
+inline IpAt eth_frame_ip(const rte_mbuf* m) {
   const uint16_t len = rte_pktmbuf_data_len(m);
-  if (len < kEthHdrLen) return -1;
+  if (len < kEthHdrLen) return {};
   const uint8_t* f = frame_data(m);
   unsigned l3 = kEthHdrLen;
   uint16_t type = eth_type(f);
   if (type == kEtherTypeVlan) {
-    if (len < kEthHdrLen + kVlanLen) return -1;
+    if (len < kEthHdrLen + kVlanLen) return {};
     type = get16(f + kEthTypeOffset + kVlanLen);
     l3 += kVlanLen;
   }
-  if (len < l3 + 2) return -1;
-  const uint8_t* ip = f + l3;
-  if (type == kEtherTypeIpv4 && ip[0] >> 4 == 4) return ip[1] >> 2;
-  if (type == kEtherTypeIpv6 && ip[0] >> 4 == 6) return (ip[0] & 0x0F) << 2 | ip[1] >> 6;
-  return -1;
+  if (len < l3 + 2) return {};
+  const uint8_t v = f[l3] >> 4;
+  if ((type == kEtherTypeIpv4 && v == 4) || (type == kEtherTypeIpv6 && v == 6)) return {l3, v};
+  return {};
+}
+
+// The IP traffic class (IPv4 TOS / IPv6 traffic class: DSCP << 2 | ECN) of
+// an IP frame; -1 when it is not IP.
+inline int eth_frame_tclass(const rte_mbuf* m) {
+  const IpAt ip = eth_frame_ip(m);
+  if (!ip.version) return -1;
+  const uint8_t* h = frame_data(m) + ip.offset;
+  return ip.version == 4 ? h[1] : (h[0] & 0x0F) << 4 | h[1] >> 4;
+}
+
+// The IP DSCP of an IPv4 or IPv6 frame; -1 when it is not IP.
+inline int eth_frame_dscp(const rte_mbuf* m) {
+  const int tc = eth_frame_tclass(m);
+  return tc < 0 ? -1 : tc >> 2;
+}
+
+// The IP ECN codepoint; -1 when it is not IP.
+inline int eth_frame_ecn(const rte_mbuf* m) {
+  const int tc = eth_frame_tclass(m);
+  return tc < 0 ? -1 : tc & 0x3;
 }
 
 }  // namespace vf::wire

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "dataplane/fabric/ecn_marker.hpp"
-#include "dataplane/wire/ecn.hpp"
+#include "dataplane/wire/frame_peek.hpp"
+#include "dataplane/wire/ipv4.hpp"
 #include "tests/unit/dataplane/test_frames.hpp"
 
 namespace vf::dp {
@@ -32,7 +33,7 @@ struct Seen {
   bool checksums_ok = true;
   static void on_frame(void* self, rte_mbuf* m) {
     auto& s = *static_cast<Seen*>(self);
-    s.ecn.push_back(wire::frame_ecn(m));
+    s.ecn.push_back(wire::eth_frame_ecn(m));
     s.checksums_ok &= wire::ipv4_checksum_ok(rte_pktmbuf_mtod(m, const uint8_t*) + 14);
     rte_pktmbuf_free(m);
   }

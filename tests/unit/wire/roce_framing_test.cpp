@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "crc_reference.hpp"
-#include "dataplane/wire/ecn.hpp"
 #include "dataplane/wire/eth.hpp"
 #include "dataplane/wire/framing.hpp"
 #include "dataplane/wire/icrc.hpp"
@@ -95,42 +94,6 @@ TEST(RoceFraming, Ipv4KnownAnswer) {
   Bytes scapy = test::samples::kRoceV4;
   scapy.insert(scapy.end(), {0x9B, 0x82, 0xBA, 0xF0});
   EXPECT_EQ(Bytes(f.begin() + 14, f.end()), scapy);
-}
-
-// A switch's CE mark: the IPv4 checksum follows (RFC 1624), the ICRC needs
-// nothing (it masks the TOS / traffic class), the receiver decapsulates it
-// and sees CE; a frame that is not ECN-capable is left alone.
-TEST(RoceFraming, CeMarkKeepsTheFrameValid) {
-  for (const bool v6 : {false, true})
-    for (const bool vlan : {false, true}) {
-      const Bytes f = encap(kTransport, v6 ? v6_route(vlan) : v4_route(vlan));  // tclass 0x6A: ECT(0)
-      rte_mbuf* m = test::mbuf_from(f);
-      EXPECT_EQ(frame_ecn(m), int(kEcnEct0));
-      ASSERT_TRUE(frame_mark_ce(m));
-      EXPECT_EQ(frame_ecn(m), int(kEcnCe));
-      const Bytes marked = test::mbuf_bytes(m);
-      rte_pktmbuf_free(m);
-      const unsigned l3 = vlan ? 18 : 14;
-      if (!v6) {
-        EXPECT_TRUE(ipv4_checksum_ok(marked.data() + l3)) << "vlan " << vlan;
-      }
-      RxMeta meta;
-      ASSERT_EQ(decap(marked, &meta), RxError::kOk) << "v6 " << v6 << " vlan " << vlan;
-      EXPECT_EQ(meta.traffic_class, 0x6B) << "DSCP 26 kept, ECN now CE";
-      // Only the ECN bits and (IPv4) the header checksum changed.
-      for (size_t i = 0; i < f.size(); ++i) {
-        const bool may_change = i == l3 + 1 || (!v6 && (i == l3 + 10 || i == l3 + 11));
-        EXPECT_TRUE(f[i] == marked[i] || may_change) << "byte " << i << " changed";
-      }
-      EXPECT_EQ(marked[l3 + 1] ^ f[l3 + 1], v6 ? 0x10 : 0x01);
-    }
-  RoceRoute r = v4_route();
-  r.traffic_class = 0x68;  // DSCP 26, not ECT
-  const Bytes f = encap(kTransport, r);
-  rte_mbuf* m = test::mbuf_from(f);
-  EXPECT_FALSE(frame_mark_ce(m));
-  EXPECT_EQ(test::mbuf_bytes(m), f);
-  rte_pktmbuf_free(m);
 }
 
 TEST(RoceFraming, VlanTag) {
