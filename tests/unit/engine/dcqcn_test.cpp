@@ -87,6 +87,29 @@ TEST(Dcqcn, ByteEventsAndHyperIncrease) {
   EXPECT_GT(rp.rc, rc0);
 }
 
+// The paper's F = 5: five timer events of fast recovery -- RC halves its
+// distance to RT, RT stays -- before additive increase starts.
+TEST(Dcqcn, BelowTheThresholdRecoveryIsFast) {
+  DcqcnConfig c;
+  c.rp_enabled = true;
+  c.line_rate_mbps = 2000;
+  c.rpg_threshold = 5;
+  DcqcnRp rp;
+  dcqcn_on_cnp(rp, c, 0);
+  dcqcn_on_cnp(rp, c, 10'000);  // a second cut: RT 1000, RC 500
+  ASSERT_DOUBLE_EQ(rp.rt, 1000);
+  ASSERT_DOUBLE_EQ(rp.rc, 500);
+  double rc = 500;
+  for (unsigned k = 1; k <= 4; ++k) {
+    dcqcn_advance(rp, c, 10'000 + k * c.rpg_time_reset_ns, 0);
+    rc = (1000 + rc) / 2;
+    EXPECT_DOUBLE_EQ(rp.rt, 1000) << "fast recovery keeps the target, event " << k;
+    EXPECT_DOUBLE_EQ(rp.rc, rc) << "event " << k;
+  }
+  dcqcn_advance(rp, c, 10'000 + 5 * c.rpg_time_reset_ns, 0);
+  EXPECT_DOUBLE_EQ(rp.rt, 1005) << "the fifth event reaches F: additive increase";
+}
+
 TEST(Dcqcn, NeverBelowTheMinimumRate) {
   DcqcnConfig c = cfg();
   c.line_rate_mbps = 3;
