@@ -49,18 +49,16 @@ json headroom_json(const HeadroomTerms& t) {
 struct EthQosView {
   dp::EthQos q;
   std::optional<dp::PfcSnapshot> pfc;
-  dp::LinkParams link{};
-  uint32_t max_frame = 0;
-  uint64_t peer_response_ns = 0;  // the peer reacts to this port's XOFF
+  HeadroomTerms model{};
+  uint64_t rate_bps = 0;
 };
 
 EthQosView view_eth_qos(const dp::Fabric& f, const dp::Endpoint& e) {
   const dp::Port& p = f.port(e);
-  EthQosView v{p.config().eth, std::nullopt, p.link_params(), p.max_frame(), 0};
-  const dp::LinkInfo* l = f.find_link(e);
-  if (const dp::Pfc* pfc = f.pfc(p); pfc && l) {
+  EthQosView v{p.config().eth, std::nullopt, {}, p.link_params().rate_bps};
+  if (const dp::Pfc* pfc = f.pfc(p)) {
     v.pfc = pfc->snapshot();
-    v.peer_response_ns = uint64_t((l->port_a == &p ? *l->port_b : *l->port_a).config().eth.pfc.response_ns);
+    v.model = pfc->config().model;
   }
   return v;
 }
@@ -77,9 +75,8 @@ json eth_qos_json(const EthQosView& v) {
               {"pfc_watchdog_ns", pfc.watchdog_ns}};
   if (!v.pfc) return out;  // not linked
   out["pfc"] = pfc_state_json(*v.pfc);
-  out["pause_time_ns"] = wire::pause_quanta_ns(pfc.pause_quanta, v.link.rate_bps);
-  const HeadroomTerms t = pfc_headroom({v.link.rate_bps, v.link.delay_ns, v.max_frame, v.max_frame,
-                                        v.peer_response_ns, uint64_t(pfc.interface_delay_ns)});
+  out["pause_time_ns"] = wire::pause_quanta_ns(pfc.pause_quanta, v.rate_bps);
+  const HeadroomTerms& t = v.model;
   out["headroom_model"] = headroom_json(t);
   bool below = false;
   for (unsigned i = 0; i < dp::kNumPriorities; ++i)

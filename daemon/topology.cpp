@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "core/pfc_headroom.hpp"
 #include "daemon/counter_format.hpp"
 #include "daemon/credit_loops.hpp"
 #include "daemon/lid_assign.hpp"
@@ -164,11 +163,7 @@ void Topology::warn_small_headroom(const dp::Fabric& fabric) {
     for (const dp::Port* p : {l.port_a, l.port_b}) {
       const dp::Pfc* pfc = fabric.pfc(*p);
       if (!pfc) continue;
-      const dp::Port& peer = p == l.port_a ? *l.port_b : *l.port_a;
-      const uint64_t model = pfc_headroom({p->link_params().rate_bps, p->link_params().delay_ns, p->max_frame(),
-                                           p->max_frame(), uint64_t(peer.config().eth.pfc.response_ns),
-                                           uint64_t(p->config().eth.pfc.interface_delay_ns)})
-                                 .total;
+      const uint64_t model = pfc->config().model.total;
       for (unsigned i = 0; i < dp::kNumPriorities; ++i)
         if (pfc->lossless(i) && pfc->config().pg[i].headroom < model) {
           spdlog::warn("fabric {}: port {} priority {}: PFC headroom {} bytes is below the 802.1Qbb model's {} "

@@ -259,10 +259,9 @@ std::unique_ptr<Pfc> Fabric::make_pfc(Port& p, const Port& peer, const Endpoint&
   c.response_ns = mine.response_ns;
   c.watchdog_ns = mine.watchdog_ns;
   c.mac = pfc_source_mac(e);
-  const HeadroomTerms h = pfc_headroom({p.link_params().rate_bps, p.link_params().delay_ns, p.max_frame(),
-                                        p.max_frame(), uint64_t(peer.config().eth.pfc.response_ns),
-                                        uint64_t(mine.interface_delay_ns)});
-  const PfcThresholds t = default_pfc_thresholds(h.total, p.max_frame(), mine);
+  c.model = pfc_headroom({p.link_params().rate_bps, p.link_params().delay_ns, p.max_frame(), p.max_frame(),
+                          uint64_t(peer.config().eth.pfc.response_ns), uint64_t(mine.interface_delay_ns)});
+  const PfcThresholds t = default_pfc_thresholds(c.model.total, p.max_frame(), mine);
   for (unsigned i = 0; i < kNumPriorities; ++i) {
     if (!(c.enable >> i & 1)) continue;
     c.pg[i] = t;

@@ -43,6 +43,7 @@
 #include <cstdint>
 
 #include "core/counter_def.hpp"
+#include "core/pfc_headroom.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/types.hpp"
@@ -65,6 +66,9 @@ struct PfcConfig {
   Nanos watchdog_ns = 0;           // 0 = no PFC watchdog
   std::array<PfcThresholds, kNumPriorities> pg{};
   Mac mac{};                       // source address of the PFC frames this port sends
+  // The 802.1Qbb delay model for this port's link and peer, which the
+  // default headroom comes from (shown and compared, never enforced here).
+  HeadroomTerms model{};
 };
 
 // One priority's flow-control counters and levels, in the names RoCE users

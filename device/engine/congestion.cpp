@@ -32,11 +32,17 @@ void note_congestion(Engine& eng, Qp& qp, const wire::RxMeta& meta) {
   if (!c.np_enabled || (qp.np_cnp_sent && now - qp.np_last_cnp < c.min_time_between_cnps_ns)) return;
   dp::Route r = qp.route;
   r.traffic_class = uint8_t(c.cnp_dscp << 2);  // not ECN-capable: a CNP is never marked
-  if (!eng.io.can_transmit(r)) return;
+  // No room on the CNP's priority or no mbuf: this CE goes unanswered (the
+  // next one gets a CNP), counted like a requester that found no room.
+  if (!eng.io.can_transmit(r)) {
+    ++eng.ctr.tx_stalls;
+    return;
+  }
   rte_mbuf* m = eng.io.alloc();
   uint8_t* b = m ? reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, wire::kBthLen + kCnpReservedLen)) : nullptr;
   if (!b) {
     if (m) rte_pktmbuf_free(m);
+    ++eng.ctr.tx_stalls;
     return;
   }
   put_bth(b, kOpcodeCnp, false, 0, qp.attr.dest_qp_num, false, 0);
