@@ -31,6 +31,10 @@ struct QueuedFrame {
   Nanos eligible_at;     // not before this time (switching latency)
   uint32_t bytes;
   uint8_t origin_cls;
+  // Bytes the frame gained inside the switch (an 802.1Q tag pushed: +4,
+  // popped: -4): the receive buffer it holds is bytes - grown.
+  int8_t grown;
+  uint32_t origin_bytes() const { return uint32_t(int64_t(bytes) - grown); }
 };
 
 // The dynamic field's offset, registered on first use (after rte_eal_init;
@@ -61,8 +65,8 @@ class EgressQueue {
   bool full() const { return size_ >= limit_; }
 
   // Callers check full() first.
-  void push(rte_mbuf* m, Port* origin, Nanos eligible_at, uint32_t bytes, uint8_t origin_cls) {
-    queued(m) = QueuedFrame{nullptr, origin, eligible_at, bytes, origin_cls};
+  void push(rte_mbuf* m, Port* origin, Nanos eligible_at, uint32_t bytes, uint8_t origin_cls, int8_t grown = 0) {
+    queued(m) = QueuedFrame{nullptr, origin, eligible_at, bytes, origin_cls, grown};
     if (tail_)
       queued(tail_).next = m;
     else

@@ -1,28 +1,105 @@
 #include "dataplane/fabric/eth_switch.hpp"
 
+#include <climits>
 #include <stdexcept>
 
 #include "dataplane/wire/frame_peek.hpp"
+#include "dataplane/wire/vlan_tag.hpp"
 
 namespace vf::dp {
 
 EthSwitch::EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
-    : Switch(sched, std::move(name), LinkLayer::kEthernet, cfg, this, &EthSwitch::on_rx) {}
+    : Switch(sched, std::move(name), LinkLayer::kEthernet, cfg, this, &EthSwitch::on_rx), vlans_(cfg.nports) {}
 
-void EthSwitch::add_fdb(const Mac& mac, unsigned port) {
+void EthSwitch::add_fdb(const Mac& mac, unsigned port, uint16_t vid) {
   if (port == 0 || port > nports()) throw std::invalid_argument("switch " + name_ + ": FDB port out of range");
-  fdb_[mac_key(mac.data())] = uint16_t(port);
+  if (vid < 1 || vid > kMaxVid) throw std::invalid_argument("switch " + name_ + ": FDB VLAN must be 1..4094");
+  fdb_.add_static(vid, mac, uint16_t(port));
 }
 
-void EthSwitch::remove_fdb(const Mac& mac) { fdb_.erase(mac_key(mac.data())); }
+void EthSwitch::remove_fdb(const Mac& mac, uint16_t vid) { fdb_.remove(vid, mac); }
+
+void EthSwitch::set_vlans(unsigned num, const PortVlans& v) {
+  if (num == 0 || num > nports()) throw std::invalid_argument("switch " + name_ + ": VLAN port out of range");
+  vlans_[num - 1] = v;
+}
 
 void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   auto& sw = *static_cast<EthSwitch*>(self);
-  // The ingress port classified the frame, so its Ethernet header is there.
-  const auto it = sw.fdb_.find(mac_key(wire::eth_frame_dst(m)));
-  Port* out = it == sw.fdb_.end() ? nullptr : sw.egress(in, it->second);
-  if (!out) return sw.relay_error(in, m, cls);
-  sw.forward(in, cls, *out, cls, m);
+  // The ingress port classified the frame, so its Ethernet header (and its
+  // tag, when it has one) is there.
+  const uint8_t* f = wire::frame_data(m);
+  const bool tagged = wire::frame_tagged(m);
+  const PortVlans& iv = sw.vlans_[in.number() - 1];
+  uint16_t vid = tagged ? wire::vlan_vid(f + wire::kEthTypeOffset) : 0;
+  if (vid == 0) vid = iv.pvid;
+  if (!iv.carries(vid)) [[unlikely]] {
+    sw.ctr_.vlan_filtered.add();
+    return sw.relay_error(in, m, cls);
+  }
+  const Nanos now = sw.sched_.now();
+  const uint8_t* src = wire::eth_src(f);
+  if (learnable_mac(src)) sw.fdb_.learn(vid, src, in.number(), now);
+  const uint8_t* dst = wire::eth_dst(f);
+  if (dst[0] & 1) return sw.flood(in, m, cls, vid, tagged);
+  const uint16_t to = sw.fdb_.lookup(vid, dst, now);
+  if (to == 0) return sw.flood(in, m, cls, vid, tagged);
+  if (to == in.number()) {
+    sw.ctr_.same_port.add();
+    return sw.relay_error(in, m, cls);
+  }
+  Port& out = sw.port_at(to);
+  if (!sw.may_leave(out, vid)) {
+    sw.ctr_.no_egress.add();
+    return sw.relay_error(in, m, cls);
+  }
+  const int8_t grown = sw.egress_tag(out, m, cls, vid, tagged);
+  if (grown == INT8_MIN) [[unlikely]]
+    return sw.relay_error(in, m, cls);
+  sw.forward(in, cls, out, cls, m, grown);
+}
+
+// Copies for every port but the last; the last takes the frame itself, so it
+// keeps holding the ingress buffer (PFC sees it) and a frame with one
+// recipient costs no copy.
+void EthSwitch::flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
+  ctr_.flooded.add();
+  Port* last = nullptr;
+  for (unsigned n = 1; n <= nports(); ++n) {
+    Port& out = port_at(n);
+    if (&out == &in || !may_leave(out, vid)) continue;
+    if (last) {
+      rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+      if (!copy) {
+        ctr_.flood_no_mbuf.add();
+      } else if (egress_tag(*last, copy, cls, vid, tagged) == INT8_MIN) {
+        rte_pktmbuf_free(copy);
+      } else {
+        ctr_.flood_copies.add();
+        last->enqueue(cls, copy, sched_.now() + cfg_.latency_ns);
+      }
+    }
+    last = &out;
+  }
+  if (!last) return relay_error(in, m, cls);
+  const int8_t grown = egress_tag(*last, m, cls, vid, tagged);
+  if (grown == INT8_MIN) return relay_error(in, m, cls);
+  ctr_.flood_copies.add();
+  forward(in, cls, *last, cls, m, grown);
+}
+
+int8_t EthSwitch::egress_tag(const Port& out, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) const {
+  const bool untag = vlans_[out.number() - 1].untagged.test(vid);
+  if (untag) {
+    if (!tagged) return 0;
+    wire::frame_pop_vlan(m);
+    return -int8_t(wire::kVlanLen);
+  }
+  if (tagged) {
+    wire::vlan_set_vid(rte_pktmbuf_mtod(m, uint8_t*) + wire::kEthTypeOffset, vid);
+    return 0;
+  }
+  return wire::frame_push_vlan(m, uint8_t(cls & 7), vid) ? int8_t(wire::kVlanLen) : INT8_MIN;
 }
 
 }  // namespace vf::dp

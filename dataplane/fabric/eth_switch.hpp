@@ -1,36 +1,69 @@
-// An Ethernet switch: a static FDB (MAC → port) set by the daemon; no
-// learning and no flooding yet, so unknown unicast, broadcast and multicast
-// destinations are relay errors (the emulated hosts use a static neighbour
-// table and never ARP). The egress priority is the ingress priority (802.1Q
-// PCP; untagged = 0).
+// An Ethernet switch: a VLAN-aware learning bridge (IEEE 802.1Q).
+//
+// Ingress: a frame joins its tag's VLAN, or the port's PVID when untagged or
+// priority-tagged; a VLAN the port does not carry is an ingress-filtering
+// drop. The source address is learned in the FDB (fdb.hpp). Forwarding: a
+// known unicast destination goes to its port; unknown unicast, broadcast and
+// multicast are flooded to every other port of the VLAN whose link is up.
+// A destination learned on the ingress port itself is filtered (dropped).
+// Egress: the frame leaves untagged where the port is an untagged member of
+// its VLAN, tagged otherwise; a tag pushed on the way carries the frame's
+// priority as its PCP. The egress priority is the ingress priority (trust
+// dscp|pcp at the ingress port, eth_qos.hpp).
+//
+// Drops are relay errors (PortRcvSwitchRelayErrors on the ingress port), by
+// cause in BridgeCounters.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
+#include "dataplane/fabric/fdb.hpp"
+#include "dataplane/fabric/port_vlans.hpp"
 #include "dataplane/fabric/switch.hpp"
 
 namespace vf::dp {
+
+struct BridgeCounters {
+  Counter flooded;          // frames flooded (unknown unicast, broadcast, multicast)
+  Counter flood_copies;     // copies sent by flooding
+  Counter flood_no_mbuf;    // copies not made: no mbuf
+  Counter vlan_filtered;    // ingress frames of a VLAN the port does not carry
+  Counter same_port;        // destination learned on the ingress port
+  Counter no_egress;        // known destination whose port cannot take it
+};
 
 class EthSwitch final : public Switch {
  public:
   EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg);
 
-  void add_fdb(const Mac& mac, unsigned port);
-  void remove_fdb(const Mac& mac);
+  // Static FDB entries (bridge fdb add ... static).
+  void add_fdb(const Mac& mac, unsigned port, uint16_t vid = kDefaultVid);
+  void remove_fdb(const Mac& mac, uint16_t vid = kDefaultVid);
+  void set_ageing(Nanos ageing) { fdb_.set_ageing(ageing); }
+  // Port `num`'s VLAN membership (set-up, or on the lcore).
+  void set_vlans(unsigned num, const PortVlans& v);
+  const PortVlans& vlans(unsigned num) const { return vlans_.at(num - 1); }
+  // Forget what was learned on port `num` (its link went down).
+  void flush_port(unsigned num) { fdb_.flush_port(uint16_t(num)); }
+
+  const Fdb& fdb() const { return fdb_; }
+  const BridgeCounters& counters() const { return ctr_; }
 
  private:
   static void on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls);
+  void flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged);
+  // Tags or untags `m` for leaving `out` in `vid`; the bytes it grew, or
+  // INT8_MIN when it could not be tagged (no headroom).
+  int8_t egress_tag(const Port& out, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) const;
+  bool may_leave(const Port& out, uint16_t vid) const {
+    return out.connected() && out.link_up() && vlans_[out.number() - 1].carries(vid);
+  }
 
-  std::unordered_map<uint64_t, uint16_t> fdb_;
+  Fdb fdb_;
+  std::vector<PortVlans> vlans_;
+  BridgeCounters ctr_;
 };
-
-// 48-bit MAC as an integer key.
-inline uint64_t mac_key(const uint8_t* mac) {
-  uint64_t k = 0;
-  for (int i = 0; i < 6; ++i) k = k << 8 | mac[i];
-  return k;
-}
 
 }  // namespace vf::dp

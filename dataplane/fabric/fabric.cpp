@@ -219,6 +219,9 @@ const LinkInfo& Fabric::set_link_up(const Endpoint& end, bool up, PhysState phys
   if (!up) {
     l->link->a_to_b().flush();
     l->link->b_to_a().flush();
+    // A bridge forgets the stations behind a port that stopped forwarding.
+    for (const Endpoint* e : {&l->a, &l->b})
+      if (e->port != 0 && ll_ == LinkLayer::kEthernet) static_cast<EthSwitch*>(find_switch(e->node))->flush_port(e->port);
   }
   return *l;
 }
@@ -323,11 +326,15 @@ void Fabric::set_lft(std::string_view sw, uint16_t dlid, uint8_t port) {
   static_cast<IbSwitch*>(s)->set_lft(dlid, port);
 }
 
-void Fabric::add_fdb(std::string_view sw, const Mac& mac, unsigned port) {
+EthSwitch& Fabric::eth_switch(std::string_view sw) {
   Switch* s = find_switch(sw);
   if (!s) throw std::invalid_argument("fabric " + name_ + ": unknown switch " + std::string(sw));
-  if (ll_ != LinkLayer::kEthernet) throw std::invalid_argument("fabric " + name_ + ": an FDB is for Ethernet switches");
-  static_cast<EthSwitch*>(s)->add_fdb(mac, port);
+  if (ll_ != LinkLayer::kEthernet) throw std::invalid_argument("fabric " + name_ + ": " + s->name() + " is not an Ethernet switch");
+  return *static_cast<EthSwitch*>(s);
+}
+
+void Fabric::add_fdb(std::string_view sw, const Mac& mac, unsigned port, uint16_t vid) {
+  eth_switch(sw).add_fdb(mac, port, vid);
 }
 
 void Fabric::set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac) {

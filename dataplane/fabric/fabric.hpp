@@ -102,7 +102,10 @@ class Fabric {
   Link& connect(const Endpoint& a, const Endpoint& b, const LinkParams& params,
                 uint32_t vl_buffer_bytes = 0);
   void set_lft(std::string_view sw, uint16_t dlid, uint8_t port);
-  void add_fdb(std::string_view sw, const Mac& mac, unsigned port);
+  // A static FDB entry (the switch learns the rest).
+  void add_fdb(std::string_view sw, const Mac& mac, unsigned port, uint16_t vid = kDefaultVid);
+  // The Ethernet switch `sw`; throws when there is none.
+  EthSwitch& eth_switch(std::string_view sw);
   void set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac);
 
   // ---- link state (the operator's port/link down, a pulled cable)

@@ -27,19 +27,19 @@ void Port::attach(LinkDirection& tx) {
 
 // ---------------------------------------------------------------- egress
 
-bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, uint8_t origin_cls) {
+bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, uint8_t origin_cls, int8_t grown) {
   // The hook first, before the fast path below loads anything.
   if (enqueue_hook_.on_enqueue && cls < kNumDataClasses &&
       !enqueue_hook_.admit(cls, m, q_[cls].size(), ctr_.cls[cls].depth_bytes.get())) [[unlikely]] {
-    drop_egress(cls, m, origin, origin_cls);
+    drop_egress(cls, m, origin, origin_cls, grown);
     return false;
   }
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
   if (q_[cls].full() || bytes > max_frame_ || !tx_ || !link_up_) [[unlikely]] {
-    drop_egress(cls, m, origin, origin_cls);
+    drop_egress(cls, m, origin, origin_cls, grown);
     return false;
   }
-  q_[cls].push(m, origin, eligible_at, bytes, origin_cls);
+  q_[cls].push(m, origin, eligible_at, bytes, origin_cls, grown);
   ++queued_;
   ClassCounters& k = ctr_.cls[cls];
   k.depth_pkts.add();
@@ -51,8 +51,8 @@ bool Port::enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at, Port* origin, u
   return true;
 }
 
-void Port::drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls) {
-  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+void Port::drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls, int8_t grown) {
+  const uint32_t bytes = uint32_t(int64_t(rte_pktmbuf_pkt_len(m)) - grown);
   rte_pktmbuf_free(m);
   ctr_.xmit_discards.add();
   ctr_.cls[cls].xmit_discards.add();
@@ -81,7 +81,7 @@ void Port::discard_queued() {
       --queued_;
       ctr_.cls[cls].depth_pkts.sub(1);
       ctr_.cls[cls].depth_bytes.sub(f.bytes);
-      drop_egress(cls, m, f.origin, f.origin_cls);
+      drop_egress(cls, m, f.origin, f.origin_cls, f.grown);
     }
 }
 
@@ -134,7 +134,7 @@ void Port::transmit_head(unsigned cls) {
   }
   // The frame leaves the switch's buffer as it starts onto the wire: credits or
   // XON for the ingress port follow from here.
-  if (f.origin) f.origin->release(f.origin_cls, f.bytes);
+  if (f.origin) f.origin->release(f.origin_cls, f.origin_bytes());
   tx_->send(m);
   if (tx_done_) tx_done_(owner_, *this);
 }

@@ -114,9 +114,10 @@ class Port {
   // `origin_cls`: the receive buffer (inside the same switch) the frame still
   // occupies, released when it leaves this port. On failure (queue full, frame
   // over MTU, not connected) frees m, counts PortXmitDiscards, releases the
-  // origin and returns false.
+  // origin and returns false. `grown`: bytes the frame gained since it
+  // entered the origin's buffer (a VLAN tag pushed or popped on the way).
   bool enqueue(unsigned cls, rte_mbuf* m, Nanos eligible_at = 0, Port* origin = nullptr,
-               uint8_t origin_cls = 0);
+               uint8_t origin_cls = 0, int8_t grown = 0);
   // A link-level control frame (flow-control packet, PAUSE): ahead of all data.
   bool send_control(rte_mbuf* m) { return enqueue(kCtrlClass, m); }
   // The LinkControl source has frames to send: it gets the wire next.
@@ -152,7 +153,7 @@ class Port {
   void transmit_head(unsigned cls);
   // Sends the next LinkControl frame; false when it has none.
   bool transmit_link_control();
-  void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls);
+  void drop_egress(unsigned cls, rte_mbuf* m, Port* origin, uint8_t origin_cls, int8_t grown);
   void set_waiting(bool waiting, Nanos now);
   void note_held_classes(Nanos now);
   void discard_queued();

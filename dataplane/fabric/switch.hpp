@@ -59,9 +59,11 @@ class Switch {
   // The egress port for `num` if it can take a frame from `in`, else null.
   Port* egress(const Port& in, unsigned num);
   // Queues `m` on `out`'s class `out_cls`, eligible after the switching latency.
-  void forward(Port& in, unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m) {
-    out.enqueue(out_cls, m, sched_.now() + cfg_.latency_ns, &in, uint8_t(cls));
+  // `grown`: bytes the frame gained on the way (Port::enqueue).
+  void forward(Port& in, unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m, int8_t grown = 0) {
+    out.enqueue(out_cls, m, sched_.now() + cfg_.latency_ns, &in, uint8_t(cls), grown);
   }
+  Port& port_at(unsigned num) { return *ports_[num - 1]; }
 
   const std::string name_;
   const LinkLayer ll_;

@@ -294,8 +294,15 @@ struct RoceLab {
     const LinkParams p{100 * G, 100, 1500};
     f.connect(*Endpoint::parse("vroce0"), *Endpoint::parse("ethsw0/1"), p);
     f.connect(*Endpoint::parse("vroce1"), *Endpoint::parse("ethsw0/2"), p);
-    f.add_fdb("ethsw0", kMac0, 1);
-    f.add_fdb("ethsw0", kMac1, 2);
+    const uint16_t vid = vlan ? c.vlan_id : kDefaultVid;
+    if (vlan) {
+      PortVlans v;  // both switch ports carry the hosts' VLAN tagged
+      v.add_tagged(vid);
+      f.eth_switch("ethsw0").set_vlans(1, v);
+      f.eth_switch("ethsw0").set_vlans(2, v);
+    }
+    f.add_fdb("ethsw0", kMac0, 1, vid);
+    f.add_fdb("ethsw0", kMac1, 2, vid);
     f.set_neighbour("vroce0", gid1, kMac1);
     f.set_neighbour("vroce1", gid0, kMac0);
     e0.s = e1.s = &s;
