@@ -84,6 +84,9 @@ struct Switch {
   // Ethernet: the packet memory all ports share, PFC headroom included; 0 =
   // unlimited (an ideal switch: only the per-priority thresholds apply).
   uint64_t buffer_bytes = 0;
+  // Ethernet: how long a learned FDB entry outlives its station's silence
+  // (Linux bridge's ageing_time).
+  uint64_t ageing_ns = 300'000'000'000ULL;
   friend bool operator==(const Switch&, const Switch&) = default;
 };
 

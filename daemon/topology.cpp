@@ -144,16 +144,14 @@ void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
   }
 }
 
-// What the operator's static FDB would say: every switch knows its port
-// towards every HCA. RoCE has no ARP here: each port knows every peer GID's
-// MAC statically.
+// An Ethernet fabric is not programmed: the switches learn and the emulated
+// hosts resolve each other with ARP / ND on the wire, as a real L2 domain
+// does. Only what the config pins down is set.
 void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
-  for (const auto& [sw, table] : compute_routes(f))
-    for (const auto& [hca, port] : table) fabric.add_fdb(sw, f.find_hca(hca)->mac, port);
-  for (const auto& a : f.hcas)
-    for (const auto& b : f.hcas)
-      if (a.name != b.name)
-        for (const auto& g : vhca_by_name(b.name).port.gids) fabric.set_neighbour(a.name, g, b.mac);
+  for (const auto& s : f.switches) {
+    dp::EthSwitch& sw = fabric.eth_switch(s.name);
+    sw.set_ageing(s.ageing_ns);
+  }
 }
 
 // A headroom below the 802.1Qbb model is allowed (labs reproduce drops with

@@ -23,18 +23,13 @@ uint16_t udp_sport_from_flow(uint32_t fl) {
 }
 }  // namespace
 
-size_t HcaPort::GidHash::operator()(const Gid& g) const {
-  uint64_t a, b;
-  std::memcpy(&a, g.data(), 8);
-  std::memcpy(&b, g.data() + 8, 8);
-  return std::hash<uint64_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
-}
 
 HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const HcaPortConfig& cfg)
     : sched_(sched),
       pool_(pool),
       cfg_(cfg),
       port_(sched, std::move(name), cfg.link_layer, cfg.port),
+      neighbours_(sched, cfg_, port_, pool),
       space_timer_(&HcaPort::on_space_timer, this),
       loopback_(kLoopbackDepth),
       loopback_timer_(&HcaPort::on_loopback_timer, this) {
@@ -70,7 +65,10 @@ void HcaPort::set_state(PortState state, PhysState phys) {
 }
 
 void HcaPort::link_changed(bool up, PhysState phys_down) {
-  if (!up) return set_state(PortState::kDown, phys_down);
+  if (!up) {
+    neighbours_.flush();  // the kernel forgets its neighbours on carrier loss
+    return set_state(PortState::kDown, phys_down);
+  }
   set_state(cfg_.link_layer == LinkLayer::kInfiniBand ? PortState::kInit : PortState::kActive, PhysState::kLinkUp);
 }
 
@@ -85,8 +83,8 @@ void HcaPort::set_gid(unsigned index, const Gid& gid) {
   cfg_.gids[index] = gid;
 }
 
-void HcaPort::set_neighbour(const Gid& gid, const Mac& mac) { neighbours_[gid] = mac; }
-void HcaPort::remove_neighbour(const Gid& gid) { neighbours_.erase(gid); }
+void HcaPort::set_neighbour(const Gid& gid, const Mac& mac) { neighbours_.set_permanent(gid, mac); }
+void HcaPort::remove_neighbour(const Gid& gid) { neighbours_.remove(gid); }
 
 // ---------------------------------------------------------------- transmit
 
@@ -120,10 +118,14 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   // Loopback is decided where framing already looks the destination up: a
   // LID compare on IB, a neighbour-table miss on RoCE (no per-packet GID scan).
   bool own = false;
-  const bool framed = cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, own) : frame_roce(m, route, own);
+  bool resolved = true;
+  const bool framed =
+      cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, own) : frame_roce(m, route, own, resolved);
   if (!framed) return;
   if (own) [[unlikely]]
     return loop_back(m);
+  if (!resolved) [[unlikely]]
+    return neighbours_.park(route.dgid, m, tx_class(route));
   port_.enqueue(tx_class(route), m);
 }
 
@@ -149,15 +151,19 @@ bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {
   return true;
 }
 
-bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own) {
+bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own, bool& resolved) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
-  const auto nb = neighbours_.find(dgid);
-  own = nb == neighbours_.end() && is_own_gid(av);
-  if (nb == neighbours_.end() && !own) return drop_tx(m, tx_no_route_), false;
+  Mac dst{};  // zeros until the neighbour answers (Neighbours::park)
+  resolved = neighbours_.lookup(dgid, dst);
+  own = !resolved && is_own_gid(av);
+  if (own) {
+    dst = cfg_.mac;
+    resolved = true;
+  }
   wire::RoceRoute r;
   std::memcpy(r.src_mac, cfg_.mac.data(), 6);
-  std::memcpy(r.dst_mac, own ? cfg_.mac.data() : nb->second.data(), 6);
+  std::memcpy(r.dst_mac, dst.data(), 6);
   r.vlan = cfg_.vlan;
   r.vid = cfg_.vlan_id;
   r.pcp = uint8_t(tx_class(av));
@@ -226,6 +232,7 @@ void HcaPort::receive_frame(rte_mbuf* m, PortCounters* wire) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (cfg_.link_layer == LinkLayer::kEthernet && neighbours_.receive(m)) return;
   wire::RxMeta meta;
   const wire::RxError e = cfg_.link_layer == LinkLayer::kInfiniBand ? wire::ib_decapsulate(m, &meta)
                                                                     : wire::roce_decapsulate(m, &meta);
@@ -254,6 +261,13 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   s.port_down_drops = port_down_drops_.get();
   s.loopback_pkts = loopback_pkts_.get();
   s.loopback_drops = loopback_drops_.get();
+  const NeighbourCounters& n = neighbours_.counters();
+  s.neigh_solicits_sent = n.solicits_sent.get();
+  s.neigh_replies_sent = n.replies_sent.get();
+  s.neigh_resolved = n.resolved.get();
+  s.neigh_failed = n.failed.get();
+  s.neigh_unresolved_discards = n.unresolved_discards.get();
+  s.neigh_rx_invalid = n.rx_invalid.get();
   for (unsigned i = 0; i < wire::kRxErrorCount; ++i) s.rx_errors[i] = rx_errors_[i].get();
   return s;
 }
@@ -264,6 +278,7 @@ void HcaPort::reset_counters(Nanos now) {
                      &loopback_pkts_, &loopback_drops_})
     k->set(0);
   for (Counter& k : rx_errors_) k.set(0);
+  neighbours_.reset_counters();
 }
 
 namespace {
@@ -282,6 +297,18 @@ constexpr CounterDef kHcaPortDefs[] = {
                "packets to the port's own LID or GID, turned round inside the HCA (not on the wire)"),
     VF_COUNTER(HcaPortSnapshot, loopback_drops, "loopback_drops", "loopback_drops", kPackets,
                "looped-back packets dropped because the loopback queue was full"),
+    VF_COUNTER(HcaPortSnapshot, neigh_solicits_sent, "neigh_solicits_sent", "neigh_solicits_sent", kPackets,
+               "ARP requests and IPv6 Neighbour Solicitations sent to resolve a destination MAC"),
+    VF_COUNTER(HcaPortSnapshot, neigh_replies_sent, "neigh_replies_sent", "neigh_replies_sent", kPackets,
+               "ARP replies and Neighbour Advertisements sent for the port's own addresses"),
+    VF_COUNTER(HcaPortSnapshot, neigh_resolved, "neigh_resolved", "neigh_resolved", kEvents,
+               "neighbours whose MAC was learned from the wire"),
+    VF_COUNTER(HcaPortSnapshot, neigh_failed, "neigh_failed", "neigh_failed", kEvents,
+               "neighbours that did not answer 3 solicitations 1 s apart"),
+    VF_COUNTER(HcaPortSnapshot, neigh_unresolved_discards, "unresolved_discards", "neigh_unresolved_discards",
+               kPackets, "packets dropped waiting for a neighbour: it never answered, or over 101 were waiting"),
+    VF_COUNTER(HcaPortSnapshot, neigh_rx_invalid, "neigh_rx_invalid", "neigh_rx_invalid", kPackets,
+               "ARP and ICMPv6 frames that are malformed or not Neighbour Discovery"),
 };
 static_assert(valid_counter_table<HcaPortSnapshot>(kHcaPortDefs));
 

@@ -7,8 +7,8 @@
 // (default SL n → VL n % data_vls), GRH when r.is_global with the SGID from
 // the port's GID table at r.sgid_index.
 // Transmit (RoCEv2): r.is_global is required. Source MAC = own, destination
-// MAC = the static neighbour table entry for r.dgid (set by the daemon; no
-// ARP/ND), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
+// MAC = the neighbour cache's entry for r.dgid, resolved on the wire by ARP /
+// Neighbour Discovery (neighbours.hpp; packets wait while it resolves), IPv4 when both GIDs are ::ffff:a.b.c.d, TOS/traffic class =
 // r.traffic_class (DSCP << 2 | ECN; default_tclass when 0), TTL = hop_limit,
 // UDP source port from the flow label (or, when 0, the destination QP) folded
 // into 0xC000..0xFFFF as Linux does, for ECMP entropy. The frame's priority --
@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/neighbours.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/ring.hpp"
 #include "dataplane/fabric/types.hpp"
@@ -79,6 +80,8 @@ struct HcaPortSnapshot {
   uint64_t port_down_drops;  // refused either way while administratively down
   uint64_t loopback_pkts;    // sent to this port's own LID / GID, looped back inside the HCA
   uint64_t loopback_drops;   // the loopback queue was full
+  uint64_t neigh_solicits_sent, neigh_replies_sent, neigh_resolved, neigh_failed;  // neighbours.hpp
+  uint64_t neigh_unresolved_discards, neigh_rx_invalid;
   std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
 };
 
@@ -155,9 +158,6 @@ class HcaPort final : public HostPort {
   void reset_counters(Nanos now);
 
  private:
-  struct GidHash {
-    size_t operator()(const Gid& g) const;
-  };
   static void on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls);
   // A frame for this port (from the wire: `wire` counts errors; looped back: null).
   void receive_frame(rte_mbuf* m, PortCounters* wire);
@@ -173,14 +173,15 @@ class HcaPort final : public HostPort {
   // Add the link and network headers; false (counted, m freed) when they cannot.
   // `own`: the destination is this port itself (loopback).
   bool frame_ib(rte_mbuf* m, const Route& r, bool& own);
-  bool frame_roce(rte_mbuf* m, const Route& r, bool& own);
+  // `resolved` false: the destination MAC is unknown yet (Neighbours::park).
+  bool frame_roce(rte_mbuf* m, const Route& r, bool& own, bool& resolved);
   void drop_tx(rte_mbuf* m, Counter& why);
 
   Scheduler& sched_;
   rte_mempool* pool_;
   HcaPortConfig cfg_;
   Port port_;
-  std::unordered_map<Gid, Mac, GidHash> neighbours_;
+  Neighbours neighbours_;
 
   RxFn rx_fn_ = nullptr;
   void* rx_ctx_ = nullptr;

@@ -22,6 +22,7 @@ inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr uint16_t kEtherTypeIpv6 = 0x86DD;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint16_t kEtherTypeMacControl = 0x8808;  // PAUSE / PFC
+inline constexpr uint16_t kEtherTypeArp = 0x0806;
 
 // Per-frame cost on the wire that is not in the mbuf.
 inline constexpr unsigned kEthPreambleSfdLen = 8;

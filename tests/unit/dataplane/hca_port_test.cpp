@@ -278,7 +278,10 @@ const Mac kMac0{0x02, 0, 0, 0, 0, 0x10};
 const Mac kMac1{0x02, 0, 0, 0, 0, 0x11};
 
 struct RoceLab {
-  explicit RoceLab(bool vlan, Gid g0 = v4_gid(192, 0, 2, 1), Gid g1 = v4_gid(192, 0, 2, 2))
+  // `wired`: static FDB entries and permanent neighbours, as a lab that does
+  // not want resolution traffic sets them; otherwise the hosts ARP / solicit
+  // and the switch learns.
+  explicit RoceLab(bool vlan, Gid g0 = v4_gid(192, 0, 2, 1), Gid g1 = v4_gid(192, 0, 2, 2), bool wired = true)
       : f(s, "roce", LinkLayer::kEthernet, vf::test::test_mbuf_pool()), gid0(g0), gid1(g1) {
     f.add_switch("ethsw0", 8, 300);
     HcaPortConfig c;
@@ -301,10 +304,12 @@ struct RoceLab {
       f.eth_switch("ethsw0").set_vlans(1, v);
       f.eth_switch("ethsw0").set_vlans(2, v);
     }
-    f.add_fdb("ethsw0", kMac0, 1, vid);
-    f.add_fdb("ethsw0", kMac1, 2, vid);
-    f.set_neighbour("vroce0", gid1, kMac1);
-    f.set_neighbour("vroce1", gid0, kMac0);
+    if (wired) {
+      f.add_fdb("ethsw0", kMac0, 1, vid);
+      f.add_fdb("ethsw0", kMac1, 2, vid);
+      f.set_neighbour("vroce0", gid1, kMac1);
+      f.set_neighbour("vroce1", gid0, kMac0);
+    }
     e0.s = e1.s = &s;
     h0->set_receiver(&RecordingReceiver::rx, &e0);
     h1->set_receiver(&RecordingReceiver::rx, &e1);
@@ -362,16 +367,129 @@ TEST(HcaPortRoce, Ipv6AndVlanPriority) {
   EXPECT_EQ(lab.f.find_switch("ethsw0")->port(2).snapshot(0).classes[5].xmit_pkts, 1u);
 }
 
-TEST(HcaPortRoce, NoNeighbourOrNoGrhIsNoRoute) {
+TEST(HcaPortRoce, NoGrhOrABadSgidIndexIsNoRoute) {
   RoceLab lab(false);
-  vf::dp::Route av = lab.ah_to_1();
-  av.dgid[15] = 99;
-  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
   vf::dp::Route local{};
   lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), local);
+  vf::dp::Route av = lab.ah_to_1();
+  av.sgid_index = 7;
+  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
   lab.s.run_until_idle();
   EXPECT_EQ(lab.h0->snapshot(0).tx_no_route, 2u);
   EXPECT_TRUE(lab.e1.got.empty());
+}
+
+// ---------------------------------------------------------------- ARP / ND
+
+constexpr Nanos kSecond = 1'000'000'000ULL;
+
+TEST(HcaPortNeighbours, ArpResolvesOnTheWireAndTheParkedPacketFollows) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1());
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 2), lab.ah_to_1());
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 2u);  // both, in order
+  EXPECT_EQ(lab.e1.got[0].bytes[wire::kBthLen], 1);
+  EXPECT_EQ(lab.e1.got[1].bytes[wire::kBthLen], 2);
+  const HcaPortSnapshot a = lab.h0->snapshot(0), b = lab.h1->snapshot(0);
+  EXPECT_EQ(a.neigh_solicits_sent, 1u);  // one request for two packets
+  EXPECT_EQ(b.neigh_replies_sent, 1u);
+  EXPECT_EQ(a.neigh_resolved, 1u);
+  EXPECT_EQ(b.neigh_resolved, 1u);  // the request taught vroce1 where vroce0 is
+  // The answer came back through the bridge, which learned both stations.
+  EXPECT_EQ(lab.f.eth_switch("ethsw0").fdb().port_of(kDefaultVid, kMac0, lab.s.now()), 1u);
+  EXPECT_EQ(lab.f.eth_switch("ethsw0").fdb().port_of(kDefaultVid, kMac1, lab.s.now()), 2u);
+  // vroce1 answers without asking: it learned vroce0 from the request.
+  vf::dp::Route back = lab.ah_to_1();
+  back.dgid = lab.gid0;
+  lab.h1->transmit(engine_packet(*lab.h1, 0x43, 64, 3), back);
+  lab.s.run_until_idle();
+  EXPECT_EQ(lab.e0.got.size(), 1u);
+  EXPECT_EQ(lab.h1->snapshot(0).neigh_solicits_sent, 0u);
+}
+
+TEST(HcaPortNeighbours, NeighbourDiscoveryResolvesGlobalIpv6AndLinkLocalNeedsNone) {
+  Gid a{0x20, 0x01, 0x0d, 0xb8};
+  a[15] = 1;
+  Gid b = a;
+  b[15] = 2;
+  RoceLab lab(true, a, b, false);  // tagged in VLAN 10: the solicitation is tagged too
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1(3));
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 1u);
+  EXPECT_EQ(lab.h1->snapshot(0).neigh_replies_sent, 1u);
+  EXPECT_EQ(lab.f.eth_switch("ethsw0").fdb().port_of(10, kMac1, lab.s.now()), 2u);
+  // fe80::/64 with an EUI-64 identifier: the MAC is in the address.
+  RoceLab ll(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  ll.h0->set_gid(0, Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0, 0, 0xff, 0xfe, 0, 0, 0x10});
+  ll.h1->set_gid(0, Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0, 0, 0xff, 0xfe, 0, 0, 0x11});
+  vf::dp::Route av = ll.ah_to_1();
+  av.sgid_index = 0;
+  av.dgid = ll.h1->config().gids[0];
+  ll.h0->transmit(engine_packet(*ll.h0, 0x42, 64, 1), av);
+  ll.s.run_until_idle();
+  EXPECT_EQ(ll.e1.got.size(), 1u);
+  EXPECT_EQ(ll.h0->snapshot(0).neigh_solicits_sent, 0u);
+}
+
+TEST(HcaPortNeighbours, AnAbsentNeighbourIsAskedThreeTimesASecondApartThenGivenUp) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  vf::dp::Route av = lab.ah_to_1();
+  av.dgid[15] = 99;  // nobody has 192.0.2.99
+  for (int i = 0; i < 3; ++i) lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
+  lab.s.advance_to(2 * kSecond + 1);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 3u);  // at 0, 1 s and 2 s
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_unresolved_discards, 0u);
+  lab.s.advance_to(3 * kSecond);
+  HcaPortSnapshot s = lab.h0->snapshot(0);
+  EXPECT_EQ(s.neigh_failed, 1u);
+  EXPECT_EQ(s.neigh_unresolved_discards, 3u);
+  EXPECT_EQ(lab.h1->snapshot(0).neigh_replies_sent, 0u);  // it saw the broadcasts, they were not for it
+  EXPECT_TRUE(lab.s.idle());  // nothing keeps probing
+  // The next packet starts over.
+  lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
+  lab.s.advance_to(lab.s.now() + 1);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 4u);
+}
+
+TEST(HcaPortNeighbours, AtMost101PacketsWaitForOneNeighbour) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  lab.h1->port().set_link_up(false);  // vroce1 cannot answer yet
+  for (int i = 0; i < 150; ++i) lab.h0->transmit(engine_packet(*lab.h0, 1, 8, uint8_t(i)), lab.ah_to_1());
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_unresolved_discards, 49u);
+  lab.h1->port().set_link_up(true);
+  lab.s.advance_to(kSecond);  // the second request is answered
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 101u);
+  EXPECT_EQ(lab.e1.got[0].bytes[wire::kBthLen], 49);  // the oldest went first
+}
+
+TEST(HcaPortNeighbours, HostileArpAndIcmpv6FramesAreCountedAndChangeNothing) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  auto inject = [&](std::vector<uint8_t> bytes) {
+    rte_mbuf* m = lab.h0->alloc();
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(bytes.size())), bytes.data(), bytes.size());
+    const FrameSink sink = lab.h1->port().rx_sink();
+    sink.fn(sink.ctx, m);
+  };
+  std::vector<uint8_t> arp(60, 0);
+  std::memset(arp.data(), 0xFF, 6);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  inject(arp);  // all-zero ARP body: hardware type 0
+  std::vector<uint8_t> icmp(14 + 40 + 8, 0);
+  std::memset(icmp.data(), 0xFF, 6);
+  icmp[12] = 0x86;
+  icmp[13] = 0xDD;
+  icmp[14] = 0x60;
+  icmp[14 + 6] = 58;
+  inject(icmp);  // ICMPv6 with no valid ND in it
+  lab.s.run_until_idle();
+  const HcaPortSnapshot s = lab.h1->snapshot(0);
+  EXPECT_EQ(s.neigh_rx_invalid, 2u);
+  EXPECT_EQ(s.neigh_replies_sent, 0u);
+  EXPECT_EQ(s.port.port_rcv_errors, 0u);  // neighbour traffic, not RoCE errors
 }
 
 TEST(HcaPortRoce, FramesForAnotherMacAreDropped) {

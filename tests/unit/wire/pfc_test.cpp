@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dataplane/wire/eth.hpp"
+#include "tests/unit/wire/tshark.hpp"
 
 namespace vf::wire {
 namespace {
@@ -84,36 +85,15 @@ TEST(Pfc, QuantaAre512BitTimesAtTheLinkSpeed) {
   EXPECT_EQ(pause_quanta_ns(0, 2'000'000'000ULL), 0u);
 }
 
-void put_le(std::FILE* f, uint32_t v, int n) {
-  for (int i = 0; i < n; ++i) std::fputc(int(v >> (8 * i)) & 0xFF, f);
-}
-
-// Wireshark is independent of this code: what it decodes from our frame is
-// what the standard says the bytes mean.
 TEST(Pfc, WiresharkDecodesTheFrame) {
   std::array<uint8_t, kPfcFrameLen> frame;
   pfc_put(frame.data(), kSrc, sample());
-  char path[] = "/tmp/vf-pfc-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  std::FILE* f = fdopen(fd, "wb");
-  for (auto [v, n] : {std::pair{0xA1B2C3D4u, 4}, {2u, 2}, {4u, 2}, {0u, 4}, {0u, 4}, {65535u, 4}, {1u, 4},
-                      {1700000000u, 4}, {0u, 4}, {kPfcFrameLen, 4}, {kPfcFrameLen, 4}})
-    put_le(f, v, n);
-  std::fwrite(frame.data(), 1, frame.size(), f);
-  std::fclose(f);
-  const std::string cmd = std::string("tshark -r ") + path +
-                          " -T fields -E separator=, -e eth.dst -e macc.opcode -e macc.cbfc.enbv"
-                          " -e macc.cbfc.pause_time.c3 -e macc.cbfc.pause_time.c6 -e _ws.malformed 2>/dev/null";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
-  unlink(path);
-  ASSERT_EQ(status, 0) << "tshark is part of the test set-up (scripts/setup.sh): " << out;
-  EXPECT_EQ(out, "01:80:c2:00:00:01,0x0101,0x0048,65535,0,\n");
+  const test::TsharkResult r =
+      test::tshark_fields(frame.data(), frame.size(),
+                          "-e eth.dst -e macc.opcode -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 "
+                          "-e macc.cbfc.pause_time.c6 -e _ws.malformed");
+  ASSERT_EQ(r.status, 0) << "tshark is part of the test set-up (scripts/setup.sh): " << r.out;
+  EXPECT_EQ(r.out, "01:80:c2:00:00:01,0x0101,0x0048,65535,0,\n");
 }
 
 }  // namespace

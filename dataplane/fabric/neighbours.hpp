@@ -1,0 +1,116 @@
+// An emulated host's neighbour cache (what `ip neigh` shows on a RoCE host):
+// the destination MAC of every RoCE packet comes from here, resolved on the
+// wire the way the host's kernel resolves it for mlx5 — ARP for IPv4
+// (::ffff:a.b.c.d) GIDs, Neighbour Discovery for other IPv6 GIDs — and the
+// host answers ARP requests and Neighbour Solicitations for its own addresses.
+// Link-local (fe80::/64, EUI-64) GIDs need no resolution: like the kernel's
+// rdma_get_ll_mac, the MAC is read back from the interface identifier.
+//
+// A packet to an unresolved neighbour is framed with a zero destination MAC
+// and parked (at most kUnresolvedQueue per neighbour, Linux's unres_qlen);
+// resolution sends up to kMaxProbes solicitations kRetransTime apart (Linux's
+// mcast_solicit and retrans_time); the answer patches the MAC into the parked
+// frames and sends them, no answer drops them (unresolved_discards) and the
+// next packet starts over. Resolved entries stay until the link goes down or
+// the neighbour announces another MAC. Permanent entries (set_permanent, like
+// `ip neigh add ... nud permanent`) are never replaced from the wire.
+//
+// Everything here runs on the lcore; the counters may be read from anywhere.
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+
+#include "dataplane/fabric/counter.hpp"
+#include "dataplane/fabric/ctx_timer.hpp"
+#include "dataplane/fabric/types.hpp"
+
+namespace vf::dp {
+
+class Port;
+struct HcaPortConfig;
+
+struct NeighbourCounters {
+  Counter solicits_sent;        // ARP requests and NSs
+  Counter replies_sent;         // ARP replies and NAs
+  Counter resolved;             // neighbours that answered
+  Counter failed;               // neighbours that did not (kMaxProbes unanswered)
+  Counter unresolved_discards;  // parked packets dropped: no answer, or the queue was full
+  Counter rx_invalid;           // ARP / ICMPv6 frames that are malformed or not ND
+};
+
+class Neighbours {
+ public:
+  static constexpr unsigned kMaxProbes = 3;
+  static constexpr Nanos kRetransTime = 1'000'000'000ULL;
+  static constexpr uint32_t kUnresolvedQueue = 101;
+  static constexpr size_t kMaxEntries = 4096;
+
+  // `host`: the port's addresses and VLAN; `port`: where solicitations and
+  // parked frames go; `pool`: mbufs for solicitations and replies.
+  Neighbours(Scheduler& sched, const HcaPortConfig& host, Port& port, rte_mempool* pool);
+  ~Neighbours();
+  Neighbours(const Neighbours&) = delete;
+  Neighbours& operator=(const Neighbours&) = delete;
+
+  // Fast path: the neighbour's MAC when it is resolved (or derivable).
+  bool lookup(const Gid& ip, Mac& mac) const;
+  // `m` is framed for `ip` but its destination MAC is unknown: park it on
+  // egress class `cls` and resolve.
+  void park(const Gid& ip, rte_mbuf* m, unsigned cls);
+  // An ARP or ICMPv6 frame for this host: consumed (true; m freed), or not
+  // neighbour traffic (false; m untouched).
+  bool receive(rte_mbuf* m);
+
+  void set_permanent(const Gid& ip, const Mac& mac);
+  void remove(const Gid& ip);
+  // The link went down: everything learned (and parked) is forgotten.
+  void flush();
+
+  const NeighbourCounters& counters() const { return ctr_; }
+  void reset_counters();
+
+ private:
+  enum class State : uint8_t { kIncomplete, kReachable, kFailed, kPermanent };
+  struct Parked {
+    rte_mbuf* m;
+    uint8_t cls;
+  };
+  struct Entry {
+    State state = State::kIncomplete;
+    Mac mac{};
+    uint8_t probes = 0;
+    Nanos probe_at = 0;
+    std::deque<Parked> parked;
+  };
+  struct GidHash {
+    size_t operator()(const Gid& g) const;
+  };
+
+  static void on_timer(Timer& t, Nanos now);
+  void solicit(const Gid& ip, Entry& e);
+  void learned(const Gid& ip, const Mac& mac, bool create);
+  void drop_parked(Entry& e);
+  void arm_timer();
+  bool on_arp(const uint8_t* p, size_t len);
+  bool on_nd(const uint8_t* ip6, size_t len);
+  bool owns(const Gid& ip) const;
+  // A frame with our source MAC (and tag) to `dst`, `payload` bytes after the
+  // Ethernet header; the payload's start in *body. Null when out of mbufs.
+  rte_mbuf* new_frame(const Mac& dst, uint16_t ethertype, unsigned payload, uint8_t** body);
+  void send(rte_mbuf* m);
+
+  Scheduler& sched_;
+  const HcaPortConfig& host_;
+  Port& port_;
+  rte_mempool* pool_;
+  std::unordered_map<Gid, Entry, GidHash> table_;
+  CtxTimer timer_;
+  NeighbourCounters ctr_;
+};
+
+}  // namespace vf::dp
