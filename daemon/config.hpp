@@ -85,8 +85,15 @@ struct Switch {
   // unlimited (an ideal switch: only the per-priority thresholds apply).
   uint64_t buffer_bytes = 0;
   // Ethernet: how long a learned FDB entry outlives its station's silence
-  // (Linux bridge's ageing_time).
+  // (Linux bridge's ageing_time), and entries that never age.
   uint64_t ageing_ns = 300'000'000'000ULL;
+  struct StaticFdb {
+    addr::Mac mac{};
+    uint32_t port = 0;
+    uint16_t vlan = 1;
+    friend bool operator==(const StaticFdb&, const StaticFdb&) = default;
+  };
+  std::vector<StaticFdb> fdb;
   friend bool operator==(const Switch&, const Switch&) = default;
 };
 
@@ -96,6 +103,9 @@ struct Hca {
   std::optional<uint32_t> ipv4;  // Ethernet only (required there); host byte order
   addr::Mac mac{};           // Ethernet only; configured or derived from the name
   uint64_t node_guid = 0;    // configured, or derived (IB: from the name; Ethernet: EUI-64 of the MAC)
+  // Ethernet: the 802.1Q VLAN the host's RoCE interface is on (its frames
+  // carry the tag, and with it their priority as PCP); 0 = untagged.
+  uint16_t vlan = 0;
   friend bool operator==(const Hca&, const Hca&) = default;
 };
 

@@ -73,6 +73,14 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
 // Fails when a switch's `buffer` cannot hold the PFC headroom of its linked
 // ports (`buffer_pos`: where each switch's buffer was given).
 void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Pos>& buffer_pos);
+// An Ethernet switch's `ageing` and `fdb` keys.
+void read_switch_l2(const Reader& r, const YAML::Node& n, Switch& s);
+// An Ethernet HCA's `vlan` key.
+void read_hca_vlan(const Reader& r, const YAML::Node& v, Hca& h);
+// Fails when the links between an Ethernet fabric's switches form a loop: a
+// bridged domain must be a tree, as nothing here runs a spanning tree
+// (`link_pos`: where each link was written).
+void check_l2_loops(const Reader& r, const Fabric& f, const std::vector<Pos>& link_pos);
 // Fails unless every node of `f` reaches every other over its links
 // (positions: where each switch / HCA was named, for the message).
 void check_connected(const Reader& r, const Fabric& f, const std::vector<Pos>& switch_pos,

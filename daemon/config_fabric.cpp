@@ -95,6 +95,7 @@ class FabricReader {
                 fmt::format("add a link to {}'s links, e.g. {{a: {}, b: <switch>/<port>}}", what_,
                             f_.hcas[i].name));
     check_connected(r_, f_, switch_pos_, hca_pos_);
+    if (!ib()) check_l2_loops(r_, f_, link_pos_);
     if (const auto v = n["sm"]) read_sm(n, v);
     if (const auto v = n["qos"])
       read_qos(v);
@@ -129,7 +130,7 @@ class FabricReader {
   }
 
   void read_sm(const YAML::Node& map, const YAML::Node& v) {
-    only_for(map, "sm", LinkLayer::Infiniband, "an Ethernet fabric has no subnet manager: its switches get static forwarding entries");
+    only_for(map, "sm", LinkLayer::Infiniband, "an Ethernet fabric has no subnet manager: its switches learn");
     const std::string what = what_ + " sm";
     r_.expect_map(v, what, {"routing", "roots"});
     if (const auto r = v["routing"]) {
@@ -277,8 +278,10 @@ class FabricReader {
 
   void read_switch(const YAML::Node& n) {
     std::string what = fmt::format("switch {} of {}", f_.switches.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer", "buffer"});
+    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer", "buffer", "ageing", "fdb"});
     only_for(n, "vl_buffer", LinkLayer::Infiniband, "an Ethernet switch has one shared buffer: use buffer");
+    only_for(n, "ageing", LinkLayer::Ethernet, "IB switches forward by the SM's LFT; nothing is learned");
+    only_for(n, "fdb", LinkLayer::Ethernet, "IB switches forward by the SM's LFT");
     only_for(n, "buffer", LinkLayer::Ethernet, "IB buffers are per VL and port: use vl_buffer");
     Switch s;
     YAML::Node name = r_.required(n, "name", what, "name: sw0");
@@ -325,6 +328,7 @@ class FabricReader {
       s.node_guid = *read_guid(v, s.name);
       guid_given = true;
     }
+    if (!ib()) read_switch_l2(r_, n, s);
     ex_.switch_guid_given.push_back(guid_given);
     switch_pos_.push_back(pos_of(name));
     f_.switches.push_back(std::move(s));
@@ -332,7 +336,7 @@ class FabricReader {
 
   void read_hca(const YAML::Node& n) {
     std::string what = fmt::format("HCA {} of {}", f_.hcas.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid"});
+    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan"});
     Hca h;
     YAML::Node name = r_.required(n, "name", what, "name: vib0");
     h.name = read_name(r_, name, "HCA", reg_);
@@ -341,6 +345,8 @@ class FabricReader {
               fmt::format("vfabric serves at most {} vHCAs (uverbs0..{})", kMaxHcas, kMaxHcas - 1));
     only_for(n, "ip", LinkLayer::Ethernet, "IPoIB is not emulated; IB GIDs come from the subnet prefix");
     only_for(n, "mac", LinkLayer::Ethernet, "IB ports have no MAC address");
+    only_for(n, "vlan", LinkLayer::Ethernet, "IB partitions are P_Keys, not VLANs");
+    if (const auto v = n["vlan"]) read_hca_vlan(r_, v, h);
 
     if (!ib()) {
       YAML::Node ipn = r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
@@ -564,6 +570,7 @@ class FabricReader {
       l.mtu = static_cast<uint32_t>(*m);
     }
     if (ib()) check_vl_buffers(n, l, what);
+    link_pos_.push_back(pos_of(n));
     f_.links.push_back(std::move(l));
   }
 
@@ -597,7 +604,7 @@ class FabricReader {
   FabricExtras& ex_;
   Fabric f_;
   std::string what_;
-  std::vector<Pos> switch_pos_, hca_pos_;
+  std::vector<Pos> switch_pos_, hca_pos_, link_pos_;
   std::vector<Pos> switch_vlbuf_pos_;  // where each switch's vl_buffer is (or its name)
   std::vector<Pos> switch_buffer_pos_;  // where each switch's buffer is (or its name)
   std::map<std::pair<std::string, uint32_t>, int> port_used_;  // switch port -> link line

@@ -146,11 +146,34 @@ void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
 
 // An Ethernet fabric is not programmed: the switches learn and the emulated
 // hosts resolve each other with ARP / ND on the wire, as a real L2 domain
-// does. Only what the config pins down is set.
+// does. Only what the config pins down is set: ageing, static FDB entries,
+// and the VLAN membership its hosts imply -- a port facing a tagged host
+// carries only that VLAN, tagged; switch-to-switch ports carry every VLAN
+// in use, tagged, besides the untagged default VLAN 1.
 void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
+  dp::PortVlans trunk;
+  for (const auto& h : f.hcas)
+    if (h.vlan) trunk.add_tagged(h.vlan);
   for (const auto& s : f.switches) {
     dp::EthSwitch& sw = fabric.eth_switch(s.name);
     sw.set_ageing(s.ageing_ns);
+    for (const auto& e : s.fdb) sw.add_fdb(e.mac, e.port, e.vlan);
+  }
+  for (const auto& l : f.links) {
+    const config::Hca* host = l.a.is_switch ? f.find_hca(l.b.node) : f.find_hca(l.a.node);
+    for (const config::Endpoint* e : {&l.a, &l.b}) {
+      if (!e->is_switch) continue;
+      if (!host) {
+        fabric.eth_switch(e->node).set_vlans(e->port, trunk);
+      } else if (host->vlan) {
+        dp::PortVlans tagged;
+        tagged.member.reset();
+        tagged.untagged.reset();
+        tagged.pvid = 0;  // an untagged frame from a tagged host is not expected: dropped
+        tagged.add_tagged(host->vlan);
+        fabric.eth_switch(e->node).set_vlans(e->port, tagged);
+      }
+    }
   }
 }
 
@@ -282,6 +305,8 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   if (f.link_layer == config::LinkLayer::Ethernet) {
     pc.port.eth = eth_qos(f.eth_qos);
     pc.default_tclass = f.eth_qos.roce_tclass;
+    pc.vlan = h.vlan != 0;
+    pc.vlan_id = h.vlan;
   }
   v->port = &fabric.add_hca_port(h.name, pc);
   v->engine = std::make_unique<engine::Hca>(info.engine_config, impl_->sched, *v->port);

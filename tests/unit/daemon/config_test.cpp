@@ -397,6 +397,49 @@ std::vector<BadCase> bad_cases() {
        "vl_buffer: 32768", "vl_buffer '32768' of switch 'sw0' is not a buffer size", "e.g. 32KiB"},
       {"vl_buffer_huge", replace(kIb, "{a: h1, b: sw0/2, speed: EDR}", "{a: h1, b: sw0/2, speed: EDR, vl_buffer: 1GiB}"),
        "vl_buffer: 1GiB", "is not a buffer size", "at most 16MiB"},
+      {"l2_loop", std::string("fabrics:\n  - name: eth\n    link_layer: ethernet\n") + R"(    switches:
+      - {name: sw0, ports: 4}
+      - {name: sw1, ports: 4}
+      - {name: sw2, ports: 4}
+    hcas:
+      - {name: h0, ip: 10.0.0.1}
+      - {name: h1, ip: 10.0.0.2}
+    links:
+      - {a: h0, b: sw0/1, speed: 100G}
+      - {a: h1, b: sw1/1, speed: 100G}
+      - {a: sw0/2, b: sw1/2, speed: 100G}
+      - {a: sw1/3, b: sw2/1, speed: 100G}
+      - {a: sw2/2, b: sw0/3, speed: 100G}
+)",
+       "{a: sw2/2, b: sw0/3, speed: 100G}", "link 5 (sw2/2 - sw0/3) closes a loop among the Ethernet switches",
+       "must be a tree"},
+      {"l2_parallel_links", std::string("fabrics:\n  - name: eth\n    link_layer: ethernet\n") +
+                                R"(    switches: [{name: sw0, ports: 4}, {name: sw1, ports: 4}]
+    hcas: [{name: h0, ip: 10.0.0.1}]
+    links:
+      - {a: h0, b: sw0/1, speed: 10G}
+      - {a: sw0/2, b: sw1/1, speed: 10G}
+      - {a: sw1/2, b: sw0/3, speed: 10G}
+)",
+       "{a: sw1/2, b: sw0/3, speed: 10G}", "closes a loop", "remove this link"},
+      {"vlan_reserved", replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, vlan: 4095}"),
+       "vlan: 4095", "vlan 4095 of HCA 'h0' is not a VLAN ID", "use 1 to 4094"},
+      {"vlan_on_ib", replace(kIb, "      - name: h0\n", "      - {name: h0, vlan: 10}\n"), "vlan: 10",
+       "'vlan' applies to ethernet fabrics", "P_Keys"},
+      {"ageing_too_short", replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, ageing: 10ms}"),
+       "ageing: 10ms", "ageing 10ms of switch 'sw0' is not an FDB ageing time", "from 1s"},
+      {"fdb_port_out_of_range",
+       replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: [{mac: 02:00:00:00:00:09, port: 5}]}"),
+       "fdb: [", "port 5 of an fdb entry of switch 'sw0' is not one of its ports", "from 1 to 4"},
+      {"fdb_multicast_mac",
+       replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: [{mac: 01:00:5e:00:00:01, port: 1}]}"),
+       "fdb: [", "is not a station address", "unicast MAC"},
+      {"fdb_twice",
+       replace(kEth, "{name: sw0, ports: 4}",
+               "{name: sw0, ports: 4, fdb: [{mac: 02:00:00:00:00:09, port: 1}, {mac: 02:00:00:00:00:09, port: 2}]}"),
+       "fdb: [", "in switch 'sw0''s fdb twice for VLAN 1", "one port"},
+      {"fdb_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: []}"), "fdb: []",
+       "'fdb' applies to ethernet fabrics"},
       {"vl_buffer_on_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 100G, vl_buffer: 32KiB}"),
        "vl_buffer: 32KiB", "'vl_buffer' applies to infiniband fabrics"},
       {"routing_typo", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    sm: {routing: updown}\n"),
@@ -544,6 +587,23 @@ TEST(Config, MetricsListenDefaultsToLoopbackAndCanBeOff) {
   EXPECT_EQ(with("0.0.0.0:0")->port, 0);
   EXPECT_EQ(with("[::1]:9100")->address, "::1");
   EXPECT_EQ(with("[::1]:9100")->text(), "[::1]:9100");
+}
+
+TEST(Config, EthernetL2KeysAreRead) {
+  const std::string y =
+      replace(replace(kEth, "{name: sw0, ports: 4}",
+                      "{name: sw0, ports: 4, ageing: 30s, fdb: [{mac: 02:00:00:00:00:09, port: 3, vlan: 20}]}"),
+              "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, vlan: 20}");
+  const Config c = load_config_string(y, "l2.yaml");
+  const Switch& s = c.fabrics[0].switches[0];
+  EXPECT_EQ(s.ageing_ns, 30'000'000'000ULL);
+  ASSERT_EQ(s.fdb.size(), 1u);
+  EXPECT_EQ(s.fdb[0].port, 3u);
+  EXPECT_EQ(s.fdb[0].vlan, 20);
+  EXPECT_EQ(s.fdb[0].mac, (addr::Mac{2, 0, 0, 0, 0, 9}));
+  EXPECT_EQ(c.fabrics[0].hcas[0].vlan, 0);
+  EXPECT_EQ(c.fabrics[0].hcas[1].vlan, 20);
+  EXPECT_EQ(load_config_string(kEth, "d.yaml").fabrics[0].switches[0].ageing_ns, 300'000'000'000ULL);
 }
 
 TEST(Config, AdminGroupIsResolved) {
