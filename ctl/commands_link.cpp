@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "ctl/commands_common.hpp"
 
 namespace vf::ctl {
@@ -107,6 +109,27 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
   });
 }
 
+namespace {
+// An Ethernet switch: `bridge fdb show` in a table, then what the bridge counted.
+int print_fdb(const json& r) {
+  const json& fdb = r["fdb"];
+  std::cout << text(r, "switch") << " (fabric " << text(r, "fabric") << ", learning bridge, ageing "
+            << text(r, "ageing_s") << " s): " << (fdb.is_array() ? fdb.size() : 0) << " FDB entries\n";
+  Table t({"VLAN", "MAC", "PORT", "TYPE", "AGE", "STATION"});
+  for (const json& e : r.value("fdb", json::array()))
+    t.add({text(e, "vlan"), text(e, "mac"), text(e, "port"), text(e, "type"),
+           e.contains("age_s") ? fmt::format("{:.1f}s", e.value("age_s", 0.0)) : "-", text(e, "station")});
+  t.print(std::cout);
+  const json c = r.value("counters", json::object());
+  std::cout << "learned " << text(c, "learned") << ", moved " << text(c, "moved") << ", aged " << text(c, "aged")
+            << ", not learned (table full) " << text(c, "table_full") << "; flooded " << text(c, "flooded")
+            << " frames as " << text(c, "flood_copies") << " copies; dropped: VLAN filter "
+            << text(c, "vlan_filtered") << ", destination on the ingress port " << text(c, "same_port")
+            << ", egress unusable " << text(c, "no_egress") << "\n";
+  return 0;
+}
+}  // namespace
+
 int cmd_routes(const Globals& g, const std::string& sw) {
   return guarded([&] {
     Client c(g.socket(), g.timeout);
@@ -115,6 +138,7 @@ int cmd_routes(const Globals& g, const std::string& sw) {
       print_json(r);
       return 0;
     }
+    if (r.contains("fdb")) return print_fdb(r);
     const json sweep = r.value("sweep", json::object());
     std::cout << text(r, "switch") << " (fabric " << text(r, "fabric") << ", " << text(r, "routing")
               << " routing, sweep " << text(sweep, "number") << ": " << text(sweep, "links_up") << " of "

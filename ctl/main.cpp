@@ -218,7 +218,8 @@ int main(int argc, char** argv) {
       "  fabricctl link set vib0 loss 0 corrupt 0");
 
   std::string routes_switch;
-  auto* routes = app.add_subcommand("routes", "Show an InfiniBand switch's LFT: the egress port for every vHCA LID.");
+  auto* routes = app.add_subcommand(
+      "routes", "Show a switch's forwarding table: an IB switch's LFT, an Ethernet switch's FDB.");
   routes->add_option("switch", routes_switch, "the switch (as named in the config)")->required();
   routes->footer(
       "COLUMNS\n"
@@ -226,7 +227,18 @@ int main(int argc, char** argv) {
       "  DESTINATION  the vHCA that LID belongs to\n"
       "  PORT         the egress port the subnet manager programmed; none: no route (the\n"
       "               vHCA's link is down), a packet to it is a PortRcvSwitchRelayErrors drop\n\n"
-      "The header line names the routing algorithm and the subnet manager's last sweep.");
+      "The header line names the routing algorithm and the subnet manager's last sweep.\n\n"
+      "ETHERNET SWITCHES\n"
+      "  An Ethernet switch is a learning bridge: its FDB is what it learned from source\n"
+      "  addresses (and the config's static entries), as `bridge fdb show` lists it.\n"
+      "  VLAN         the 802.1Q VLAN the entry is for (1: untagged hosts)\n"
+      "  MAC          the station's address\n"
+      "  PORT         where frames to it go; unknown destinations are flooded in their VLAN\n"
+      "  TYPE         learned (ages out after the switch's ageing time of silence) or static\n"
+      "  AGE          time since the station last sent a frame\n"
+      "  STATION      the vHCA with that MAC, if any\n"
+      "  The last line counts learning, moves, ageing, flooding and the frames dropped by\n"
+      "  VLAN ingress filtering or because the destination sits behind the ingress port.");
 
   auto* sm = add_group(app, "sm", "The InfiniBand subnet managers.");
   auto* sm_show = sm->add_subcommand("show", "Show each IB fabric's subnet manager and its last sweep.");

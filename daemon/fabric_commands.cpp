@@ -13,6 +13,7 @@
 #include "daemon/control_server.hpp"
 #include "daemon/counter_format.hpp"
 #include "daemon/daemon_state.hpp"
+#include "daemon/fdb_commands.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/link_lookup.hpp"
 #include "daemon/pfc_json.hpp"
@@ -181,7 +182,7 @@ struct LftEntry {
   uint8_t port;
 };
 
-// {switch}: the switch's LFT entries for every vHCA LID, read from the
+// {switch}: an IB switch's LFT entries for every vHCA LID, read from the
 // dataplane, and the SM's last sweep.
 void routes(DaemonState& d, const json& args, control::Reply reply) {
   const std::string name = arg(args, "switch");
@@ -190,9 +191,7 @@ void routes(DaemonState& d, const json& args, control::Reply reply) {
   while (fi < fabrics.size() && !fabrics[fi].find_switch(name)) ++fi;
   if (fi == fabrics.size())
     return reply.error("no switch named '" + name + "'", "the config's switches: sections name them");
-  if (fabrics[fi].link_layer != config::LinkLayer::Infiniband)
-    return reply.error("switch '" + name + "' is an Ethernet switch: it has an FDB, not an LFT",
-                       "fabricctl routes shows InfiniBand switches");
+  if (fabrics[fi].link_layer != config::LinkLayer::Infiniband) return ethernet_routes(d, fi, name, std::move(reply));
   DaemonState* dp = &d;
   const bool queued = d.lcore().post([dp, fi, name, reply] {
     const sm::SubnetManager& sm = *dp->topology().subnet_manager(fi);

@@ -1,0 +1,93 @@
+// `routes` on an Ethernet switch: its FDB as `bridge fdb show` would list it
+// (VLAN, MAC, port, static or learned and how long ago the station last
+// sent), the stations the MACs belong to, and what the bridge counted.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "daemon/addr.hpp"
+#include "daemon/control_server.hpp"
+#include "daemon/daemon_state.hpp"
+#include "daemon/fdb_commands.hpp"
+#include "daemon/lcore.hpp"
+#include "daemon/topology.hpp"
+#include "dataplane/fabric/fabric.hpp"
+
+namespace vf {
+namespace {
+
+using control::json;
+
+struct FdbView {
+  std::vector<dp::FdbEntry> entries;
+  Nanos now = 0, ageing = 0;
+  uint64_t learned = 0, moved = 0, aged = 0, table_full = 0;
+  uint64_t flooded = 0, flood_copies = 0, flood_no_mbuf = 0, vlan_filtered = 0, same_port = 0, no_egress = 0;
+};
+
+FdbView read_fdb(const dp::EthSwitch& sw, Nanos now) {
+  FdbView v;
+  v.entries = sw.fdb().entries(now);
+  std::sort(v.entries.begin(), v.entries.end(),
+            [](const dp::FdbEntry& a, const dp::FdbEntry& b) { return std::tie(a.vid, a.mac) < std::tie(b.vid, b.mac); });
+  v.now = now;
+  v.ageing = sw.fdb().ageing();
+  const dp::FdbCounters& f = sw.fdb().counters();
+  v.learned = f.learned.get();
+  v.moved = f.moved.get();
+  v.aged = f.aged.get();
+  v.table_full = f.table_full.get();
+  const dp::BridgeCounters& b = sw.counters();
+  v.flooded = b.flooded.get();
+  v.flood_copies = b.flood_copies.get();
+  v.flood_no_mbuf = b.flood_no_mbuf.get();
+  v.vlan_filtered = b.vlan_filtered.get();
+  v.same_port = b.same_port.get();
+  v.no_egress = b.no_egress.get();
+  return v;
+}
+
+json fdb_json(const config::Fabric& f, const std::string& name, const FdbView& v) {
+  json entries = json::array();
+  for (const dp::FdbEntry& e : v.entries) {
+    json j{{"vlan", e.vid}, {"mac", addr::format_mac(e.mac)}, {"port", e.port}, {"type", e.is_static ? "static" : "learned"}};
+    if (!e.is_static) j["age_s"] = double(v.now - e.last_seen) / 1e9;
+    for (const auto& h : f.hcas)
+      if (h.mac == e.mac) j["station"] = h.name;
+    entries.push_back(std::move(j));
+  }
+  return json{{"switch", name},
+              {"fabric", f.name},
+              {"ageing_s", double(v.ageing) / 1e9},
+              {"fdb", std::move(entries)},
+              {"counters",
+               {{"learned", v.learned},
+                {"moved", v.moved},
+                {"aged", v.aged},
+                {"table_full", v.table_full},
+                {"flooded", v.flooded},
+                {"flood_copies", v.flood_copies},
+                {"flood_no_mbuf", v.flood_no_mbuf},
+                {"vlan_filtered", v.vlan_filtered},
+                {"same_port", v.same_port},
+                {"no_egress", v.no_egress}}}};
+}
+
+}  // namespace
+
+void ethernet_routes(DaemonState& d, size_t fi, const std::string& name, control::Reply reply) {
+  DaemonState* dp = &d;
+  const bool queued = d.lcore().post([dp, fi, name, reply] {
+    const dp::Fabric& fabric = dp->topology().fabric(fi);
+    const dp::EthSwitch* sw = nullptr;
+    for (const auto& s : fabric.switches())
+      if (s->name() == name) sw = static_cast<const dp::EthSwitch*>(s.get());
+    const FdbView v = read_fdb(*sw, dp->lcore().scheduler().now());
+    reply.ok_with([dp, fi, name, v] { return fdb_json(dp->config().fabrics[fi], name, v); });
+  });
+  if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+}
+
+}  // namespace vf
