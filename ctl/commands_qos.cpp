@@ -86,6 +86,13 @@ void print_eth_qos(const json& r) {
       }
     std::cout << line << '\n';
   }
+  for (const json& tc : r.value("ets", json::object()).value("tcs", json::array())) {
+    std::cout << "tc: " << text(tc, "tc") << " ratelimit: unlimited, tsa: " << text(tc, "tsa");
+    if (tc.value("tsa", "") == "ets") std::cout << ", bw: " << text(tc, "bw") << '%';
+    std::cout << "\n\t priority: ";
+    for (const json& p : tc.value("priorities", json::array())) std::cout << ' ' << p.dump();
+    std::cout << '\n';
+  }
   const double pause_us = r.value("pause_time_ns", 0.0) / 1e3;
   const double watchdog = r.value("pfc_watchdog_ns", 0.0);
   std::cout << "pause_quanta " << text(r, "pause_quanta") << " (" << pause_us << " us at the link's rate), response "

@@ -200,6 +200,12 @@ struct EthQos {
   uint64_t rate_timer_ns = 55'000;     // rpg_time_reset
   uint32_t ai_rate_mbps = 5;           // rpg_ai_rate
   uint32_t hai_rate_mbps = 50;         // rpg_hai_rate
+  // Egress scheduling (802.1Qaz ETS) of every port: priority -> traffic
+  // class (802.1Q's recommended map, as mlx5's), each class strict or ETS,
+  // and the ETS classes' bandwidth percentages (summing to 100).
+  std::array<uint8_t, 8> prio_tc{1, 0, 2, 3, 4, 5, 6, 7};
+  std::array<bool, 8> tc_strict{};
+  std::array<uint8_t, 8> tc_bw{13, 13, 13, 13, 12, 12, 12, 12};
   friend bool operator==(const EthQos&, const EthQos&) = default;
 };
 

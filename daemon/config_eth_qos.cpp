@@ -124,7 +124,7 @@ void read_dcqcn(const Reader& r, const YAML::Node& v, EthQos& q) {
 
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
   r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
-                         "xoff", "xon", "headroom", "ecn", "dcqcn"});
+                         "xoff", "xon", "headroom", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});
   EthQos q;
   if (const auto t = v["trust"]) {
     const std::string s = units::lower(r.scalar(t, "trust", "trust: dscp"));
@@ -160,6 +160,7 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
   if (const auto t = v["headroom"]) q.headroom_bytes = read_threshold(r, t, "headroom");
   if (const auto e = v["ecn"]) read_ecn(r, e, q);
   if (const auto d = v["dcqcn"]) read_dcqcn(r, d, q);
+  read_ets(r, v, q);
   if (q.xon_bytes && q.xoff_bytes && q.xon_bytes > q.xoff_bytes)
     r.fail(v["xon"], fmt::format("xon ({} bytes) is above xoff ({} bytes)", q.xon_bytes, q.xoff_bytes),
            "XON must be at or below XOFF, or the port would resume a sender it is still full for");

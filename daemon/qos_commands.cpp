@@ -63,6 +63,22 @@ EthQosView view_eth_qos(const dp::Fabric& f, const dp::Endpoint& e) {
   return v;
 }
 
+// Egress scheduling as mlnx_qos lists it: per traffic class its algorithm,
+// share and priorities.
+json ets_json(const dp::EtsConfig& e) {
+  json tcs = json::array();
+  for (unsigned tc = 0; tc < 8; ++tc) {
+    json prios = json::array();
+    for (unsigned p = 0; p < 8; ++p)
+      if (e.prio2tc[p] == tc) prios.push_back(p);
+    tcs.push_back({{"tc", tc},
+                   {"tsa", e.tsa[tc] == dp::Tsa::kStrict ? "strict" : "ets"},
+                   {"bw", e.bw[tc]},
+                   {"priorities", std::move(prios)}});
+  }
+  return {{"prio_tc", e.prio2tc}, {"tcs", std::move(tcs)}};
+}
+
 // An Ethernet port's QoS and PFC state, and the headroom the delay model
 // gives for its link.
 json eth_qos_json(const EthQosView& v) {
@@ -73,6 +89,7 @@ json eth_qos_json(const EthQosView& v) {
               {"pause_quanta", pfc.pause_quanta},
               {"pfc_response_ns", pfc.response_ns},
               {"pfc_watchdog_ns", pfc.watchdog_ns}};
+  if (v.q.ets.enabled) out["ets"] = ets_json(v.q.ets);
   if (!v.pfc) return out;  // not linked
   out["pfc"] = pfc_state_json(*v.pfc);
   out["pause_time_ns"] = wire::pause_quanta_ns(pfc.pause_quanta, v.rate_bps);

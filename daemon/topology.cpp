@@ -41,6 +41,10 @@ dp::EthQos eth_qos(const config::EthQos& q) {
   e.pfc.xon_bytes = q.xon_bytes;
   e.pfc.headroom_bytes = q.headroom_bytes;
   if (q.ecn_kmax_bytes) e.ecn = {true, q.ecn_kmin_bytes, q.ecn_kmax_bytes, q.ecn_pmax};
+  e.ets.enabled = true;
+  e.ets.prio2tc = q.prio_tc;
+  for (unsigned tc = 0; tc < 8; ++tc) e.ets.tsa[tc] = q.tc_strict[tc] ? dp::Tsa::kStrict : dp::Tsa::kEts;
+  e.ets.bw = q.tc_bw;
   return e;
 }
 

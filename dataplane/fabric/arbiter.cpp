@@ -89,6 +89,77 @@ ArbiterPick vl_arbitration(ArbiterState& st, const std::array<EgressQueue, kNumC
   return p;
 }
 
+// The priority of class `tc` that sends next (round robin inside the class),
+// or -1 when none can.
+int class_pick(const EtsCursor& cur, uint8_t prios, const std::array<EgressQueue, kNumClasses>& q,
+               const EgressGate& gate, unsigned tc, Nanos now, ArbiterPick& p) {
+  for (unsigned i = 0; i < kNumDataClasses; ++i) {
+    const unsigned c = (cur.next_prio[tc] + i) % kNumDataClasses;
+    if ((prios >> c & 1) && sendable(q, gate, c, now, p)) return int(c);
+  }
+  return -1;
+}
+
+ArbiterPick take(EtsCursor& cur, int tc, int prio, ArbiterPick p) {
+  cur.charged = int8_t(tc);
+  cur.next_prio[unsigned(tc) & 7] = uint8_t((prio + 1) % kNumDataClasses);
+  p.cls = prio;
+  p.gated = false;
+  return p;
+}
+
+// One DWRR turn per class with something to send; a class whose head does
+// not fit its credit yet passes, keeping the credit. Each full pass adds a
+// quantum (>= 1 KiB) to every waiting class, so a pick comes within
+// max_frame / 1 KiB passes; the bound only stops a pass that found nothing.
+int dwrr(EtsCursor& cur, const EtsPlan& plan, const std::array<EgressQueue, kNumClasses>& q,
+         const EgressGate& gate, Nanos now, ArbiterPick& p, int& prio) {
+  constexpr unsigned kMaxPasses = 16;
+  bool any = false;
+  for (unsigned n = 0; n < kNumDataClasses * kMaxPasses; ++n) {
+    if (n % kNumDataClasses == 0 && n) {
+      if (!any) return -1;
+      any = false;
+    }
+    const unsigned tc = cur.tc;
+    if (plan.shared >> tc & 1) {
+      prio = class_pick(cur, plan.tc_prios[tc], q, gate, tc, now, p);
+      if (prio >= 0) {
+        any = true;
+        if (!cur.granted) {
+          cur.deficit[tc] += plan.quantum[tc];
+          cur.granted = true;
+        }
+        if (int32_t(q[unsigned(prio)].front_meta().bytes) <= cur.deficit[tc]) return int(tc);
+      } else {
+        cur.deficit[tc] = 0;
+      }
+    }
+    cur.tc = uint8_t((tc + 1) % kNumDataClasses);
+    cur.granted = false;
+  }
+  return -1;
+}
+
+ArbiterPick ets(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q, const EgressGate& gate,
+                const EtsPlan& plan, Nanos now, ArbiterPick p) {
+  EtsCursor& cur = st.ets;
+  for (int tc = kNumDataClasses - 1; tc >= 0; --tc) {
+    if (!(plan.strict >> tc & 1)) continue;
+    const int prio = class_pick(cur, plan.tc_prios[unsigned(tc)], q, gate, unsigned(tc), now, p);
+    if (prio >= 0) return take(cur, -1, prio, p);
+  }
+  int prio = -1;
+  const int tc = dwrr(cur, plan, q, gate, now, p, prio);
+  if (tc >= 0) return take(cur, tc, prio, p);
+  for (unsigned t = 0; t < kNumDataClasses; ++t) {
+    if (!(plan.leftover >> t & 1)) continue;
+    prio = class_pick(cur, plan.tc_prios[t], q, gate, t, now, p);
+    if (prio >= 0) return take(cur, -1, prio, p);
+  }
+  return p;
+}
+
 void charge(VlArbCursor& cur, const VlArbTable& t, uint32_t bytes) {
   cur.left -= int32_t(bytes);
   if (cur.left <= 0 && t.size) {
@@ -100,7 +171,7 @@ void charge(VlArbCursor& cur, const VlArbTable& t, uint32_t bytes) {
 }  // namespace
 
 ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
-                      const EgressGate& gate, const PortQos* qos, Nanos now) {
+                      const EgressGate& gate, const PortQos* qos, const EtsPlan* plan, Nanos now) {
   ArbiterPick p;
   for (unsigned c : {kCtrlClass, kMgmtClass}) {
     if (head_ready(q[c], now, p)) {
@@ -108,11 +179,17 @@ ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasse
       return p;
     }
   }
-  return qos ? vl_arbitration(st, q, gate, *qos, now, p) : round_robin(st, q, gate, now, p);
+  if (qos) return vl_arbitration(st, q, gate, *qos, now, p);
+  return plan ? ets(st, q, gate, *plan, now, p) : round_robin(st, q, gate, now, p);
 }
 
 void arbiter_sent(ArbiterState& st, const PortQos* qos, unsigned cls, uint32_t bytes) {
-  if (!qos || cls >= kNumDataClasses) return;
+  if (cls >= kNumDataClasses) return;
+  if (st.ets.charged >= 0) {
+    st.ets.deficit[unsigned(st.ets.charged)] -= int32_t(bytes);
+    st.ets.charged = -1;
+  }
+  if (!qos) return;
   if (st.last_high) {
     charge(st.high, qos->vlarb_high, bytes);
     st.high_since_low += bytes;

@@ -15,8 +15,10 @@
 //    LimitOfHighPriority x 4 KiB (255 = unlimited; 0 = one packet) since the
 //    low table last sent; then one low-priority packet goes if there is one.
 //    A VL in no table with a non-zero weight never sends.
-//  * Round robin, one frame per data class per turn (Ethernet, until ETS; IB
-//    ports without a record).
+//  * Ethernet ETS (802.1Qaz, ets.hpp), when the port has a plan: strict
+//    traffic classes first, then deficit weighted round robin by bandwidth.
+//  * Round robin, one frame per data class per turn (Ethernet without ETS;
+//    IB ports without a record).
 // A class competes only if its head is eligible (store-and-forward latency
 // elapsed) and its egress gate is open.
 #pragma once
@@ -26,6 +28,7 @@
 
 #include "core/port_qos.hpp"
 #include "dataplane/fabric/egress_queue.hpp"
+#include "dataplane/fabric/ets.hpp"
 #include "dataplane/fabric/port_hooks.hpp"
 #include "dataplane/fabric/types.hpp"
 
@@ -42,6 +45,7 @@ struct ArbiterState {
   VlArbCursor high, low;
   uint64_t high_since_low = 0;  // bytes the high table sent since the low one last did
   bool last_high = false;       // the pick just made came from the high table
+  EtsCursor ets;
 };
 
 struct ArbiterPick {
@@ -51,10 +55,10 @@ struct ArbiterPick {
 };
 
 // Picks a class. The caller transmits the pick's head at once and then calls
-// arbiter_sent() with its length (weights and the high limit count bytes).
-// `qos` null: round robin.
+// arbiter_sent() with its length (weights, deficits and the high limit count
+// bytes). `qos` (IB) or `ets` (Ethernet) picks the policy; neither: round robin.
 ArbiterPick arbitrate(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
-                      const EgressGate& gate, const PortQos* qos, Nanos now);
+                      const EgressGate& gate, const PortQos* qos, const EtsPlan* ets, Nanos now);
 void arbiter_sent(ArbiterState& st, const PortQos* qos, unsigned cls, uint32_t bytes);
 
 }  // namespace vf::dp

@@ -42,11 +42,27 @@ struct EcnProfile {
   double pmax = 0;  // 0..1
 };
 
+// 802.1Qaz egress scheduling (ets.hpp): priorities map to traffic classes,
+// each class is strict priority (higher TC first) or shares what the strict
+// ones leave by ETS bandwidth percentages. Off: the priorities' queues are
+// served round robin, one frame each.
+enum class Tsa : uint8_t { kStrict, kEts };
+struct EtsConfig {
+  bool enabled = false;
+  // IEEE 802.1Q's recommended map for eight classes, which mlx5 uses too:
+  // best effort (0) above background (1).
+  std::array<uint8_t, 8> prio2tc{1, 0, 2, 3, 4, 5, 6, 7};
+  std::array<Tsa, 8> tsa{Tsa::kEts, Tsa::kEts, Tsa::kEts, Tsa::kEts,
+                         Tsa::kEts, Tsa::kEts, Tsa::kEts, Tsa::kEts};
+  std::array<uint8_t, 8> bw{13, 13, 13, 13, 12, 12, 12, 12};  // percent; the ETS classes' sum to 100
+};
+
 struct EthQos {
   bool trust_dscp = false;  // false: trust pcp (untagged = priority 0)
   std::array<uint8_t, 64> dscp2prio = default_dscp2prio();
   PfcSettings pfc;
   EcnProfile ecn;  // a switch port's marking, the same on every priority
+  EtsConfig ets;
 };
 
 }  // namespace vf::dp

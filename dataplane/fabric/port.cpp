@@ -11,6 +11,7 @@ Port::Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& c
   queued_frame_offset();
   for (unsigned c = 0; c < kNumClasses; ++c)
     q_[c].set_limit(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
+  if (ll == LinkLayer::kEthernet && cfg.eth.ets.enabled) ets_ = std::make_unique<EtsPlan>(make_ets_plan(cfg.eth.ets));
 }
 
 Port::~Port() {
@@ -101,7 +102,7 @@ void Port::pump() {
     }
     if (ctl_wanted_ && transmit_link_control()) continue;
     if (queued_ == 0) break;
-    const ArbiterPick p = arbitrate(arb_, q_, gate_, qos_, now);
+    const ArbiterPick p = arbitrate(arb_, q_, gate_, qos_, ets_.get(), now);
     if (p.cls < 0) {
       set_waiting(p.gated, now);
       if (p.gated) note_held_classes(now);

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dataplane/fabric/arbiter.hpp"
@@ -171,6 +172,7 @@ class Port {
   uint32_t queued_ = 0;
   ArbiterState arb_;
   const PortQos* qos_ = nullptr;
+  std::unique_ptr<const EtsPlan> ets_;  // Ethernet with ETS on
   EgressGate gate_;
   IngressHooks ingress_;
   CtxTimer tx_timer_;

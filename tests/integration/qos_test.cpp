@@ -153,10 +153,16 @@ fabrics:
   // 1518 + 1542 + 84 + 250 + 0 + 250 + 1518.
   EXPECT_EQ(q["headroom_model"]["total"], 5162) << r.out;
   EXPECT_TRUE(q["headroom_below_model"].get<bool>());
+  // mlnx_qos's default scheduling: 802.1Q's priority map, ETS everywhere.
+  EXPECT_EQ(q["ets"]["prio_tc"], nlohmann::json::array({1, 0, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(q["ets"]["tcs"][1]["priorities"], nlohmann::json::array({0}));
+  EXPECT_EQ(q["ets"]["tcs"][3]["bw"], 13);
   r = d.ctl({"qos", "show", "vroce0"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   for (const char* want : {"vroce0 (fabric roce): Ethernet, trust dscp", "\tenabled     0   0   0   1   1   0   0   0\n",
-                           "\tprio:3 dscp:31,30,29,28,27,26,25,24,", "= 5162\n", "warning: the configured headroom"})
+                           "\tprio:3 dscp:31,30,29,28,27,26,25,24,", "= 5162\n", "warning: the configured headroom",
+                           "tc: 3 ratelimit: unlimited, tsa: ets, bw: 13%\n\t priority:  3\n",
+                           "tc: 1 ratelimit: unlimited, tsa: ets, bw: 13%\n\t priority:  0\n"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   r = d.ctl({"qos", "set", "sw/1", "sl2vl", "1:1"});
   EXPECT_EQ(r.exit_code, 1);

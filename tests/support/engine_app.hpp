@@ -247,6 +247,7 @@ struct ConnParams {
   uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
   uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;  // qp_access_flags
   uint8_t static_rate = 0;  // ibv_rate of both paths (0: IBV_RATE_MAX)
+  uint8_t traffic_class = 0;  // RoCE: the GRH / IP traffic class of both paths (0: the port's default)
 };
 
 inline ibv_qp_attr init_attr(uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) {

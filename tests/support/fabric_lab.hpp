@@ -162,8 +162,10 @@ class FabricLab {
     ASSERT_EQ(B.modify(qb, init_attr(p.access), kInitMask), 0);
     ibv_qp_attr ra = rtr_attr(qb.qpn, 0, p.psn_b, p);
     ra.ah_attr = av_to(b, sl);
+    ra.ah_attr.grh.traffic_class = p.traffic_class;
     ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
     rb.ah_attr = av_to(a, sl);
+    rb.ah_attr.grh.traffic_class = p.traffic_class;
     ASSERT_EQ(A.modify(qa, ra, kRtrMask), 0);
     ASSERT_EQ(B.modify(qb, rb, kRtrMask), 0);
     ASSERT_EQ(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), 0);

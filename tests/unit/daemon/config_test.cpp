@@ -440,6 +440,19 @@ std::vector<BadCase> bad_cases() {
        "fdb: [", "in switch 'sw0''s fdb twice for VLAN 1", "one port"},
       {"fdb_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: []}"), "fdb: []",
        "'fdb' applies to ethernet fabrics"},
+      {"ets_sum_not_100", replace(kEth, "    switches:\n", "    qos: {tc_bw: [20, 20, 20, 20, 10, 0, 0, 0]}\n    switches:\n"),
+       "qos: {tc_bw", "the ets classes' tc_bw sum to 90", "make them sum to 100"},
+      {"ets_strict_with_share",
+       replace(kEth, "    switches:\n", "    qos: {tsa: [ets, ets, ets, ets, ets, ets, strict, ets]}\n    switches:\n"),
+       "qos: {tsa", "traffic class 6 is strict but has tc_bw 12", "give it tc_bw 0"},
+      {"ets_tsa_typo",
+       replace(kEth, "    switches:\n", "    qos: {tsa: [ets, ets, ets, ets, ets, ets, strickt, ets]}\n    switches:\n"),
+       "qos: {tsa", "tsa 'strickt' of traffic class 6 is not a selection algorithm", "did you mean 'strict'?"},
+      {"ets_prio_tc_short", replace(kEth, "    switches:\n", "    qos: {prio_tc: [0, 1, 2]}\n    switches:\n"),
+       "qos: {prio_tc", "prio_tc has 3 entries", "give 8"},
+      {"ets_prio_tc_range",
+       replace(kEth, "    switches:\n", "    qos: {prio_tc: [0, 1, 2, 3, 4, 5, 6, 8]}\n    switches:\n"),
+       "qos: {prio_tc", "priority 7 maps to traffic class '8'", "0 to 7"},
       {"vl_buffer_on_eth", replace(kEth, "{a: h1, b: sw0/2, speed: 100G}", "{a: h1, b: sw0/2, speed: 100G, vl_buffer: 32KiB}"),
        "vl_buffer: 32KiB", "'vl_buffer' applies to infiniband fabrics"},
       {"routing_typo", replace(kIb, "    link_layer: infiniband\n", "    link_layer: infiniband\n    sm: {routing: updown}\n"),
@@ -587,6 +600,23 @@ TEST(Config, MetricsListenDefaultsToLoopbackAndCanBeOff) {
   EXPECT_EQ(with("0.0.0.0:0")->port, 0);
   EXPECT_EQ(with("[::1]:9100")->address, "::1");
   EXPECT_EQ(with("[::1]:9100")->text(), "[::1]:9100");
+}
+
+TEST(Config, EtsKeysAreRead) {
+  const Config c = load_config_string(
+      replace(kEth, "    switches:\n",
+              "    qos:\n      prio_tc: [0, 0, 0, 1, 0, 0, 2, 0]\n      tsa: [ets, ets, strict, ets, ets, ets, ets, "
+              "ets]\n      tc_bw: [40, 60, 0, 0, 0, 0, 0, 0]\n    switches:\n"),
+      "ets.yaml");
+  const EthQos& q = c.fabrics[0].eth_qos;
+  EXPECT_EQ(q.prio_tc[3], 1);
+  EXPECT_EQ(q.prio_tc[6], 2);
+  EXPECT_TRUE(q.tc_strict[2]);
+  EXPECT_FALSE(q.tc_strict[1]);
+  EXPECT_EQ(q.tc_bw[1], 60);
+  const EthQos d = load_config_string(kEth, "d.yaml").fabrics[0].eth_qos;
+  EXPECT_EQ(d.prio_tc[0], 1);  // 802.1Q: best effort above background
+  EXPECT_EQ(d.tc_bw[0] + d.tc_bw[1] + d.tc_bw[2] + d.tc_bw[3] + d.tc_bw[4] + d.tc_bw[5] + d.tc_bw[6] + d.tc_bw[7], 100);
 }
 
 TEST(Config, EthernetL2KeysAreRead) {
