@@ -284,7 +284,7 @@ void HcaPort::reset_counters(Nanos now) {
 namespace {
 constexpr CounterDef kHcaPortDefs[] = {
     VF_COUNTER(HcaPortSnapshot, tx_no_route, "tx_no_route", "tx_no_route", kPackets,
-               "packets dropped before framing: no neighbour, bad SGID index, RoCE without GRH, SL to VL15"),
+               "packets dropped before framing: bad SGID index, RoCE without GRH, SL to VL15"),
     VF_COUNTER(HcaPortSnapshot, tx_frame_errors, "tx_frame_errors", "tx_frame_errors", kPackets,
                "packets the encapsulation refused (segmented, too long, no head- or tailroom)"),
     VF_COUNTER(HcaPortSnapshot, rx_not_for_us, "rx_not_for_us", "rx_not_for_us", kPackets,

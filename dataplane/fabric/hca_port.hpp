@@ -73,7 +73,7 @@ struct HcaPortConfig : PortInfo {
 
 struct HcaPortSnapshot {
   PortSnapshot port;
-  uint64_t tx_no_route;      // no neighbour, bad SGID index, RoCE without GRH, SL → VL15
+  uint64_t tx_no_route;      // bad SGID index, RoCE without GRH, SL → VL15
   uint64_t tx_frame_errors;  // encapsulation refused the packet (segmented, too long, no room)
   uint64_t rx_not_for_us;
   uint64_t rx_no_receiver;   // no receive callback set

@@ -5,12 +5,14 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "dataplane/wire/arp.hpp"
 #include "dataplane/wire/eth.hpp"
 #include "dataplane/wire/fcp.hpp"
 #include "dataplane/wire/grh.hpp"
 #include "dataplane/wire/ipv4.hpp"
 #include "dataplane/wire/ipv6.hpp"
 #include "dataplane/wire/lrh.hpp"
+#include "dataplane/wire/ndp.hpp"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
 #include "dataplane/wire/udp.hpp"
@@ -59,6 +61,29 @@ std::string udp_text(const uint8_t* u, size_t len) {
   return s + " RoCEv2" + bth_text(u + kUdpHdrLen, len - kUdpHdrLen);
 }
 
+// tcpdump's words for ARP.
+std::string arp_text(const uint8_t* a, size_t len) {
+  const auto m = arp_parse(a, len);
+  if (!m) return "ARP (malformed)";
+  char sp[INET_ADDRSTRLEN], tp[INET_ADDRSTRLEN];
+  const uint32_t s = htonl(m->spa), t = htonl(m->tpa);
+  inet_ntop(AF_INET, &s, sp, sizeof sp);
+  inet_ntop(AF_INET, &t, tp, sizeof tp);
+  if (m->op == kArpRequest) return fmt("ARP, Request who-has %s tell %s", tp, sp);
+  const auto& h = m->sha;
+  return fmt("ARP, Reply %s is-at %02x:%02x:%02x:%02x:%02x:%02x", sp, h[0], h[1], h[2], h[3], h[4], h[5]);
+}
+
+// Neighbour Discovery, as tcpdump prints it; other ICMPv6 by type.
+std::string icmp6_text(const uint8_t* ip, size_t len) {
+  const auto nd = nd_parse(ip, len);
+  if (!nd) return fmt(" ICMP6 type %u", len > kIpv6HdrLen ? ip[kIpv6HdrLen] : 0);
+  char t[INET6_ADDRSTRLEN];
+  inet_ntop(AF_INET6, nd->target.data(), t, sizeof t);
+  if (nd->type == kNdSolicit) return fmt(" ICMP6, neighbor solicitation, who has %s", t);
+  return fmt(" ICMP6, neighbor advertisement, tgt is %s", t);
+}
+
 std::string eth_summary(const uint8_t* p, size_t len) {
   if (len < kEthHdrLen) return fmt("Ethernet runt (%zu bytes)", len);
   std::string s;
@@ -91,9 +116,11 @@ std::string eth_summary(const uint8_t* p, size_t len) {
     inet_ntop(AF_INET6, ipv6_src(ip), a, sizeof a);
     inet_ntop(AF_INET6, ipv6_dst(ip), b, sizeof b);
     s += fmt("IP6 %s > %s", a, b);
+    if (ipv6_next_header(ip) == kIpProtoIcmpv6) return s + icmp6_text(ip, rest);
     if (ipv6_next_header(ip) != kIpProtoUdp) return s + fmt(" next header %u", ipv6_next_header(ip));
     return s + udp_text(ip + kIpv6HdrLen, rest - kIpv6HdrLen);
   }
+  if (type == kEtherTypeArp) return s + arp_text(ip, rest);
   return s + fmt("ethertype 0x%04x", type);
 }
 

@@ -7,7 +7,9 @@
 
 #include <vector>
 
+#include "dataplane/wire/arp.hpp"
 #include "dataplane/wire/bytes.hpp"
+#include "dataplane/wire/ndp.hpp"
 #include "dataplane/wire/fcp.hpp"
 #include "dataplane/wire/transport.hpp"
 
@@ -78,7 +80,27 @@ TEST(FrameSummary, RoceV2AndOtherEthernet) {
   EXPECT_EQ(sum(roce_v4(true), false).rfind("vlan 5 p3 IP 192.0.2.1 > 192.0.2.2", 0), 0u);
   std::vector<uint8_t> arp(60, 0);
   put16(&arp[12], 0x0806);
-  EXPECT_EQ(sum(arp, false), "ethertype 0x0806");
+  EXPECT_EQ(sum(arp, false), "ARP (malformed)");  // hardware type 0
+  ArpMsg a;
+  a.sha = {2, 0, 0, 0, 0, 0x0b};
+  a.spa = 0xC0000202;
+  a.tpa = 0xC0000201;
+  arp_put(&arp[14], a);
+  EXPECT_EQ(sum(arp, false), "ARP, Request who-has 192.0.2.1 tell 192.0.2.2");
+  a.op = kArpReply;
+  arp_put(&arp[14], a);
+  EXPECT_EQ(sum(arp, false), "ARP, Reply 192.0.2.2 is-at 02:00:00:00:00:0b");
+  std::vector<uint8_t> ns(14 + kNdLen, 0);
+  put16(&ns[12], 0x86DD);
+  NdMsg m;
+  m.src[15] = 1;
+  m.target = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  m.dst = solicited_node(m.target);
+  nd_put(&ns[14], m);
+  EXPECT_EQ(sum(ns, false), "IP6 ::1 > ff02::1:ff00:2 ICMP6, neighbor solicitation, who has 2001:db8::2");
+  m.type = kNdAdvert;
+  nd_put(&ns[14], m);
+  EXPECT_EQ(sum(ns, false).substr(sum(ns, false).find("ICMP6")), "ICMP6, neighbor advertisement, tgt is 2001:db8::2");
   std::vector<uint8_t> v6(14 + 40 + 8, 0);
   put16(&v6[12], 0x86DD);
   v6[14 + 6] = 17;
@@ -89,7 +111,14 @@ TEST(FrameSummary, RoceV2AndOtherEthernet) {
 }
 
 TEST(FrameSummary, EveryTruncationIsReadSafely) {
-  for (const auto& [frame, ib] : {std::pair{roce_v4(true), false}, std::pair{ib_local(1, 2, 0, 0, bth(4, 1, 1, 0)), true}})
+  std::vector<uint8_t> arp(14 + kArpLen, 0);
+  put16(&arp[12], 0x0806);
+  arp_put(&arp[14], ArpMsg{});
+  std::vector<uint8_t> ns(14 + kNdLen, 0);
+  put16(&ns[12], 0x86DD);
+  nd_put(&ns[14], NdMsg{});
+  for (const auto& [frame, ib] : {std::pair{roce_v4(true), false}, std::pair{ib_local(1, 2, 0, 0, bth(4, 1, 1, 0)), true},
+                                  std::pair{arp, false}, std::pair{ns, false}})
     for (size_t n = 0; n <= frame.size(); ++n) {
       // A copy exactly n bytes long, so ASan sees any read past it.
       std::vector<uint8_t> cut(frame.begin(), frame.begin() + long(n));
