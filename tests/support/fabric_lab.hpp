@@ -14,9 +14,11 @@
 // host. RoCEv2: MAC 02:00:00:00:00:<i+1>, GIDs fe80::EUI-64 and
 // ::ffff:192.0.2.<i+1>, static FDB and neighbours (as fabricd programs them).
 //
-// Several IB switches: FabricLab(LabTopology) -- the switches, where each
-// host hangs, the switch-to-switch links and every switch's LFT (e.g. from
-// the daemon's routing, see tests/unit/fabric/credit_loop_test.cpp).
+// Several switches: FabricLab(LabTopology) -- the switches, where each host
+// hangs, the switch-to-switch links and, on IB, every switch's LFT (e.g. from
+// the daemon's routing, see tests/unit/fabric/credit_loop_test.cpp). An
+// Ethernet topology is not programmed at all, as in fabricd: the switches
+// learn and the hosts resolve each other with ARP.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -83,6 +85,11 @@ struct LabTopology {
   std::vector<Cable> cables;
   // lft[switch][host index] = egress port
   std::map<std::string, std::map<unsigned, uint8_t>> lft;
+  // Ethernet: link layer, every port's QoS (PFC, ECN, ETS) and the vHCAs'.
+  LinkLayer link_layer = LinkLayer::kInfiniBand;
+  dp::PortConfig port;
+  uint8_t default_tclass = 0;
+  engine::DcqcnConfig dcqcn;
 };
 
 class FabricLab {
@@ -100,12 +107,17 @@ class FabricLab {
     for (unsigned i = 0; i < cfg.hosts; ++i) route_to(i);
   }
   explicit FabricLab(const LabTopology& t, Nanos switch_latency_ns = 100)
-      : fabric(sched, "lab", LinkLayer::kInfiniBand, test_mbuf_pool()) {
+      : fabric(sched, "lab", t.link_layer, test_mbuf_pool()) {
     cfg_.hosts = unsigned(t.hosts.size());
+    cfg_.link_layer = t.link_layer;
+    cfg_.port = t.port;
+    cfg_.default_tclass = t.default_tclass;
+    cfg_.dcqcn = t.dcqcn;
     for (const auto& s : t.switches) {
       dp::SwitchConfig sc;
       sc.nports = s.ports;
       sc.latency_ns = switch_latency_ns;
+      sc.port = t.port;
       fabric.add_switch(s.name, sc);
     }
     hosts_.resize(t.hosts.size());
