@@ -36,7 +36,8 @@ int cmd_hca_show(const Globals& g, const std::string& name);
 int cmd_qp_list(const Globals& g, const std::string& hca);
 int cmd_env(const Globals& g);
 int cmd_metrics(const Globals& g);
-int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state);
+// attr: "state" (down|up) or "pfc_storm" (3, 3,4 or off).
+int cmd_port_set(const Globals& g, const std::string& hca, const std::string& attr, const std::string& value);
 int cmd_port_show(const Globals& g, const std::string& port);
 // words: A [B] then attribute/value pairs (state, loss, corrupt, seed).
 int cmd_link_set(const Globals& g, const std::vector<std::string>& words);

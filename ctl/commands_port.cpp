@@ -6,10 +6,40 @@
 
 namespace vf::ctl {
 
-int cmd_port_set(const Globals& g, const std::string& hca, const std::string& state) {
+namespace {
+// "3", "3,4" or "off" -> [3], [3, 4], []; throws on anything else.
+json priority_list(const std::string& v) {
+  json out = json::array();
+  if (v == "off") return out;
+  size_t at = 0;
+  while (at <= v.size()) {
+    const size_t comma = std::min(v.find(',', at), v.size());
+    const std::string p = v.substr(at, comma - at);
+    if (p.size() != 1 || p[0] < '0' || p[0] > '7')
+      throw std::runtime_error("pfc_storm takes priorities 0 to 7 (3 or 3,4) or off, not '" + v + "'");
+    out.push_back(p[0] - '0');
+    at = comma + 1;
+  }
+  return out;
+}
+}  // namespace
+
+int cmd_port_set(const Globals& g, const std::string& hca, const std::string& attr, const std::string& value) {
   return guarded([&] {
     Client c(g.socket(), g.timeout);
-    json r = c.call("hca.port.set", {{"hca", hca}, {"state", state}});
+    if (attr == "pfc_storm") {
+      json r = c.call("hca.port.set", {{"hca", hca}, {"pfc_storm", priority_list(value)}});
+      if (g.json) {
+        print_json(r);
+        return 0;
+      }
+      const json& p = r["pfc_storm"];
+      std::cout << text(r, "hca") << ": "
+                << (p.empty() ? std::string("PFC storm off") : "holding XOFF on priorities " + p.dump()) << '\n';
+      return 0;
+    }
+    if (value != "down" && value != "up") throw std::runtime_error("state is down or up, not '" + value + "'");
+    json r = c.call("hca.port.set", {{"hca", hca}, {"state", value}});
     if (g.json) {
       print_json(r);
       return 0;

@@ -139,10 +139,14 @@ int main(int argc, char** argv) {
 
   auto* port = add_group(app, "port", "Ports: vHCA ports (set, show) and switch ports (show).");
   std::string port_hca, port_attr, port_value;
-  auto* port_set = port->add_subcommand("set", "Take a vHCA's port down or up: fabricctl port set HCA state down|up");
+  auto* port_set = port->add_subcommand(
+      "set", "Take a vHCA's port down or up, or make its NIC storm PFC: fabricctl port set HCA state down|up | "
+             "pfc_storm PRIOS|off");
   port_set->add_option("hca", port_hca, "the vHCA (see fabricctl hca list)")->required();
-  port_set->add_option("attribute", port_attr, "state")->required()->check(CLI::IsMember({"state"}));
-  port_set->add_option("value", port_value, "down or up")->required()->check(CLI::IsMember({"down", "up"}));
+  port_set->add_option("attribute", port_attr, "state or pfc_storm")
+      ->required()
+      ->check(CLI::IsMember({"state", "pfc_storm"}));
+  port_set->add_option("value", port_value, "state: down or up; pfc_storm: priorities (3 or 3,4) or off")->required();
   port_set->footer(
       "Like `ip link set DEV down|up` on a real port: while down the port passes no packets (RC\n"
       "QPs time out as on hardware), ibv_query_port and sysfs ports/1/state say DOWN, and every\n"
@@ -150,9 +154,17 @@ int main(int argc, char** argv) {
       "to INIT and the subnet manager's next sweep (about a millisecond later) makes it ACTIVE,\n"
       "then IBV_EVENT_PORT_ACTIVE; a RoCE port is ACTIVE at once. The switch port at the\n"
       "other end goes down and up with it (LinkDownedCounter on both).\n\n"
+      "pfc_storm PRIOS|off (RoCE vHCAs) injects the classic PFC storm: the vHCA's NIC behaves\n"
+      "as if its receive pipeline were stuck and holds XOFF on those priorities, refreshed,\n"
+      "whatever it holds, until `pfc_storm off`. Its switch port stops sending them; with\n"
+      "qos: {pfc_watchdog: T} the switch port's watchdog declares a storm after T paused,\n"
+      "ignores the pauses (the vHCA takes the drops), logs it and sends a pfc-storm event, and\n"
+      "recovers once no pause came for T (tx_pause_storm_warning_events counts it).\n\n"
       "EXAMPLES\n"
       "  fabricctl port set vib0 state down\n"
-      "  fabricctl port set vib0 state up");
+      "  fabricctl port set vib0 state up\n"
+      "  fabricctl port set vroce0 pfc_storm 3\n"
+      "  fabricctl port set vroce0 pfc_storm off");
 
   std::string port_show_name;
   auto* port_show = port->add_subcommand("show", "Show one port: state, link, counters, and per class its queue, wait and credits.");
@@ -354,6 +366,7 @@ int main(int argc, char** argv) {
       "  sm        an InfiniBand subnet manager sweep: links up, LFT entries changed, ports\n"
       "            activated, switch/vHCA pairs left without a route\n"
       "  deadlock  a credit-loop deadlock the dataplane found (see docs/operator-guide.md)\n"
+      "  pfc-storm a switch or vHCA port's PFC watchdog declared a storm, or saw it end\n"
       "  capture   a capture started or ended, with its counts\n"
       "  counters  counters were cleared\n"
       "  qos       an IB port's VL record was set (fabricctl qos set)\n"
@@ -449,7 +462,7 @@ int main(int argc, char** argv) {
   if (*qp_list) return vf::ctl::cmd_qp_list(g, qp_hca);
   if (*env) return vf::ctl::cmd_env(g);
   if (*metrics) return vf::ctl::cmd_metrics(g);
-  if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_value);
+  if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_attr, port_value);
   if (*port_show) return vf::ctl::cmd_port_show(g, port_show_name);
   if (*link_set) return vf::ctl::cmd_link_set(g, link_words);
   if (*routes) return vf::ctl::cmd_routes(g, routes_switch);

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include <rte_mempool.h>
 
 #include "core/version.hpp"
@@ -84,10 +86,38 @@ json env(DaemonState& d) {
 // query_port follow, the port passes no packets while down, and every
 // context of the vHCA gets IBV_EVENT_PORT_ERR, then PORT_ACTIVE once the
 // port is active again -- on IB when the subnet manager's sweep activates it.
+// {hca, pfc_storm: [priorities]}: the vHCA's NIC holds XOFF on them, as a
+// stuck receive pipeline does; [] ends it.
+void pfc_storm(DaemonState& d, const std::string& name, const json& prios, control::Reply reply) {
+  uint8_t mask = 0;
+  if (!prios.is_array() || prios.size() > 8)
+    return reply.error("pfc_storm must be a list of priorities", "e.g. fabricctl port set vroce0 pfc_storm 3");
+  for (const json& p : prios) {
+    if (!p.is_number_unsigned() || p.get<uint64_t>() > 7)
+      return reply.error("pfc_storm: a priority is 0 to 7", "e.g. fabricctl port set vroce0 pfc_storm 3");
+    mask = uint8_t(mask | 1u << p.get<unsigned>());
+  }
+  const auto& vhcas = d.topology().vhcas();
+  size_t i = 0;
+  while (i < vhcas.size() && vhcas[i].name != name) ++i;
+  if (i == vhcas.size()) return reply.error("no vHCA named '" + name + "'", "fabricctl hca list shows the vHCAs");
+  DaemonState* dp = &d;
+  const bool queued = d.lcore().post([dp, i, mask, name, prios, reply] {
+    if (!dp->topology().set_pfc_storm(i, mask))
+      return reply.error(name + " has no PFC: a storm is an Ethernet (RoCE) fault",
+                         "pick a RoCE vHCA (fabricctl hca list)");
+    dp->fabric_event("port", mask ? fmt::format("{}: PFC storm injected: XOFF held on priorities {}", name, prios.dump())
+                                  : name + ": PFC storm injection ended");
+    reply.ok({{"hca", name}, {"pfc_storm", prios}});
+  });
+  if (!queued) reply.error("the dataplane is busy", "retry in a moment");
+}
+
 void port_set(DaemonState& d, const json& args, control::Reply reply) {
   const auto str = [&](const char* k) {
     return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
   };
+  if (args.contains("pfc_storm")) return pfc_storm(d, str("hca"), args["pfc_storm"], std::move(reply));
   const std::string name = str("hca"), state = str("state");
   if (state != "down" && state != "up")
     return reply.error("port state must be 'down' or 'up'", "e.g. fabricctl port set vib0 state down");
@@ -176,7 +206,8 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
   server.add_async_command(
       "hca.port.set",
       [&daemon](const json& args, control::Reply reply) { port_set(daemon, args, std::move(reply)); },
-      "{hca, state: down|up}: take a vHCA's port down or up (PORT_ERR / PORT_ACTIVE to its apps)",
+      "{hca, state: down|up}: take a vHCA's port down or up (PORT_ERR / PORT_ACTIVE to its apps); "
+      "{hca, pfc_storm: [priorities]}: make a RoCE vHCA's NIC hold XOFF on them ([] ends it)",
       Access::Mutating);
 }
 

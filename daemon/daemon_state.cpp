@@ -220,12 +220,19 @@ void DaemonState::refresh_counters() {
       std::vector<VhcaSnapshot> snaps;
       snaps.reserve(topology_->vhcas().size());
       for (size_t i = 0; i < topology_->vhcas().size(); ++i) snaps.push_back(topology_->snapshot(i));
-      // Once a second is also when the fabric is checked for credit-loop deadlocks.
+      // Once a second is also when the fabric is checked for credit-loop
+      // deadlocks and PFC storms.
       std::vector<std::string> deadlocks = topology_->check_credit_deadlocks();
-      boost::asio::post(io_, [this, snaps = std::move(snaps), deadlocks = std::move(deadlocks)] {
+      std::vector<std::string> storms = topology_->check_pfc_storms();
+      boost::asio::post(io_, [this, snaps = std::move(snaps), deadlocks = std::move(deadlocks),
+                              storms = std::move(storms)] {
         for (const auto& d : deadlocks) {
           spdlog::error("{}", d);
           fabric_event("deadlock", d);
+        }
+        for (const auto& s : storms) {
+          spdlog::warn("{}", s);
+          fabric_event("pfc-storm", s);
         }
         if (stopping_) return;
         try {

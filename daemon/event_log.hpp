@@ -15,7 +15,7 @@ namespace vf {
 struct FabricEvent {
   uint64_t seq;     // 1, 2, ... in order of arrival
   int64_t time_ns;  // wall clock (ns since 1970)
-  std::string kind;  // "port", "link", "sm", "deadlock", "capture", "counters", "qos", "daemon"
+  std::string kind;  // "port", "link", "sm", "deadlock", "pfc-storm", "capture", "counters", "qos", "daemon"
   std::string text;  // one line, plain words
 };
 

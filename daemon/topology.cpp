@@ -14,6 +14,7 @@
 #include "daemon/sm_qos.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
+#include "dataplane/fabric/pfc_storm_watch.hpp"
 #include "dataplane/fabric/fabric.hpp"
 #include "dataplane/fabric/ib_switch.hpp"
 
@@ -70,6 +71,7 @@ struct Topology::Impl {
   std::vector<std::unique_ptr<Vhca>> vhcas;  // same order as Topology::info_; stable addresses
   // Per fabric (null for Ethernet); after `fabrics`, so destroyed first.
   std::vector<std::unique_ptr<dp::CreditDeadlockDetector>> deadlocks;
+  std::vector<std::unique_ptr<dp::PfcStormWatch>> storms;  // Ethernet fabrics; null on IB
   std::vector<std::string> routing;  // per fabric: the routing's name, for messages
   std::vector<std::unique_ptr<sm::SubnetManager>> sms;  // per fabric; null for Ethernet
   std::vector<const config::Fabric*> cfg;                // per fabric
@@ -111,6 +113,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
       fabric.connect(dp_endpoint(l.a), dp_endpoint(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
     const bool ib = f.link_layer == config::LinkLayer::Infiniband;
     impl_->deadlocks.push_back(ib ? std::make_unique<dp::CreditDeadlockDetector>(fabric) : nullptr);
+    impl_->storms.push_back(ib ? nullptr : std::make_unique<dp::PfcStormWatch>(fabric));
     impl_->routing.push_back(ib ? config::to_string(f.sm.routing) : "");
     if (!ib) {
       impl_->sms.push_back(nullptr);
@@ -358,6 +361,34 @@ std::vector<std::string> Topology::check_credit_deadlocks() {
           impl_->fabrics[i]->name(), fmt::join(circle, " waits for "), circle.front(), impl_->routing[i]));
   }
   return out;
+}
+
+std::vector<std::string> Topology::check_pfc_storms() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->fabrics.size(); ++i) {
+    if (!impl_->storms[i]) continue;
+    const std::string& f = impl_->fabrics[i]->name();
+    for (const dp::StormChange& c : impl_->storms[i]->check())
+      out.push_back(c.started
+                        ? fmt::format("fabric {}: PFC storm: {} priority {} was paused by {} without a break for longer "
+                                      "than the PFC watchdog allows; it now ignores {}'s pauses and sends (what {} "
+                                      "cannot take is dropped there)",
+                                      f, c.port, c.priority, c.peer, c.peer, c.peer)
+                        : fmt::format("fabric {}: PFC storm over: {} priority {} heard no pause from {} for a "
+                                      "watchdog interval and honours its pauses again",
+                                      f, c.port, c.priority, c.peer));
+  }
+  return out;
+}
+
+bool Topology::set_pfc_storm(size_t i, uint8_t prios) {
+  const Vhca& v = *impl_->vhcas.at(i);
+  for (const auto& f : impl_->fabrics)
+    if (dp::Pfc* pfc = f->pfc(v.port->port())) {
+      pfc->set_storm(prios);
+      return true;
+    }
+  return false;
 }
 
 MetricsSnapshot Topology::metrics() const {

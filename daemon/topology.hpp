@@ -107,6 +107,13 @@ class Topology {
   // Credit-loop deadlocks that appeared since the last call, one plain-words
   // line each (dp::CreditDeadlockDetector). Lcore only; call about once a second.
   std::vector<std::string> check_credit_deadlocks();
+  // PFC watchdogs that declared a storm, or saw one end, since the last
+  // call, one plain-words line each. Lcore only; about once a second.
+  std::vector<std::string> check_pfc_storms();
+  // Fault injection: vHCA i's NIC holds XOFF on `prios` (0: stops), as a
+  // stuck receive pipeline does. False when its port has no PFC (IB, not
+  // linked). Lcore only.
+  bool set_pfc_storm(size_t i, uint8_t prios);
 
  private:
   void add_vhca(dp::Fabric& fabric, const config::Fabric& f, const config::Hca& h, uint16_t lid);

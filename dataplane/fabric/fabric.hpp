@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dataplane/fabric/hca_port.hpp"
@@ -138,6 +139,7 @@ class Fabric {
   const IbCredits* credits(const Port& p) const;
   // The PFC of a port, or null (IB, not linked).
   const Pfc* pfc(const Port& p) const;
+  Pfc* pfc(const Port& p) { return const_cast<Pfc*>(std::as_const(*this).pfc(p)); }
   // The ECN marker of a switch port, or null (off, IB, an HCA port, not linked).
   const EcnMarker* ecn(const Port& p) const;
   // Clears the flow-control counters of `p` (PFC, ECN), as counters reset does

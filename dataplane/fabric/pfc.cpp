@@ -134,7 +134,19 @@ void Pfc::release(void* self, unsigned cls, uint32_t bytes) {
     c.buffer_->give_headroom(from_headroom);
     c.buffer_->give(bytes - from_headroom);
   }
-  if (g.xoff && g.headroom == 0 && g.shared <= c.cfg_.pg[cls].xon) c.set_xoff(cls, false);
+  if (g.xoff && g.headroom == 0 && g.shared <= c.cfg_.pg[cls].xon && !(c.storm_ >> cls & 1)) c.set_xoff(cls, false);
+}
+
+void Pfc::set_storm(uint8_t prios) {
+  storm_ = prios;
+  if (!port_.link_up()) return;  // on_link_state asserts it when the link trains
+  for (unsigned p = 0; p < kNumPriorities; ++p) {
+    const Group& g = pg_[p];
+    if (prios >> p & 1)
+      set_xoff(p, true);
+    else if (g.xoff && g.headroom == 0 && g.shared <= cfg_.pg[p].xon)
+      set_xoff(p, false);  // what release() would have done had the storm not held it
+  }
 }
 
 void Pfc::set_xoff(unsigned prio, bool on) {
@@ -328,7 +340,7 @@ void Pfc::on_link_state(void* self, bool up) {
   }
   for (unsigned i = 0; i < kNumPriorities; ++i) {
     const Group& g = c.pg_[i];
-    if (c.lossless(i) && (g.headroom > 0 || g.shared >= c.cfg_.pg[i].xoff)) c.set_xoff(i, true);
+    if ((c.lossless(i) && (g.headroom > 0 || g.shared >= c.cfg_.pg[i].xoff)) || (c.storm_ >> i & 1)) c.set_xoff(i, true);
   }
 }
 
@@ -361,6 +373,7 @@ PfcSnapshot Pfc::snapshot() const {
     if (paused_now(p, now) && !p.stormed) s.paused |= uint8_t(1u << i);
     if (g.xoff) s.xoff |= uint8_t(1u << i);
     if (p.stormed) s.stormed |= uint8_t(1u << i);
+    if (storm_ >> i & 1) s.storming |= uint8_t(1u << i);
     PfcPrioritySnapshot& o = s.prio[i];
     o.rx_pause = p.rx_pause;
     o.tx_pause = g.tx_pause;

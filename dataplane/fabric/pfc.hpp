@@ -31,6 +31,11 @@
 // sends what it holds (the peer that keeps pausing takes the drops) until
 // the peer has sent no pause for `watchdog_ns`.
 //
+// Fault injection (set_storm): a receive pipeline that stopped draining, the
+// classic source of a PFC storm, holds XOFF on the given priorities whatever
+// its buffer holds -- refreshed like any XOFF, kept across a link retrain --
+// until cleared; then XON follows as soon as the buffer allows.
+//
 // Frames the port receives with EtherType 0x8808 are link-local MAC Control
 // frames: consumed here, never forwarded. Anything but a well-formed PFC frame
 // is dropped and counted (malformed; an 802.3x PAUSE counts as unsupported).
@@ -94,6 +99,7 @@ struct PfcSnapshot {
   uint8_t paused;   // priorities whose egress is paused now
   uint8_t xoff;     // priorities this port holds the peer in XOFF for
   uint8_t stormed;  // priorities the watchdog declared stormed
+  uint8_t storming;  // priorities this port itself holds in XOFF as injected fault (set_storm)
   std::array<PfcThresholds, kNumPriorities> pg;
   std::array<PfcPrioritySnapshot, kNumPriorities> prio;
   uint64_t rx_malformed;    // 0x8808 frames that are not valid PFC frames
@@ -120,6 +126,8 @@ class Pfc {
   const PfcConfig& config() const { return cfg_; }
   const Port& port() const { return port_; }
   bool lossless(unsigned prio) const { return cfg_.enable >> prio & 1; }
+  // Injects (or, with 0, ends) a PFC storm from this port on `prios`.
+  void set_storm(uint8_t prios);
 
  private:
   struct Group {  // receiver half, one priority
@@ -166,6 +174,7 @@ class Pfc {
   std::array<Group, kNumPriorities> pg_{};
   std::array<Pause, kNumPriorities> pause_{};
   uint8_t due_ = 0;  // priorities owed a PFC frame (XOFF or XON)
+  uint8_t storm_ = 0;  // injected: priorities held in XOFF regardless
   CtxTimer pause_timer_;    // the earliest end of a pause
   CtxTimer refresh_timer_;  // XOFF refresh, while any group holds one
   uint64_t rx_malformed_ = 0, rx_unsupported_ = 0, tx_unsent_ = 0;

@@ -174,5 +174,52 @@ fabrics:
       << stopped.err;
 }
 
+// The classic PFC storm: a NIC whose receive pipeline is stuck holds XOFF
+// for ever. The switch port's watchdog declares the storm (logged, an event,
+// counted), ignores the pauses, and recovers once the NIC stops.
+TEST(Qos, APfcStormTripsTheSwitchWatchdogAndEndsWhenTheNicStops) {
+  Fabricd d(R"(daemon:
+  runtime_dir: /run/vfabric
+fabrics:
+  - name: roce
+    link_layer: ethernet
+    qos: {pfc_watchdog: 100ms}
+    switches: [{name: sw, ports: 4}]
+    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    links:
+      - {a: vroce0, b: sw/1, speed: 10G}
+      - {a: vroce1, b: sw/2, speed: 10G}
+)");
+  RunResult r = d.ctl({"port", "set", "vroce0", "pfc_storm", "9"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("pfc_storm takes priorities 0 to 7"), std::string::npos) << r.err;
+  r = d.ctl({"port", "set", "vroce0", "pfc_storm", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out, "vroce0: holding XOFF on priorities [3]\n");
+  // The watchdog trips 100 ms into the pause; fabricd looks once a second.
+  auto stormed = [&](bool want) {
+    for (int i = 0; i < 50; ++i) {
+      const RunResult q = d.ctl({"--json", "qos", "show", "sw/1"});
+      const auto j = nlohmann::json::parse(q.out, nullptr, false);
+      if (!j.is_discarded() && j["pfc"]["stormed"].empty() != want) return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return nlohmann::json();
+  };
+  const auto q = stormed(true);
+  EXPECT_EQ(q["pfc"]["stormed"], nlohmann::json::array({3})) << q.dump();
+  EXPECT_EQ(q["pfc"]["priorities"][3]["pause_storm_events"], 1) << q.dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // fabricd's next look sees it going on
+  r = d.ctl({"port", "set", "vroce0", "pfc_storm", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out, "vroce0: PFC storm off\n");
+  EXPECT_TRUE(stormed(false).is_object()) << "recovered a watchdog interval after the last pause";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // fabricd's next look
+  const RunResult stopped = d.stop();
+  EXPECT_NE(stopped.err.find("PFC storm: sw/1 priority 3 was paused by vroce0"), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("PFC storm over: sw/1 priority 3 heard no pause from vroce0"), std::string::npos)
+      << stopped.err;
+}
+
 }  // namespace
 }  // namespace vf::test

@@ -302,6 +302,28 @@ TEST(Pfc, WatchdogDeclaresAStormAndRecovers) {
   EXPECT_EQ(l.holder.tags.back(), 101u);
 }
 
+TEST(Pfc, AnInjectedStormHoldsXoffWithAnEmptyBufferUntilCleared) {
+  PfcConfig ca = lossless(20000);
+  ca.watchdog_ns = 1'000'000;
+  PfcLink l(ca, lossless(20000));
+  l.pb->set_storm(1u << kRoce);  // b's receive pipeline is "stuck"
+  EXPECT_EQ(l.pb->snapshot().storming, 1u << kRoce);
+  l.run_for(10'000);  // the XOFF reaches a and takes effect
+  l.send(5);
+  l.run_for(500'000);
+  EXPECT_EQ(l.arrived(), 0u) << "paused although b holds nothing";
+  EXPECT_EQ(l.at_b().buffer_bytes, 0u);
+  EXPECT_EQ(l.pb->snapshot().xoff, 1u << kRoce);
+  l.run_for(1'000'000);  // refreshed XOFFs keep a paused past its watchdog
+  EXPECT_EQ(l.pa->snapshot().stormed, 1u << kRoce);
+  EXPECT_EQ(l.arrived(), 5u) << "the watchdog ignores the storm: a sends";
+  l.pb->set_storm(0);
+  EXPECT_EQ(l.pb->snapshot().xoff, 0u) << "XON at once: the buffer is empty";
+  l.run_for(3'000'000);
+  EXPECT_EQ(l.pa->snapshot().stormed, 0u) << "a watchdog interval without pauses: recovered";
+  EXPECT_EQ(l.at_a().storm_events, 1u);
+}
+
 TEST(Pfc, ResetClearsCountsButNotLevels) {
   PfcLink l(lossless(20000), lossless(20000));
   l.holder.hold[kRoce] = true;
