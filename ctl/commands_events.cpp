@@ -40,7 +40,7 @@ int cmd_events(const Globals& g, bool history, uint64_t count) {
         if (g.json) std::cout << e.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
         else
           std::cout << when(e.value("time_ns", int64_t(0))) << ' ' << std::left << std::setw(8)
-                    << cell(e.value("kind", ""), 8) << ' ' << cell(e.value("text", ""), 400) << '\n';
+                    << cell(e.value("kind", ""), 12) << ' ' << cell(e.value("text", ""), 400) << '\n';
         if (count && ++shown >= count) return 0;
       }
       std::cout << std::flush;

@@ -25,10 +25,19 @@ json priority_list(const std::string& v) {
 }  // namespace
 
 int cmd_port_set(const Globals& g, const std::string& hca, const std::string& attr, const std::string& value) {
+  // The value is checked before fabricd is asked (a usage error, exit 2).
+  json prios;
+  try {
+    if (attr == "pfc_storm") prios = priority_list(value);
+    else if (value != "down" && value != "up") throw std::runtime_error("state is down or up, not '" + value + "'");
+  } catch (const std::exception& e) {
+    std::cerr << "fabricctl: port set: " << e.what() << '\n';
+    return 2;
+  }
   return guarded([&] {
     Client c(g.socket(), g.timeout);
     if (attr == "pfc_storm") {
-      json r = c.call("hca.port.set", {{"hca", hca}, {"pfc_storm", priority_list(value)}});
+      json r = c.call("hca.port.set", {{"hca", hca}, {"pfc_storm", prios}});
       if (g.json) {
         print_json(r);
         return 0;
@@ -38,7 +47,6 @@ int cmd_port_set(const Globals& g, const std::string& hca, const std::string& at
                 << (p.empty() ? std::string("PFC storm off") : "holding XOFF on priorities " + p.dump()) << '\n';
       return 0;
     }
-    if (value != "down" && value != "up") throw std::runtime_error("state is down or up, not '" + value + "'");
     json r = c.call("hca.port.set", {{"hca", hca}, {"state", value}});
     if (g.json) {
       print_json(r);

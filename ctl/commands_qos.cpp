@@ -1,18 +1,23 @@
 // `fabricctl qos show PORT` and `fabricctl qos set PORT [sl2vl SL:VL,...]
 // [vlarb_high VL:W,...] [vlarb_low VL:W,...] [high_limit N]`: an IB port's
 // VL record in the words of opensm's QoS policy; an Ethernet port's trust,
-// DSCP map and PFC in mlnx_qos's.
+// DSCP map, PFC, ETS (prio_tc, tsa, tc_bw) and a vHCA's DCQCN in mlnx_qos's
+// and mlx5's.
 #include <cstdlib>
+#include <sstream>
 
 #include "ctl/commands_common.hpp"
+#include "daemon/units.hpp"
 
 namespace vf::ctl {
 namespace {
 
 int usage(const std::string& why) {
   std::cerr << "fabricctl: qos set: " << why << "\n"
-            << "hint: fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
-               "[high_limit N], e.g. qos set vib0 sl2vl 1:1 vlarb_low 0:32,1:32\n";
+            << "hint: IB: fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
+               "[high_limit N], e.g. qos set vib0 sl2vl 1:1 vlarb_low 0:32,1:32; Ethernet: [prio_tc TC,x8] "
+               "[tsa ets|strict,x8] [tc_bw PCT,x8] [dcqcn on|off] [min_time_between_cnps T] [rpg_time_reset T] "
+               "[rpg_ai_rate R] [rpg_hai_rate R], e.g. qos set sw/1 tc_bw 70,30,0,0,0,0,0,0\n";
   return 2;
 }
 
@@ -93,6 +98,14 @@ void print_eth_qos(const json& r) {
     for (const json& p : tc.value("priorities", json::array())) std::cout << ' ' << p.dump();
     std::cout << '\n';
   }
+  if (r.contains("dcqcn")) {
+    const json& d = r["dcqcn"];
+    std::cout << "DCQCN " << (d.value("enabled", false) ? "on" : "off") << ": line rate "
+              << text(d, "line_rate_mbps") << " Mb/s, min_time_between_cnps " << time_text(d.value("min_time_between_cnps_ns", 0.0))
+              << ", rpg_time_reset " << time_text(d.value("rpg_time_reset_ns", 0.0)) << ", rpg_ai_rate "
+              << text(d, "rpg_ai_rate_mbps") << " Mb/s, rpg_hai_rate " << text(d, "rpg_hai_rate_mbps")
+              << " Mb/s, CNPs on DSCP " << text(d, "cnp_dscp") << '\n';
+  }
   const double pause_us = r.value("pause_time_ns", 0.0) / 1e3;
   const double watchdog = r.value("pfc_watchdog_ns", 0.0);
   std::cout << "pause_quanta " << text(r, "pause_quanta") << " (" << pause_us << " us at the link's rate), response "
@@ -146,6 +159,51 @@ int cmd_qos_show(const Globals& g, const std::string& port) {
   });
 }
 
+namespace {
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; std::getline(in, w, ',');) out.push_back(w);
+  return out;
+}
+
+// prio_tc / tc_bw: eight whole numbers; tsa: eight of ets|strict; dcqcn and
+// its parameters with units (sent as ns and Mb/s). False: not one of them,
+// or a malformed value.
+bool eth_attr(const std::string& key, const std::string& v, json& args) {
+  const auto parts = split(v);
+  if (key == "prio_tc" || key == "tc_bw") {
+    if (parts.size() != 8) return false;
+    json list = json::array();
+    for (const auto& p : parts) {
+      const auto n = units::parse_uint(p, key == "prio_tc" ? 7 : 100);
+      if (!n) return false;
+      list.push_back(*n);
+    }
+    args[key] = list;
+  } else if (key == "tsa") {
+    if (parts.size() != 8) return false;
+    for (const auto& p : parts)
+      if (p != "ets" && p != "strict") return false;
+    args[key] = parts;
+  } else if (key == "dcqcn") {
+    if (v != "on" && v != "off") return false;
+    args[key] = v;
+  } else if (key == "min_time_between_cnps" || key == "rpg_time_reset") {
+    const auto ns = units::parse_delay_ns(v, 100'000'000);
+    if (!ns || !*ns) return false;
+    args[key + "_ns"] = *ns;
+  } else if (key == "rpg_ai_rate" || key == "rpg_hai_rate") {
+    const auto bps = units::parse_rate_bps(v);
+    if (!bps || *bps < 1'000'000) return false;
+    args[key + "_mbps"] = *bps / 1'000'000;
+  } else {
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
 int cmd_qos_set(const Globals& g, const std::vector<std::string>& words) {
   if (words.size() < 3 || words.size() % 2 == 0) return usage("give the port, then attribute value pairs");
   json args = {{"port", words[0]}};
@@ -168,8 +226,8 @@ int cmd_qos_set(const Globals& g, const std::vector<std::string>& words) {
       json list = json::array();
       for (const auto& [vl, w] : p) list.push_back({{"vl", vl}, {"weight", w}});
       args[key] = list;
-    } else {
-      return usage("unknown attribute '" + key + "'");
+    } else if (!eth_attr(key, v, args)) {
+      return usage("unknown attribute or bad value: '" + key + " " + v + "'");
     }
   }
   return guarded([&] {

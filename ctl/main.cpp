@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
       "as if its receive pipeline were stuck and holds XOFF on those priorities, refreshed,\n"
       "whatever it holds, until `pfc_storm off`. Its switch port stops sending them; with\n"
       "qos: {pfc_watchdog: T} the switch port's watchdog declares a storm after T paused,\n"
-      "ignores the pauses (the vHCA takes the drops), logs it and sends a pfc-storm event, and\n"
+      "ignores the pauses and sends (a real NIC would drop what it cannot take; the emulated one\n"
+      "takes everything), logs it and sends a pfc-storm event, and\n"
       "recovers once no pause came for T (tx_pause_storm_warning_events counts it).\n\n"
       "EXAMPLES\n"
       "  fabricctl port set vib0 state down\n"
@@ -376,9 +377,9 @@ int main(int argc, char** argv) {
       "  fabricctl events\n"
       "  fabricctl events --history --json | jq -r .text");
 
-  auto* qos = add_group(app, "qos", "InfiniBand ports' VL records: SL to VL and VL arbitration.");
+  auto* qos = add_group(app, "qos", "Port QoS: IB VL records (SL to VL, VL arbitration); Ethernet trust, PFC, ETS, DCQCN.");
   std::string qos_show_port;
-  auto* qos_show = qos->add_subcommand("show", "Show an IB port's operational VLs, SL to VL table and VL arbitration.");
+  auto* qos_show = qos->add_subcommand("show", "Show a port's QoS: IB VLs and arbitration; Ethernet trust, PFC, ETS, DCQCN.");
   qos_show->add_option("port", qos_show_port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
   qos_show->footer(
       "What the subnet manager programmed from the config's qos: section (or qos set since):\n"
@@ -387,12 +388,14 @@ int main(int argc, char** argv) {
       "  vlarb_high    the high-priority arbitration list, VL:weight (64-byte units per turn)\n"
       "  high_limit    4 KiB units the high list may send before the low list's turn (255: no limit)\n"
       "  vlarb_low     the low-priority list\n"
-      "Ethernet ports' QoS (trust, PFC, ETS) is not built yet.");
+      "An Ethernet port shows mlnx_qos's view: trust, the PFC vector and pause state, the DSCP\n"
+      "map, each traffic class (tc: N, tsa, bw, its priorities), a RoCE vHCA's DCQCN knobs,\n"
+      "each lossless priority's thresholds and use, and the 802.1Qbb headroom model.");
   std::vector<std::string> qos_words;
   auto* qos_set = qos->add_subcommand(
-      "set", "Program an IB port: fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
-             "[high_limit N]");
-  qos_set->add_option("words", qos_words, "PORT, then attribute value pairs")->required()->expected(3, 9);
+      "set", "Program a port: IB fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
+             "[high_limit N]; Ethernet [prio_tc ...] [tsa ...] [tc_bw ...] [dcqcn on|off] [DCQCN knob VALUE]");
+  qos_set->add_option("words", qos_words, "PORT, then attribute value pairs")->required()->expected(3, 17);
   qos_set->footer(
       "Like an SMP from an operator's tool: sl2vl changes the listed SLs only; vlarb_high and\n"
       "vlarb_low replace their list (at most 8 entries); every VL must be one of the port's\n"
@@ -403,7 +406,19 @@ int main(int argc, char** argv) {
       "EXAMPLES\n"
       "  fabricctl qos set vib0 sl2vl 1:1,2:1\n"
       "  fabricctl qos set leaf0/5 vlarb_low 0:192,1:64\n"
-      "  fabricctl qos set vib0 vlarb_high 1:16 high_limit 4");
+      "  fabricctl qos set vib0 vlarb_high 1:16 high_limit 4\n\n"
+      "ETHERNET (as mlnx_qos --prio_tc/--tsa/--tcbw and mlx5's ecn knobs, at run time)\n"
+      "  prio_tc TC,x8     the traffic class of priorities 0..7\n"
+      "  tsa ets|strict,x8 each class's selection: strict goes first (highest class first),\n"
+      "                    ets shares what is left\n"
+      "  tc_bw PCT,x8      the ets classes' shares, summing to 100 (a strict class: 0)\n"
+      "  dcqcn on|off      a RoCE vHCA's DCQCN (reaction and notification point)\n"
+      "  min_time_between_cnps T, rpg_time_reset T, rpg_ai_rate R, rpg_hai_rate R\n"
+      "                    a vHCA's DCQCN parameters, e.g. 50us, 5Mbps\n"
+      "  Trust, the DSCP map and PFC stay the config's (restart to change them).\n"
+      "  fabricctl qos set sw/1 tsa ets,ets,ets,ets,ets,ets,strict,ets tc_bw 13,13,13,13,24,12,0,12\n"
+      "  fabricctl qos set vroce0 dcqcn off\n"
+      "  fabricctl qos set vroce0 rpg_ai_rate 10Mbps min_time_between_cnps 20us");
 
   auto* config = add_group(app, "config", "fabricd configs.");
   std::string config_file;

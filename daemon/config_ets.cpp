@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "daemon/config_detail.hpp"
+#include "daemon/ets_check.hpp"
 #include "daemon/units.hpp"
 
 namespace vf::config::detail {
@@ -54,19 +55,7 @@ void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q) {
     }
   }
   const YAML::Node at = bw ? bw : qos["tsa"] ? qos["tsa"] : qos;
-  unsigned sum = 0, ets = 0;
-  for (std::size_t tc = 0; tc < 8; ++tc) {
-    if (q.tc_strict[tc] && q.tc_bw[tc])
-      r.fail(at, fmt::format("traffic class {} is strict but has tc_bw {}", tc, q.tc_bw[tc]),
-             "a strict class takes what it needs: give it tc_bw 0 and share 100 among the ets classes");
-    if (!q.tc_strict[tc]) {
-      sum += q.tc_bw[tc];
-      ++ets;
-    }
-  }
-  if (ets && sum != 100)
-    r.fail(at, fmt::format("the ets classes' tc_bw sum to {}", sum),
-           "ETS shares are percentages of what the strict classes leave: make them sum to 100");
+  if (const auto p = ets_problem(q.tc_strict, q.tc_bw)) r.fail(at, p->what, p->fix);
 }
 
 }  // namespace vf::config::detail

@@ -41,7 +41,7 @@ void fabric_changes(size_t fi, const config::Fabric& a, const config::Fabric& b,
   if (a.subnet_prefix != b.subnet_prefix) plan.restart.push_back(f + ": subnet_prefix");
   if (!(a.sm == b.sm)) plan.restart.push_back(f + ": sm (routing)");
   if (!(a.qos == b.qos)) plan.restart.push_back(f + ": qos (SL to VL, VL arbitration)");
-  if (!(a.eth_qos == b.eth_qos)) plan.restart.push_back(f + ": qos (trust, DSCP map, PFC)");
+  if (!(a.eth_qos == b.eth_qos)) plan.restart.push_back(f + ": qos (trust, DSCP map, PFC, ECN, DCQCN, ETS)");
   if (a.switches != b.switches) plan.restart.push_back(f + ": switches");
   if (a.hcas != b.hcas) plan.restart.push_back(f + ": hcas");
   bool same_cabling = a.links.size() == b.links.size();

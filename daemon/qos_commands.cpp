@@ -3,10 +3,7 @@
 // it the way an operator's SMP would (opensm's qos-policy words: sl2vl,
 // vlarb_high, vlarb_low, high_limit). As on a real subnet the SM programs a
 // port from the config again when a sweep activates it (a link that went
-// down and up). On an Ethernet port, `qos show` is mlnx_qos's view: trust,
-// the DSCP map, the PFC enable vector and pause state, each lossless
-// group's thresholds and the 802.1Qbb headroom model behind them. Ethernet
-// QoS is set in the config (qos:); `qos set` on an Ethernet port says so.
+// down and up). Ethernet ports are eth_qos_commands.cpp's.
 #include <algorithm>
 #include <optional>
 
@@ -15,14 +12,12 @@
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
+#include "daemon/eth_qos_commands.hpp"
 #include "daemon/lcore.hpp"
-#include "core/pfc_headroom.hpp"
-#include "daemon/pfc_json.hpp"
 #include "daemon/port_qos_json.hpp"
 #include "daemon/port_select.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
-#include "dataplane/wire/pfc.hpp"
 
 namespace vf {
 namespace {
@@ -38,68 +33,6 @@ std::optional<PortRef> one_port(DaemonState& d, const json& args, control::Reply
 
 bool is_ethernet(const DaemonState& d, const PortRef& r) {
   return d.config().fabrics[r.fabric].link_layer == config::LinkLayer::Ethernet;
-}
-
-json headroom_json(const HeadroomTerms& t) {
-  return {{"trigger", t.trigger}, {"wait", t.wait},         {"pause", t.pause}, {"cable", t.cable},
-          {"interface", t.interface}, {"response", t.response}, {"last", t.last}, {"total", t.total}};
-}
-
-// What the lcore copies out of an Ethernet port for qos.show.
-struct EthQosView {
-  dp::EthQos q;
-  std::optional<dp::PfcSnapshot> pfc;
-  HeadroomTerms model{};
-  uint64_t rate_bps = 0;
-};
-
-EthQosView view_eth_qos(const dp::Fabric& f, const dp::Endpoint& e) {
-  const dp::Port& p = f.port(e);
-  EthQosView v{p.config().eth, std::nullopt, {}, p.link_params().rate_bps};
-  if (const dp::Pfc* pfc = f.pfc(p)) {
-    v.pfc = pfc->snapshot();
-    v.model = pfc->config().model;
-  }
-  return v;
-}
-
-// Egress scheduling as mlnx_qos lists it: per traffic class its algorithm,
-// share and priorities.
-json ets_json(const dp::EtsConfig& e) {
-  json tcs = json::array();
-  for (unsigned tc = 0; tc < 8; ++tc) {
-    json prios = json::array();
-    for (unsigned p = 0; p < 8; ++p)
-      if (e.prio2tc[p] == tc) prios.push_back(p);
-    tcs.push_back({{"tc", tc},
-                   {"tsa", e.tsa[tc] == dp::Tsa::kStrict ? "strict" : "ets"},
-                   {"bw", e.bw[tc]},
-                   {"priorities", std::move(prios)}});
-  }
-  return {{"prio_tc", e.prio2tc}, {"tcs", std::move(tcs)}};
-}
-
-// An Ethernet port's QoS and PFC state, and the headroom the delay model
-// gives for its link.
-json eth_qos_json(const EthQosView& v) {
-  const dp::PfcSettings& pfc = v.q.pfc;
-  json out = {{"link_layer", "ethernet"},
-              {"trust", v.q.trust_dscp ? "dscp" : "pcp"},
-              {"dscp2prio", v.q.dscp2prio},
-              {"pause_quanta", pfc.pause_quanta},
-              {"pfc_response_ns", pfc.response_ns},
-              {"pfc_watchdog_ns", pfc.watchdog_ns}};
-  if (v.q.ets.enabled) out["ets"] = ets_json(v.q.ets);
-  if (!v.pfc) return out;  // not linked
-  out["pfc"] = pfc_state_json(*v.pfc);
-  out["pause_time_ns"] = wire::pause_quanta_ns(pfc.pause_quanta, v.rate_bps);
-  const HeadroomTerms& t = v.model;
-  out["headroom_model"] = headroom_json(t);
-  bool below = false;
-  for (unsigned i = 0; i < dp::kNumPriorities; ++i)
-    below |= (v.pfc->enable >> i & 1) && v.pfc->pg[i].headroom < t.total;
-  out["headroom_below_model"] = below;
-  return out;
 }
 
 // [{"vl", "weight"}...] -> a table; nullopt (and `error`) when malformed.
@@ -169,19 +102,7 @@ void qos_show(DaemonState& d, const json& args, control::Reply reply) {
   const auto ref = one_port(d, args, reply);
   if (!ref) return;
   DaemonState* dp = &d;
-  if (is_ethernet(d, *ref)) {
-    const bool queued = d.lcore().post([dp, r = *ref, reply] {
-      const EthQosView v = view_eth_qos(dp->topology().fabric(r.fabric), {r.node, r.port});
-      reply.ok_with([dp, r, v] {
-        json out = eth_qos_json(v);
-        out["port"] = r.text();
-        out["fabric"] = dp->config().fabrics[r.fabric].name;
-        return out;
-      });
-    });
-    if (!queued) reply.error("the dataplane is busy", "retry in a moment");
-    return;
-  }
+  if (is_ethernet(d, *ref)) return eth_qos_show(d, *ref, std::move(reply));
   const bool queued = d.lcore().post([dp, r = *ref, reply] {
     try {
       const PortQos q = dp->topology().port_qos(r.fabric, {r.node, r.port});
@@ -196,9 +117,7 @@ void qos_show(DaemonState& d, const json& args, control::Reply reply) {
 void qos_set(DaemonState& d, const json& args, control::Reply reply) {
   const auto ref = one_port(d, args, reply);
   if (!ref) return;
-  if (is_ethernet(d, *ref))
-    return reply.error(ref->text() + " is an Ethernet port: its trust, DSCP map and PFC come from the config",
-                       "change the fabric's qos: section and restart fabricd; qos set programs IB ports' VL records");
+  if (is_ethernet(d, *ref)) return eth_qos_set(d, *ref, args, std::move(reply));
   std::string bad;
   const auto change = parse_change(args, bad);
   if (!change) return reply.error(bad, "e.g. fabricctl qos set vib0 sl2vl 1:1 vlarb_low 0:32,1:32");
@@ -232,7 +151,8 @@ void register_qos_commands(control::ControlServer& server, DaemonState& daemon) 
   server.add_async_command(
       "qos.set", [&daemon](const json& args, control::Reply reply) { qos_set(daemon, args, std::move(reply)); },
       "{port, sl2vl?: {sl: vl}, vlarb_high?: [{vl, weight}], vlarb_low?: [...], high_limit?}: program an IB "
-      "port's VL record, as an SMP would",
+      "port's VL record, as an SMP would; Ethernet: {port, prio_tc?, tsa?, tc_bw?: [8]} and on a vHCA {dcqcn?: "
+      "on|off, min_time_between_cnps_ns?, rpg_time_reset_ns?, rpg_ai_rate_mbps?, rpg_hai_rate_mbps?}",
       control::Access::Mutating);
 }
 

@@ -50,7 +50,7 @@ dp::EthQos eth_qos(const config::EthQos& q) {
 }
 
 // DCQCN at a vHCA on a link of `rate_bps`.
-engine::DcqcnConfig dcqcn(const config::EthQos& q, uint64_t rate_bps) {
+engine::DcqcnConfig dcqcn_config(const config::EthQos& q, uint64_t rate_bps) {
   engine::DcqcnConfig c;
   c.rp_enabled = c.np_enabled = q.dcqcn;
   c.line_rate_mbps = uint32_t(rate_bps / 1'000'000);
@@ -278,6 +278,28 @@ void Topology::set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCaptu
 void Topology::set_link_timing(size_t fabric, size_t link, uint64_t rate_bps, Nanos delay_ns) {
   const config::Link& l = impl_->cfg.at(fabric)->links.at(link);
   impl_->fabrics[fabric]->set_link_timing(dp_endpoint(l.a), rate_bps, delay_ns);
+  // DCQCN starts and recovers flows to the line rate: it follows the link.
+  for (const auto& v : impl_->vhcas)
+    if (v->port->name() == l.a.node || v->port->name() == l.b.node) {
+      engine::DcqcnConfig c = v->engine->config().dcqcn;
+      c.line_rate_mbps = uint32_t(rate_bps / 1'000'000);
+      v->engine->set_dcqcn(c);
+    }
+}
+
+void Topology::set_port_ets(size_t fabric, const dp::Endpoint& end, const dp::EtsConfig& e) {
+  impl_->fabrics.at(fabric)->port(end).set_ets(e);
+}
+
+std::optional<engine::DcqcnConfig> Topology::dcqcn(const std::string& hca) const {
+  for (const auto& v : impl_->vhcas)
+    if (v->port->name() == hca && v->port->link_layer() == LinkLayer::kEthernet) return v->engine->config().dcqcn;
+  return std::nullopt;
+}
+
+void Topology::set_dcqcn(const std::string& hca, const engine::DcqcnConfig& c) {
+  for (const auto& v : impl_->vhcas)
+    if (v->port->name() == hca) v->engine->set_dcqcn(c);
 }
 
 bool Topology::link_up(size_t fabric, size_t link) const { return this->link(fabric, link).up(); }
@@ -304,7 +326,7 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   const config::Link* link = f.link_of(h.name);
   if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
   VhcaInfo info = describe_vhca({&f, &h, link}, lid);
-  if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn(f.eth_qos, link->rate_bps);
+  if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn_config(f.eth_qos, link->rate_bps);
   dp::HcaPortConfig pc;
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();
@@ -371,9 +393,8 @@ std::vector<std::string> Topology::check_pfc_storms() {
     for (const dp::StormChange& c : impl_->storms[i]->check())
       out.push_back(c.started
                         ? fmt::format("fabric {}: PFC storm: {} priority {} was paused by {} without a break for longer "
-                                      "than the PFC watchdog allows; it now ignores {}'s pauses and sends (what {} "
-                                      "cannot take is dropped there)",
-                                      f, c.port, c.priority, c.peer, c.peer, c.peer)
+                                      "than the PFC watchdog allows; it now ignores {}'s pauses and sends",
+                                      f, c.port, c.priority, c.peer, c.peer)
                         : fmt::format("fabric {}: PFC storm over: {} priority {} heard no pause from {} for a "
                                       "watchdog interval and honours its pauses again",
                                       f, c.port, c.priority, c.peer));

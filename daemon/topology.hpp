@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,12 @@ class Topology {
   // record whose VLs are not operational there.
   PortQos port_qos(size_t fabric, const dp::Endpoint& end) const;
   void set_port_qos(size_t fabric, const dp::Endpoint& end, const PortQos& q);
+  // An Ethernet port's ETS scheduling from now on. Lcore only.
+  void set_port_ets(size_t fabric, const dp::Endpoint& end, const dp::EtsConfig& e);
+  // A RoCE vHCA's DCQCN parameters (nullopt: no vHCA of that name on
+  // Ethernet), and changing them. Lcore only.
+  std::optional<engine::DcqcnConfig> dcqcn(const std::string& hca) const;
+  void set_dcqcn(const std::string& hca, const engine::DcqcnConfig& c);
   // Taps port `end`'s link into `cap`, or removes the taps (dp::Fabric::set_capture).
   void set_capture(size_t fabric, const dp::Endpoint& end, dp::PortCapture* cap);
   // Rate and delay of both directions, from the next frame on (dp::Fabric::set_link_timing).

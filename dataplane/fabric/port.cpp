@@ -11,7 +11,14 @@ Port::Port(Scheduler& sched, std::string name, LinkLayer ll, const PortConfig& c
   queued_frame_offset();
   for (unsigned c = 0; c < kNumClasses; ++c)
     q_[c].set_limit(c == kCtrlClass ? cfg.ctrl_queue_pkts : cfg.queue_pkts);
-  if (ll == LinkLayer::kEthernet && cfg.eth.ets.enabled) ets_ = std::make_unique<EtsPlan>(make_ets_plan(cfg.eth.ets));
+  if (ll == LinkLayer::kEthernet) set_ets(cfg.eth.ets);
+}
+
+void Port::set_ets(const EtsConfig& e) {
+  ets_cfg_ = e;
+  ets_ = e.enabled ? std::make_unique<EtsPlan>(make_ets_plan(e)) : nullptr;
+  arb_.ets = {};  // deficits of the old classes mean nothing under the new ones
+  pump();
 }
 
 Port::~Port() {

@@ -68,6 +68,9 @@ class Port {
   // (arbiter.hpp); null = round robin. The owner keeps it alive and changes
   // it only on the lcore.
   void set_qos(const PortQos* qos) { qos_ = qos; }
+  // Ethernet: the port's ETS scheduling from now on (starts as config().eth.ets).
+  void set_ets(const EtsConfig& e);
+  const EtsConfig& ets() const { return ets_cfg_; }
   void set_link_state_hook(const LinkStateHook& h) { link_state_ = h; }
   // The most frames egress class `cls` holds (EgressQueue::kUnbounded where
   // credits bound it upstream).
@@ -173,6 +176,7 @@ class Port {
   ArbiterState arb_;
   const PortQos* qos_ = nullptr;
   std::unique_ptr<const EtsPlan> ets_;  // Ethernet with ETS on
+  EtsConfig ets_cfg_;
   EgressGate gate_;
   IngressHooks ingress_;
   CtxTimer tx_timer_;

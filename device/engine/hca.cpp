@@ -317,6 +317,7 @@ Hca::Hca(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
 Hca::~Hca() = default;
 void Hca::set_event_sink(EventSink* s) { impl_->eng_.sink = s; }
 const HcaConfig& Hca::config() const { return impl_->eng_.cfg; }
+void Hca::set_dcqcn(const DcqcnConfig& c) { impl_->eng_.cfg.dcqcn = c; }
 int Hca::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context_rsp& rsp) {
   return impl_->open_client(id, pid, mem_fd, rsp);
 }

@@ -139,6 +139,10 @@ class Hca {
 
   void set_event_sink(EventSink*);  // optional; events are dropped without one
   const HcaConfig& config() const;
+  // DCQCN's parameters from now on (the link's rate changed, an operator
+  // retuned them). QPs already limited keep their rates and converge under
+  // the new ones; a rate above a lower line is cut at the next update.
+  void set_dcqcn(const DcqcnConfig& c);
 
   // ---- slow path. Request structs come straight from the app (size already
   // checked == sizeof, header checked by the daemon); every field is validated

@@ -166,8 +166,7 @@ fabrics:
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   r = d.ctl({"qos", "set", "sw/1", "sl2vl", "1:1"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("sw/1 is an Ethernet port: its trust, DSCP map and PFC come from the config"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("sw/1 is an Ethernet port: it has priorities and traffic classes, not VLs"), std::string::npos)
       << r.err;
   const RunResult stopped = d.stop();
   EXPECT_NE(stopped.err.find("PFC headroom 2048 bytes is below the 802.1Qbb model's 5162 bytes"), std::string::npos)
@@ -191,7 +190,7 @@ fabrics:
       - {a: vroce1, b: sw/2, speed: 10G}
 )");
   RunResult r = d.ctl({"port", "set", "vroce0", "pfc_storm", "9"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2) << "a usage error";
   EXPECT_NE(r.err.find("pfc_storm takes priorities 0 to 7"), std::string::npos) << r.err;
   r = d.ctl({"port", "set", "vroce0", "pfc_storm", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
@@ -219,6 +218,51 @@ fabrics:
   EXPECT_NE(stopped.err.find("PFC storm: sw/1 priority 3 was paused by vroce0"), std::string::npos) << stopped.err;
   EXPECT_NE(stopped.err.find("PFC storm over: sw/1 priority 3 heard no pause from vroce0"), std::string::npos)
       << stopped.err;
+}
+
+// ETS and DCQCN retuned while fabricd runs, as mlnx_qos and mlx5's ecn
+// knobs do; DCQCN's line rate follows `link set rate`.
+TEST(Qos, EthernetEtsAndDcqcnAreSetAtRunTime) {
+  Fabricd d(R"(daemon:
+  runtime_dir: /run/vfabric
+fabrics:
+  - name: roce
+    link_layer: ethernet
+    switches: [{name: sw, ports: 4}]
+    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    links:
+      - {a: vroce0, b: sw/1, speed: 10G}
+      - {a: vroce1, b: sw/2, speed: 10G}
+)");
+  RunResult r = d.ctl({"--json", "qos", "set", "sw/2", "tsa", "ets,ets,ets,ets,ets,ets,strict,ets", "tc_bw",
+                       "13,13,13,13,24,12,0,12"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  auto q = nlohmann::json::parse(r.out);
+  EXPECT_EQ(q["ets"]["tcs"][6]["tsa"], "strict");
+  EXPECT_EQ(q["ets"]["tcs"][4]["bw"], 24);
+  r = d.ctl({"qos", "set", "sw/2", "tc_bw", "20,20,20,20,10,0,0,0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the ets classes' tc_bw sum to 90"), std::string::npos) << r.err;
+  r = d.ctl({"qos", "set", "sw/2", "dcqcn", "off"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("DCQCN runs at the vHCAs"), std::string::npos) << r.err;
+  r = d.ctl({"qos", "show", "sw/2"});
+  EXPECT_NE(r.out.find("tc: 6 ratelimit: unlimited, tsa: strict\n\t priority:  6\n"), std::string::npos) << r.out;
+
+  r = d.ctl({"--json", "qos", "show", "vroce0"});
+  q = nlohmann::json::parse(r.out);
+  EXPECT_EQ(q["dcqcn"]["enabled"], true);  // the fabric default
+  EXPECT_EQ(q["dcqcn"]["line_rate_mbps"], 10000);
+  r = d.ctl({"qos", "set", "vroce0", "dcqcn", "off", "rpg_ai_rate", "10Mbps", "min_time_between_cnps", "20us"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("DCQCN off: line rate 10000 Mb/s, min_time_between_cnps 20 us, rpg_time_reset 55 us, "
+                       "rpg_ai_rate 10 Mb/s"),
+            std::string::npos)
+      << r.out;
+  ASSERT_EQ(d.ctl({"link", "set", "vroce0", "rate", "1G"}).exit_code, 0);
+  q = nlohmann::json::parse(d.ctl({"--json", "qos", "show", "vroce0"}).out);
+  EXPECT_EQ(q["dcqcn"]["line_rate_mbps"], 1000) << "DCQCN recovers flows to the link's new rate";
+  EXPECT_EQ(q["dcqcn"]["rpg_ai_rate_mbps"], 10);
 }
 
 }  // namespace
