@@ -106,6 +106,15 @@ struct Hca {
   // Ethernet: the 802.1Q VLAN the host's RoCE interface is on (its frames
   // carry the tag, and with it their priority as PCP); 0 = untagged.
   uint16_t vlan = 0;
+  // Ethernet: this vHCA's own DCQCN settings over the fabric's qos: dcqcn
+  // (each unset one is the fabric's).
+  struct DcqcnOverride {
+    std::optional<bool> enabled;
+    std::optional<uint64_t> cnp_interval_ns, rate_timer_ns;
+    std::optional<uint32_t> ai_rate_mbps, hai_rate_mbps;
+    friend bool operator==(const DcqcnOverride&, const DcqcnOverride&) = default;
+  };
+  DcqcnOverride dcqcn;
   friend bool operator==(const Hca&, const Hca&) = default;
 };
 

@@ -73,6 +73,8 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
 // Fails when a switch's `buffer` cannot hold the PFC headroom of its linked
 // ports (`buffer_pos`: where each switch's buffer was given).
 void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Pos>& buffer_pos);
+// An Ethernet HCA's `dcqcn` key: what it sets over the fabric's.
+void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h);
 // The ETS keys of an Ethernet fabric's `qos:` (prio_tc, tsa, tc_bw).
 void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q);
 // An Ethernet switch's `ageing` and `fdb` keys.

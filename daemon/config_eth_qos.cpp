@@ -122,6 +122,21 @@ void read_dcqcn(const Reader& r, const YAML::Node& v, EthQos& q) {
 
 }  // namespace
 
+void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h) {
+  EthQos q;
+  read_dcqcn(r, v, q);
+  Hca::DcqcnOverride& o = h.dcqcn;
+  if (v.IsScalar()) {
+    o.enabled = q.dcqcn;
+    return;
+  }
+  o.enabled = true;  // a mapping turns it on, as in the fabric's qos
+  if (v["min_time_between_cnps"]) o.cnp_interval_ns = q.cnp_interval_ns;
+  if (v["rpg_time_reset"]) o.rate_timer_ns = q.rate_timer_ns;
+  if (v["rpg_ai_rate"]) o.ai_rate_mbps = q.ai_rate_mbps;
+  if (v["rpg_hai_rate"]) o.hai_rate_mbps = q.hai_rate_mbps;
+}
+
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
   r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
                          "xoff", "xon", "headroom", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});

@@ -49,15 +49,16 @@ dp::EthQos eth_qos(const config::EthQos& q) {
   return e;
 }
 
-// DCQCN at a vHCA on a link of `rate_bps`.
-engine::DcqcnConfig dcqcn_config(const config::EthQos& q, uint64_t rate_bps) {
+// DCQCN at vHCA `h` on a link of `rate_bps`: the fabric's, then the vHCA's own.
+engine::DcqcnConfig dcqcn_config(const config::EthQos& q, const config::Hca& h, uint64_t rate_bps) {
   engine::DcqcnConfig c;
-  c.rp_enabled = c.np_enabled = q.dcqcn;
+  const config::Hca::DcqcnOverride& o = h.dcqcn;
+  c.rp_enabled = c.np_enabled = o.enabled.value_or(q.dcqcn);
   c.line_rate_mbps = uint32_t(rate_bps / 1'000'000);
-  c.min_time_between_cnps_ns = q.cnp_interval_ns;
-  c.rpg_time_reset_ns = q.rate_timer_ns;
-  c.rpg_ai_rate_mbps = q.ai_rate_mbps;
-  c.rpg_hai_rate_mbps = q.hai_rate_mbps;
+  c.min_time_between_cnps_ns = o.cnp_interval_ns.value_or(q.cnp_interval_ns);
+  c.rpg_time_reset_ns = o.rate_timer_ns.value_or(q.rate_timer_ns);
+  c.rpg_ai_rate_mbps = o.ai_rate_mbps.value_or(q.ai_rate_mbps);
+  c.rpg_hai_rate_mbps = o.hai_rate_mbps.value_or(q.hai_rate_mbps);
   return c;
 }
 
@@ -326,7 +327,7 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   const config::Link* link = f.link_of(h.name);
   if (!link) throw std::runtime_error("vHCA " + h.name + " has no link");
   VhcaInfo info = describe_vhca({&f, &h, link}, lid);
-  if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn_config(f.eth_qos, link->rate_bps);
+  if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn_config(f.eth_qos, h, link->rate_bps);
   dp::HcaPortConfig pc;
   static_cast<PortInfo&>(pc) = info.port;
   auto v = std::make_unique<Vhca>();

@@ -229,11 +229,14 @@ fabrics:
   - name: roce
     link_layer: ethernet
     switches: [{name: sw, ports: 4}]
-    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2, dcqcn: {rpg_ai_rate: 20Mbps}}]
     links:
       - {a: vroce0, b: sw/1, speed: 10G}
       - {a: vroce1, b: sw/2, speed: 10G}
 )");
+  const auto own = nlohmann::json::parse(d.ctl({"--json", "qos", "show", "vroce1"}).out);
+  EXPECT_EQ(own["dcqcn"]["rpg_ai_rate_mbps"], 20) << "the vHCA's own setting";
+  EXPECT_EQ(own["dcqcn"]["rpg_hai_rate_mbps"], 50) << "the fabric's";
   RunResult r = d.ctl({"--json", "qos", "set", "sw/2", "tsa", "ets,ets,ets,ets,ets,ets,strict,ets", "tc_bw",
                        "13,13,13,13,24,12,0,12"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();

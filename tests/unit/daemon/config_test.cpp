@@ -438,6 +438,11 @@ std::vector<BadCase> bad_cases() {
        replace(kEth, "{name: sw0, ports: 4}",
                "{name: sw0, ports: 4, fdb: [{mac: 02:00:00:00:00:09, port: 1}, {mac: 02:00:00:00:00:09, port: 2}]}"),
        "fdb: [", "in switch 'sw0''s fdb twice for VLAN 1", "one port"},
+      {"hca_dcqcn_on_ib", replace(kIb, "      - name: h0\n", "      - {name: h0, dcqcn: off}\n"), "dcqcn: off",
+       "'dcqcn' applies to ethernet fabrics"},
+      {"hca_dcqcn_bad_rate",
+       replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, dcqcn: {rpg_ai_rate: 5}}"),
+       "rpg_ai_rate: 5", "rpg_ai_rate '5' is not a rate", "1Mbps to 100Gbps"},
       {"fdb_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: []}"), "fdb: []",
        "'fdb' applies to ethernet fabrics"},
       {"ets_sum_not_100", replace(kEth, "    switches:\n", "    qos: {tc_bw: [20, 20, 20, 20, 10, 0, 0, 0]}\n    switches:\n"),
@@ -619,6 +624,20 @@ TEST(Config, EtsKeysAreRead) {
   EXPECT_EQ(d.tc_bw[0] + d.tc_bw[1] + d.tc_bw[2] + d.tc_bw[3] + d.tc_bw[4] + d.tc_bw[5] + d.tc_bw[6] + d.tc_bw[7], 100);
 }
 
+TEST(Config, AnHcaOverridesTheFabricsDcqcn) {
+  const Config c = load_config_string(
+      replace(replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, dcqcn: off}"),
+              "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, dcqcn: {rpg_ai_rate: 20Mbps}}"),
+      "d.yaml");
+  const Hca& h0 = c.fabrics[0].hcas[0];
+  const Hca& h1 = c.fabrics[0].hcas[1];
+  EXPECT_EQ(h0.dcqcn.enabled, std::optional<bool>(false));
+  EXPECT_FALSE(h0.dcqcn.ai_rate_mbps);
+  EXPECT_EQ(h1.dcqcn.enabled, std::optional<bool>(true));
+  EXPECT_EQ(h1.dcqcn.ai_rate_mbps, std::optional<uint32_t>(20));
+  EXPECT_FALSE(h1.dcqcn.cnp_interval_ns) << "unset: the fabric's";
+}
+
 TEST(Config, EthernetL2KeysAreRead) {
   const std::string y =
       replace(replace(kEth, "{name: sw0, ports: 4}",
@@ -632,6 +651,7 @@ TEST(Config, EthernetL2KeysAreRead) {
   EXPECT_EQ(s.fdb[0].vlan, 20);
   EXPECT_EQ(s.fdb[0].mac, (addr::Mac{2, 0, 0, 0, 0, 9}));
   EXPECT_EQ(c.fabrics[0].hcas[0].vlan, 0);
+  EXPECT_FALSE(c.fabrics[0].hcas[0].dcqcn.enabled);
   EXPECT_EQ(c.fabrics[0].hcas[1].vlan, 20);
   EXPECT_EQ(load_config_string(kEth, "d.yaml").fabrics[0].switches[0].ageing_ns, 300'000'000'000ULL);
 }
