@@ -203,6 +203,7 @@ struct EthQos {
   // pmax at kmax, 1 above); ecn_kmax 0 = off.
   uint32_t ecn_kmin_bytes = 8 * 1024, ecn_kmax_bytes = 32 * 1024;
   double ecn_pmax = 0.05;
+  bool ecn_wred = false;  // lossy priorities drop what the profile picks and cannot mark
   // DCQCN at the vHCAs (reaction and notification point).
   bool dcqcn = true;
   uint64_t cnp_interval_ns = 50'000;   // min_time_between_cnps

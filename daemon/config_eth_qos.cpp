@@ -79,7 +79,14 @@ void read_ecn(const Reader& r, const YAML::Node& v, EthQos& q) {
     q.ecn_kmax_bytes = 0;
     return;
   }
-  r.expect_map(v, "qos ecn", {"kmin", "kmax", "pmax"});
+  r.expect_map(v, "qos ecn", {"kmin", "kmax", "pmax", "wred"});
+  if (const auto t = v["wred"]) {
+    const std::string s = units::lower(r.scalar(t, "wred", "wred: on"));
+    if (s != "on" && s != "off")
+      r.fail(t, fmt::format("wred {} is neither on nor off", quoted(t.Scalar())),
+             "wred: on drops what ECN cannot mark on the lossy priorities; off (the default) lets it pass");
+    q.ecn_wred = s == "on";
+  }
   if (const auto t = v["kmin"]) q.ecn_kmin_bytes = read_threshold(r, t, "kmin");
   if (const auto t = v["kmax"]) q.ecn_kmax_bytes = read_threshold(r, t, "kmax");
   if (const auto t = v["pmax"]) {

@@ -13,7 +13,9 @@ constexpr CounterDef kEcnDefs[] = {
     VF_COUNTER(EcnPrioritySnapshot, ecn_marked, "ecn_marked", "ecn_marked_packets", kPackets,
                "frames this egress port marked CE (congestion experienced) on the priority"),
     VF_COUNTER(EcnPrioritySnapshot, not_ect, "ecn_not_ect", "ecn_not_ect_packets", kPackets,
-               "frames the marking profile picked that were not ECN-capable (passed unmarked)"),
+               "frames the marking profile picked that were not ECN-capable (passed unmarked, or dropped by WRED)"),
+    VF_COUNTER(EcnPrioritySnapshot, wred_drops, "wred_drops", "wred_drop_packets", kPackets,
+               "frames WRED dropped on a lossy priority: picked by the profile and not ECN-capable"),
 };
 static_assert(valid_counter_table<EcnPrioritySnapshot>(kEcnDefs));
 }  // namespace
@@ -51,11 +53,14 @@ bool EcnMarker::on_enqueue(void* self, unsigned cls, rte_mbuf* m, uint32_t, uint
   if (p <= 0 || (p < 1 && e.draw() >= p)) return true;
   const int ecn = wire::eth_frame_ecn(m);
   if (ecn == wire::kEcnCe) return true;  // marked upstream already
-  if (ecn > 0 && wire::roce_frame_mark_ce(m))
+  if (ecn > 0 && wire::roce_frame_mark_ce(m)) {
     ++e.marked_[cls];
-  else
-    ++e.not_ect_[cls];
-  return true;
+    return true;
+  }
+  ++e.not_ect_[cls];
+  if (!e.profiles_[cls].wred) return true;
+  ++e.wred_[cls];
+  return false;  // the port drops it (PortXmitDiscards)
 }
 
 }  // namespace vf::dp

@@ -40,6 +40,9 @@ struct EcnProfile {
   uint32_t kmin_bytes = 0;
   uint32_t kmax_bytes = 0;
   double pmax = 0;  // 0..1
+  // WRED: a frame the profile picks that cannot be marked (not ECT) is
+  // dropped instead of passing. Only ever on lossy priorities.
+  bool wred = false;
 };
 
 // 802.1Qaz egress scheduling (ets.hpp): priorities map to traffic classes,

@@ -279,6 +279,9 @@ std::unique_ptr<EcnMarker> Fabric::make_ecn(Port& p, const Endpoint& e) {
   if (e.port == 0 || !prof.enabled) return nullptr;
   std::array<EcnProfile, 8> all;
   all.fill(prof);
+  // WRED never drops on a lossless priority: PFC's promise comes first.
+  for (unsigned prio = 0; prio < 8; ++prio)
+    if (p.config().eth.pfc.enable >> prio & 1) all[prio].wred = false;
   // A seed of the port's own, so runs repeat and ports do not mark in step.
   uint64_t seed = 1469598103934665603ULL;
   for (const char ch : e.str()) seed = (seed ^ uint8_t(ch)) * 1099511628211ULL;

@@ -438,6 +438,8 @@ std::vector<BadCase> bad_cases() {
        replace(kEth, "{name: sw0, ports: 4}",
                "{name: sw0, ports: 4, fdb: [{mac: 02:00:00:00:00:09, port: 1}, {mac: 02:00:00:00:00:09, port: 2}]}"),
        "fdb: [", "in switch 'sw0''s fdb twice for VLAN 1", "one port"},
+      {"ecn_wred_typo", replace(kEth, "    switches:\n", "    qos: {ecn: {wred: yes}}\n    switches:\n"), "qos: {ecn",
+       "wred 'yes' is neither on nor off", "wred: on drops"},
       {"hca_dcqcn_on_ib", replace(kIb, "      - name: h0\n", "      - {name: h0, dcqcn: off}\n"), "dcqcn: off",
        "'dcqcn' applies to ethernet fabrics"},
       {"hca_dcqcn_bad_rate",
@@ -619,6 +621,10 @@ TEST(Config, EtsKeysAreRead) {
   EXPECT_TRUE(q.tc_strict[2]);
   EXPECT_FALSE(q.tc_strict[1]);
   EXPECT_EQ(q.tc_bw[1], 60);
+  EXPECT_FALSE(q.ecn_wred);
+  EXPECT_TRUE(load_config_string(replace(kEth, "    switches:\n", "    qos: {ecn: {wred: on}}\n    switches:\n"), "w.yaml")
+                  .fabrics[0]
+                  .eth_qos.ecn_wred);
   const EthQos d = load_config_string(kEth, "d.yaml").fabrics[0].eth_qos;
   EXPECT_EQ(d.prio_tc[0], 1);  // 802.1Q: best effort above background
   EXPECT_EQ(d.tc_bw[0] + d.tc_bw[1] + d.tc_bw[2] + d.tc_bw[3] + d.tc_bw[4] + d.tc_bw[5] + d.tc_bw[6] + d.tc_bw[7], 100);

@@ -109,7 +109,7 @@ MetricsSnapshot known() {
   pfc.rx_pause = 5;
   pfc.headroom_bytes = 1500;
   m.pfc.push_back({"roce", "ethsw0/1", 3, pfc});
-  m.ecn.push_back({"roce", "ethsw0/1", 3, {17, 0}});
+  m.ecn.push_back({"roce", "ethsw0/1", 3, {17, 0, 0}});
   m.fabrics.push_back({"ib", {2}});
   return m;
 }

@@ -51,7 +51,7 @@ TEST(EcnMarker, ProbabilityRisesLinearlyFromKminToPmaxAtKmax) {
 
 // 100 frames of 1000 bytes queued at once behind a slow link: frame k joins
 // a queue of k-1 frames (the first goes straight onto the wire).
-std::pair<Seen, EcnPrioritySnapshot> run(uint8_t tos, uint64_t seed) {
+std::pair<Seen, EcnPrioritySnapshot> run(uint8_t tos, uint64_t seed, bool wred = false) {
   Scheduler s;
   Port a{s, "a", LinkLayer::kEthernet};
   Link link(s, LinkLayer::kEthernet, {1 * G, 0, 1500});
@@ -60,9 +60,9 @@ std::pair<Seen, EcnPrioritySnapshot> run(uint8_t tos, uint64_t seed) {
   link.a_to_b().set_sink(FrameSink{&Seen::on_frame, &seen});
   a.set_class_limit(0, 1000);
   std::array<EcnProfile, 8> prof{};
-  prof[0] = {true, 20'000, 60'000, 0.5};
+  prof[0] = {true, 20'000, 60'000, 0.5, wred};
   EcnMarker ecn(a, prof, seed);
-  for (uint32_t i = 0; i < 100; ++i) EXPECT_TRUE(a.enqueue(0, ip_frame(1000, tos, i)));
+  for (uint32_t i = 0; i < 100; ++i) a.enqueue(0, ip_frame(1000, tos, i));
   s.run_until_idle();
   return {seen, ecn.snapshot(0)};
 }
@@ -99,6 +99,19 @@ TEST(EcnMarker, LeavesFramesThatAreNotEcnCapable) {
   for (int e : seen.ecn) EXPECT_EQ(e, int(wire::kEcnNotEct));
   EXPECT_EQ(snap.ecn_marked, 0u);
   EXPECT_GT(snap.not_ect, 39u) << "every frame above Kmax was picked, none could be marked";
+}
+
+TEST(EcnMarker, WredDropsWhatItCannotMarkAndNothingElse) {
+  const auto [seen, snap] = run(0x68, 7, true);  // Not-ECT on a WRED profile
+  // Drops keep the queue shorter than marking does, so fewer frames find it
+  // above Kmax than the 40 of the marking run; all that were picked went.
+  EXPECT_GT(snap.wred_drops, 20u);
+  EXPECT_EQ(snap.wred_drops, snap.not_ect);
+  EXPECT_EQ(seen.ecn.size() + snap.wred_drops, 100u) << "the rest went on";
+  const auto [ect, marked] = run(0x6A, 7, true);  // ECT frames are marked, never dropped
+  EXPECT_EQ(ect.ecn.size(), 100u);
+  EXPECT_EQ(marked.wred_drops, 0u);
+  EXPECT_GT(marked.ecn_marked, 39u);
 }
 
 }  // namespace
