@@ -24,7 +24,8 @@ struct FdbView {
   std::vector<dp::FdbEntry> entries;
   Nanos now = 0, ageing = 0;
   uint64_t learned = 0, moved = 0, aged = 0, table_full = 0;
-  uint64_t flooded = 0, flood_copies = 0, flood_no_mbuf = 0, vlan_filtered = 0, same_port = 0, no_egress = 0;
+  uint64_t flooded = 0, flood_copies = 0, flood_no_mbuf = 0, flood_no_room = 0, vlan_filtered = 0, same_port = 0,
+           no_egress = 0;
 };
 
 FdbView read_fdb(const dp::EthSwitch& sw, Nanos now) {
@@ -43,6 +44,7 @@ FdbView read_fdb(const dp::EthSwitch& sw, Nanos now) {
   v.flooded = b.flooded.get();
   v.flood_copies = b.flood_copies.get();
   v.flood_no_mbuf = b.flood_no_mbuf.get();
+  v.flood_no_room = b.flood_no_room.get();
   v.vlan_filtered = b.vlan_filtered.get();
   v.same_port = b.same_port.get();
   v.no_egress = b.no_egress.get();
@@ -70,6 +72,7 @@ json fdb_json(const config::Fabric& f, const std::string& name, const FdbView& v
                 {"flooded", v.flooded},
                 {"flood_copies", v.flood_copies},
                 {"flood_no_mbuf", v.flood_no_mbuf},
+                {"flood_no_room", v.flood_no_room},
                 {"vlan_filtered", v.vlan_filtered},
                 {"same_port", v.same_port},
                 {"no_egress", v.no_egress}}}};

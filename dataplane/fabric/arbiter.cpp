@@ -100,9 +100,11 @@ int class_pick(const EtsCursor& cur, uint8_t prios, const std::array<EgressQueue
   return -1;
 }
 
-ArbiterPick take(EtsCursor& cur, int tc, int prio, ArbiterPick p) {
-  cur.charged = int8_t(tc);
-  cur.next_prio[unsigned(tc) & 7] = uint8_t((prio + 1) % kNumDataClasses);
+// `tc`: the class the pick belongs to (its round robin moves on); `charged`:
+// whether DWRR charges its deficit (strict and 0 % picks are not charged).
+ArbiterPick take(EtsCursor& cur, unsigned tc, bool charged, int prio, ArbiterPick p) {
+  cur.charged = charged ? int8_t(tc) : int8_t(-1);
+  cur.next_prio[tc] = uint8_t((prio + 1) % kNumDataClasses);
   p.cls = prio;
   p.gated = false;
   return p;
@@ -147,15 +149,15 @@ ArbiterPick ets(ArbiterState& st, const std::array<EgressQueue, kNumClasses>& q,
   for (int tc = kNumDataClasses - 1; tc >= 0; --tc) {
     if (!(plan.strict >> tc & 1)) continue;
     const int prio = class_pick(cur, plan.tc_prios[unsigned(tc)], q, gate, unsigned(tc), now, p);
-    if (prio >= 0) return take(cur, -1, prio, p);
+    if (prio >= 0) return take(cur, unsigned(tc), false, prio, p);
   }
   int prio = -1;
   const int tc = dwrr(cur, plan, q, gate, now, p, prio);
-  if (tc >= 0) return take(cur, tc, prio, p);
+  if (tc >= 0) return take(cur, unsigned(tc), true, prio, p);
   for (unsigned t = 0; t < kNumDataClasses; ++t) {
     if (!(plan.leftover >> t & 1)) continue;
     prio = class_pick(cur, plan.tc_prios[t], q, gate, t, now, p);
-    if (prio >= 0) return take(cur, -1, prio, p);
+    if (prio >= 0) return take(cur, t, false, prio, p);
   }
   return p;
 }

@@ -58,7 +58,8 @@ bool EcnMarker::on_enqueue(void* self, unsigned cls, rte_mbuf* m, uint32_t, uint
     return true;
   }
   ++e.not_ect_[cls];
-  if (!e.profiles_[cls].wred) return true;
+  // WRED drops IP that cannot be marked; ARP, ND and other non-IP pass.
+  if (!e.profiles_[cls].wred || ecn < 0) return true;
   ++e.wred_[cls];
   return false;  // the port drops it (PortXmitDiscards)
 }

@@ -61,14 +61,18 @@ void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
 
 // Copies for every port but the last; the last takes the frame itself, so it
 // keeps holding the ingress buffer (PFC sees it) and a frame with one
-// recipient costs no copy.
+// recipient costs no copy. A copy holds no ingress buffer, so nothing would
+// bound it on a lossless (unlimited) queue: copies go only to a queue below
+// the port's queue_pkts, whatever its class.
 void EthSwitch::flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
   ctr_.flooded.add();
   Port* last = nullptr;
   for (unsigned n = 1; n <= nports(); ++n) {
     Port& out = port_at(n);
     if (&out == &in || !may_leave(out, vid)) continue;
-    if (last) {
+    if (last && last->class_queued(cls) >= cfg_.port.queue_pkts) {
+      ctr_.flood_no_room.add();
+    } else if (last) {
       rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
       if (!copy) {
         ctr_.flood_no_mbuf.add();

@@ -29,6 +29,7 @@ struct BridgeCounters {
   Counter flooded;          // frames flooded (unknown unicast, broadcast, multicast)
   Counter flood_copies;     // copies sent by flooding
   Counter flood_no_mbuf;    // copies not made: no mbuf
+  Counter flood_no_room;    // copies not made: the egress queue held queue_pkts frames
   Counter vlan_filtered;    // ingress frames of a VLAN the port does not carry
   Counter same_port;        // destination learned on the ingress port
   Counter no_egress;        // known destination whose port cannot take it

@@ -24,6 +24,10 @@ void Fdb::learn(uint16_t vid, const uint8_t* mac, uint16_t port, Nanos now) {
     s.last_seen = now;
     return;
   }
+  if (table_.size() >= kMaxEntries && now - swept_at_ >= kSweepEvery) [[unlikely]] {
+    swept_at_ = now;
+    ctr_.aged.add(std::erase_if(table_, [&](const auto& kv) { return expired(kv.second, now); }));
+  }
   if (table_.size() >= kMaxEntries) [[unlikely]] {
     ctr_.table_full.add();
     return;

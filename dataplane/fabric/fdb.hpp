@@ -8,7 +8,9 @@
 // Ageing is lazy: an entry past its time is treated as absent and erased the
 // next time a lookup or learn touches it, so no timer walks the table. The
 // table is bounded (kMaxEntries): a port that floods random source addresses
-// fills it and further stations are not learned (counted), never memory.
+// fills it and further stations are not learned (counted), never memory;
+// a full table sweeps out its aged entries (at most once a second), so it
+// recovers an ageing time after the flood stops, as a bridge does.
 #pragma once
 
 #include <cstdint>
@@ -71,7 +73,9 @@ class Fdb {
   static uint64_t key(uint16_t vid, const uint8_t* mac);
   bool expired(const Slot& s, Nanos now) const { return !s.is_static && now - s.last_seen >= ageing_; }
 
+  static constexpr Nanos kSweepEvery = 1'000'000'000ULL;
   Nanos ageing_;
+  Nanos swept_at_ = 0;
   std::unordered_map<uint64_t, Slot> table_;
   FdbCounters ctr_;
 };

@@ -156,7 +156,8 @@ bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own, bool& resolved
   const Gid& dgid = av.dgid;
   Mac dst{};  // zeros until the neighbour answers (Neighbours::park)
   resolved = neighbours_.lookup(dgid, dst);
-  own = !resolved && is_own_gid(av);
+  // A link-local GID resolves to its MAC without a lookup, our own included.
+  own = resolved ? dst == cfg_.mac : is_own_gid(av);
   if (own) {
     dst = cfg_.mac;
     resolved = true;
@@ -228,7 +229,9 @@ void HcaPort::receive_frame(rte_mbuf* m, PortCounters* wire) {
   }
   if (!for_us(m)) {
     rx_not_for_us_.add();
-    if (wire) wire->rcv_errors.add();
+    // IB: a DLID that is not ours is a receive error. Ethernet: flooded
+    // unicast for another station, which a NIC's MAC filter drops silently.
+    if (wire && cfg_.link_layer == LinkLayer::kInfiniBand) wire->rcv_errors.add();
     rte_pktmbuf_free(m);
     return;
   }
@@ -288,7 +291,7 @@ constexpr CounterDef kHcaPortDefs[] = {
     VF_COUNTER(HcaPortSnapshot, tx_frame_errors, "tx_frame_errors", "tx_frame_errors", kPackets,
                "packets the encapsulation refused (segmented, too long, no head- or tailroom)"),
     VF_COUNTER(HcaPortSnapshot, rx_not_for_us, "rx_not_for_us", "rx_not_for_us", kPackets,
-               "frames addressed to another LID or MAC"),
+               "frames addressed to another LID (a PortRcvError) or MAC (flooded unicast, dropped as a NIC's filter does)"),
     VF_COUNTER(HcaPortSnapshot, rx_no_receiver, "rx_no_receiver", "rx_no_receiver", kPackets,
                "frames that arrived before an engine was attached"),
     VF_COUNTER(HcaPortSnapshot, port_down_drops, "port_down_drops", "port_down_drops", kPackets,

@@ -66,7 +66,7 @@ bool Neighbours::lookup(const Gid& ip, Mac& mac) const {
 void Neighbours::park(const Gid& ip, rte_mbuf* m, unsigned cls) {
   auto it = table_.find(ip);
   if (it == table_.end()) {
-    if (table_.size() >= kMaxEntries) {
+    if (table_.size() >= kMaxEntries && !make_room()) {
       ctr_.unresolved_discards.add();
       rte_pktmbuf_free(m);
       return;
@@ -153,6 +153,21 @@ void Neighbours::arm_timer() {
     sched_.arm(timer_, next);
 }
 
+bool Neighbours::make_room() {
+  auto victim = table_.end();
+  for (auto it = table_.begin(); it != table_.end(); ++it) {
+    const Entry& e = it->second;
+    if (e.state == State::kFailed && e.parked.empty()) {
+      victim = it;
+      break;
+    }
+    if (e.state == State::kReachable && victim == table_.end()) victim = it;
+  }
+  if (victim == table_.end()) return false;
+  table_.erase(victim);
+  return true;
+}
+
 void Neighbours::drop_parked(Entry& e) {
   for (const Parked& p : e.parked) rte_pktmbuf_free(p.m);
   ctr_.unresolved_discards.add(e.parked.size());
@@ -162,14 +177,15 @@ void Neighbours::drop_parked(Entry& e) {
 // What the wire says `ip` is at. `create`: the message was addressed to us
 // (a request for our address), so an unknown sender gets an entry -- we are
 // about to talk to it; otherwise only entries we already have are updated.
-void Neighbours::learned(const Gid& ip, const Mac& mac, bool create) {
+void Neighbours::learned(const Gid& ip, const Mac& mac, bool create, bool override) {
   auto it = table_.find(ip);
   if (it == table_.end()) {
-    if (!create || table_.size() >= kMaxEntries) return;
+    if (!create || (table_.size() >= kMaxEntries && !make_room())) return;
     it = table_.emplace(ip, Entry{}).first;
   }
   Entry& e = it->second;
   if (e.state == State::kPermanent) return;
+  if (!override && e.state == State::kReachable && e.mac != mac) return;
   if (e.state != State::kReachable) ctr_.resolved.add();
   e.state = State::kReachable;
   e.mac = mac;
@@ -199,7 +215,7 @@ bool Neighbours::receive(rte_mbuf* m) {
     ours = on_arp(f + l3, len - l3);
   } else if (type == wire::kEtherTypeIpv6 && len >= l3 + wire::kIpv6HdrLen &&
              wire::ipv6_next_header(f + l3) == wire::kIpProtoIcmpv6) {
-    ours = on_nd(f + l3, len - l3);
+    ours = on_nd(f + l3, len - l3, wire::eth_src(f));
   } else {
     return false;
   }
@@ -214,7 +230,9 @@ bool Neighbours::on_arp(const uint8_t* p, size_t len) {
   if (!a) return false;
   const Gid sender = gid_of_v4(a->spa);
   const bool for_us = a->tpa != 0 && owns(gid_of_v4(a->tpa));
-  if (a->spa != 0 && !(a->sha[0] & 1)) learned(sender, a->sha, for_us && a->op == wire::kArpRequest);
+  // Someone claiming our own address is a conflict, not a neighbour.
+  if (a->spa != 0 && !(a->sha[0] & 1) && !owns(sender))
+    learned(sender, a->sha, for_us && a->op == wire::kArpRequest);
   if (!for_us || a->op != wire::kArpRequest) return true;
   uint8_t* body = nullptr;
   rte_mbuf* m = new_frame(a->sha, wire::kEtherTypeArp, wire::kArpLen, &body);
@@ -231,13 +249,14 @@ bool Neighbours::on_arp(const uint8_t* p, size_t len) {
   return true;
 }
 
-bool Neighbours::on_nd(const uint8_t* ip6, size_t len) {
+bool Neighbours::on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src) {
   const auto nd = wire::nd_parse(ip6, len);
-  if (!nd) return false;
+  if (!nd || nd->target[0] == 0xff) return false;  // a multicast target is invalid (RFC 4861 §7.1)
   Gid target;
   std::memcpy(target.data(), nd->target.data(), 16);
   if (nd->type == wire::kNdAdvert) {
-    if (nd->has_lla) learned(target, nd->lla, false);
+    if (nd->dst[0] == 0xff && (nd->flags & wire::kNdSolicited)) return false;  // §7.1.2
+    if (nd->has_lla) learned(target, nd->lla, false, nd->flags & wire::kNdOverride);
     return true;
   }
   if (!owns(target)) return true;
@@ -253,7 +272,11 @@ bool Neighbours::on_nd(const uint8_t* ip6, size_t len) {
   na.flags = (dad ? 0 : wire::kNdSolicited) | wire::kNdOverride;
   na.has_lla = true;
   na.lla = host_.mac;
-  const Mac to = dad || !nd->has_lla ? wire::ipv6_multicast_mac(na.dst) : nd->lla;
+  // Back to the asker: its option's address, else the frame's source.
+  Mac to;
+  if (dad) to = wire::ipv6_multicast_mac(na.dst);
+  else if (nd->has_lla) to = nd->lla;
+  else std::memcpy(to.data(), eth_src, 6);
   uint8_t* body = nullptr;
   rte_mbuf* m = new_frame(to, wire::kEtherTypeIpv6, wire::kNdLen, &body);
   if (!m) return true;

@@ -12,7 +12,10 @@
 // mcast_solicit and retrans_time); the answer patches the MAC into the parked
 // frames and sends them, no answer drops them (unresolved_discards) and the
 // next packet starts over. Resolved entries stay until the link goes down or
-// the neighbour announces another MAC. Permanent entries (set_permanent, like
+// the neighbour announces another MAC (an NA without Override does not
+// replace a known MAC, RFC 4861 §7.2.5). A full cache (kMaxEntries) makes
+// room by forgetting a failed entry, else a resolved one, as Linux's
+// garbage collection does. Permanent entries (set_permanent, like
 // `ip neigh add ... nud permanent`) are never replaced from the wire.
 //
 // Everything here runs on the lcore; the counters may be read from anywhere.
@@ -93,11 +96,13 @@ class Neighbours {
 
   static void on_timer(Timer& t, Nanos now);
   void solicit(const Gid& ip, Entry& e);
-  void learned(const Gid& ip, const Mac& mac, bool create);
+  void learned(const Gid& ip, const Mac& mac, bool create, bool override = true);
+  // Frees a slot in a full table; false when every entry is needed.
+  bool make_room();
   void drop_parked(Entry& e);
   void arm_timer();
   bool on_arp(const uint8_t* p, size_t len);
-  bool on_nd(const uint8_t* ip6, size_t len);
+  bool on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src);
   bool owns(const Gid& ip) const;
   // A frame with our source MAC (and tag) to `dst`, `payload` bytes after the
   // Ethernet header; the payload's start in *body. Null when out of mbufs.

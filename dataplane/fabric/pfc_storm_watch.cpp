@@ -17,7 +17,10 @@ std::vector<StormChange> PfcStormWatch::check() {
       const std::string port = (e ? l.b : l.a).str(), peer = (e ? l.a : l.b).str();
       for (unsigned p = 0; p < kNumPriorities; ++p) {
         const bool now = s.stormed >> p & 1, before = was.stormed >> p & 1;
-        const bool new_storm = s.prio[p].storm_events > was.storms[p];
+        // A count below the last one was reset since (counters reset): any
+        // storm it holds is new.
+        const uint64_t n = s.prio[p].storm_events;
+        const bool new_storm = n > was.storms[p] || (n < was.storms[p] && n > 0);
         if (new_storm) out.push_back({port, peer, p, true});
         if ((before || new_storm) && !now) out.push_back({port, peer, p, false});
         was.storms[p] = s.prio[p].storm_events;

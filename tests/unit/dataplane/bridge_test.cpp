@@ -252,5 +252,35 @@ TEST(Bridge, TheTableIsBoundedAgainstSourceAddressFloods) {
   EXPECT_EQ(fdb.entries(0).size(), Fdb::kMaxEntries);
 }
 
+TEST(Bridge, AFullTableRecoversOnceItsEntriesAged) {
+  Fdb fdb(10 * kSecond);
+  uint8_t m[6] = {0x02, 0, 0, 0, 0, 0};
+  for (uint32_t i = 0; i < Fdb::kMaxEntries; ++i) {
+    wire::put32(m + 2, i + 1);
+    fdb.learn(1, m, 1, 0);
+  }
+  wire::put32(m + 2, 0xFFFFFF);
+  fdb.learn(1, m, 2, 5 * kSecond);
+  EXPECT_EQ(fdb.counters().table_full.get(), 1u) << "nothing has aged yet";
+  fdb.learn(1, m, 2, 11 * kSecond);  // the flood's entries are 11 s old
+  EXPECT_EQ(fdb.counters().aged.get(), Fdb::kMaxEntries);
+  EXPECT_EQ(fdb.port_of(1, Mac{0x02, 0, 0, 0xFF, 0xFF, 0xFF}, 11 * kSecond), 2u);
+}
+
+TEST(Bridge, FloodedCopiesNeverQueueBeyondTheQueueSizeEvenOnALosslessClass) {
+  Bridge b(3);
+  b.sw.port(2).set_class_limit(0, EgressQueue::kUnbounded);  // as PFC sets a lossless class
+  std::array<bool, kNumDataClasses> open{};  // port 2 paused on every class
+  b.sw.port(2).set_gate(EgressGate{&open, [](void* c, unsigned cls, uint32_t) {
+                                     return (*static_cast<std::array<bool, kNumDataClasses>*>(c))[cls];
+                                   },
+                                   nullptr});
+  const uint32_t limit = b.sw.config().port.queue_pkts;
+  for (uint32_t i = 0; i < limit + 10; ++i) b.send(0, frame(mac(9), mac(1)));
+  EXPECT_EQ(b.sw.port(2).class_queued(0), limit);
+  EXPECT_EQ(b.sw.counters().flood_no_room.get(), 10u);
+  EXPECT_EQ(b.got(2), limit + 10) << "the last port takes the frames themselves";
+}
+
 }  // namespace
 }  // namespace vf::dp

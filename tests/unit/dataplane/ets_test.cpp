@@ -133,5 +133,20 @@ TEST(Ets, AZeroShareClassSendsOnlyWhatNobodyElseWants) {
   for (size_t i = 1; i <= 20; ++i) EXPECT_EQ(p.rec.got[i].cls, 1u) << i;
 }
 
+TEST(Ets, PrioritiesOfAStrictClassTakeTurnsToo) {
+  EtsConfig e = identity_ets();
+  e.bw[0] = 100;
+  e.prio2tc[5] = 6;  // priorities 5 and 6 share strict TC6
+  e.tsa[6] = Tsa::kStrict;
+  EthPair p(e);
+  p.fill(5, 10, 500);
+  p.fill(6, 10, 500);
+  p.s.run_until_idle();
+  ASSERT_EQ(p.rec.got.size(), 20u);
+  unsigned sixes_in_first_half = 0;
+  for (size_t i = 0; i < 10; ++i) sixes_in_first_half += p.rec.got[i].cls == 6;
+  EXPECT_GE(sixes_in_first_half, 4u) << "priority 6 is not starved behind 5";
+}
+
 }  // namespace
 }  // namespace vf::dp

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "dataplane/wire/ndp.hpp"
 #include "dataplane/fabric/fabric.hpp"
 #include "dataplane/wire/lrh.hpp"
 #include "dataplane/wire/ib_framing.hpp"
@@ -431,6 +432,12 @@ TEST(HcaPortNeighbours, NeighbourDiscoveryResolvesGlobalIpv6AndLinkLocalNeedsNon
   ll.s.run_until_idle();
   EXPECT_EQ(ll.e1.got.size(), 1u);
   EXPECT_EQ(ll.h0->snapshot(0).neigh_solicits_sent, 0u);
+  // Its own link-local GID resolves to its own MAC: looped back, not sent.
+  av.dgid = ll.h0->config().gids[0];
+  ll.h0->transmit(engine_packet(*ll.h0, 0x42, 64, 2), av);
+  ll.s.run_until_idle();
+  EXPECT_EQ(ll.h0->snapshot(0).loopback_pkts, 1u);
+  EXPECT_EQ(ll.e0.got.size(), 1u);
 }
 
 TEST(HcaPortNeighbours, AnAbsentNeighbourIsAskedThreeTimesASecondApartThenGivenUp) {
@@ -500,6 +507,7 @@ TEST(HcaPortRoce, FramesForAnotherMacAreDropped) {
   lab.s.run_until_idle();
   EXPECT_TRUE(lab.e1.got.empty());
   EXPECT_EQ(lab.h1->snapshot(0).rx_not_for_us, 1u);
+  EXPECT_EQ(lab.h1->snapshot(0).port.port_rcv_errors, 0u) << "a NIC's MAC filter, not an error";
 }
 
 TEST(HcaPortRoce, UdpSourcePortCarriesFlowEntropy) {
@@ -526,6 +534,63 @@ TEST(HcaPortRoce, UdpSourcePortCarriesFlowEntropy) {
   EXPECT_NE(sports[0], sports[1]);
   EXPECT_GE(sports[0], 0xC000);
   EXPECT_EQ(lab.e1.got.size(), 2u);
+}
+
+TEST(HcaPortNeighbours, AFullCacheForgetsFailedEntriesToMakeRoom) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  vf::dp::Route av = lab.ah_to_1();
+  auto to = [&](unsigned i) {
+    av.dgid = v4_gid(10, 0, uint8_t(i >> 8), uint8_t(i));  // nobody has these
+    lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
+  };
+  for (unsigned i = 0; i < Neighbours::kMaxEntries; ++i) to(i);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, Neighbours::kMaxEntries);
+  to(5000);  // every entry is waiting with a packet: no room
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, Neighbours::kMaxEntries);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_unresolved_discards, 1u);
+  lab.s.advance_to(lab.s.now() + 4 * kSecond);  // all of them failed
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_failed, Neighbours::kMaxEntries);
+  const uint64_t before = lab.h0->snapshot(0).neigh_solicits_sent;
+  to(5001);  // a failed entry makes room
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, before + 1);
+}
+
+TEST(HcaPortNeighbours, AnAdvertisementWithoutOverrideDoesNotReplaceAKnownMac) {
+  Gid a{0x20, 0x01, 0x0d, 0xb8};
+  a[15] = 1;
+  Gid b = a;
+  b[15] = 2;
+  RoceLab lab(false, a, b, false);
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1());
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u);  // resolved: b is at kMac1
+  auto advertise = [&](uint32_t flags) {
+    wire::NdMsg na;
+    na.type = wire::kNdAdvert;
+    std::memcpy(na.src.data(), b.data(), 16);
+    std::memcpy(na.target.data(), b.data(), 16);
+    std::memcpy(na.dst.data(), a.data(), 16);
+    na.flags = flags;
+    na.has_lla = true;
+    na.lla = {0x02, 0, 0, 0, 0, 0x66};
+    std::vector<uint8_t> f(14 + wire::kNdLen);
+    std::memcpy(f.data(), kMac0.data(), 6);
+    std::memcpy(f.data() + 6, kMac1.data(), 6);
+    wire::put16(f.data() + 12, wire::kEtherTypeIpv6);
+    wire::nd_put(f.data() + 14, na);
+    rte_mbuf* m = lab.h1->alloc();
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(f.size())), f.data(), f.size());
+    const FrameSink sink = lab.h0->port().rx_sink();
+    sink.fn(sink.ctx, m);
+  };
+  advertise(wire::kNdSolicited);  // O clear: the known MAC stays
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 2), lab.ah_to_1());
+  lab.s.run_until_idle();
+  EXPECT_EQ(lab.e1.got.size(), 2u) << "still sent to kMac1";
+  advertise(wire::kNdOverride);  // O set: replaced
+  lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 3), lab.ah_to_1());
+  lab.s.run_until_idle();
+  EXPECT_EQ(lab.e1.got.size(), 2u) << "now addressed to 02:..:66, which nobody has";
 }
 
 }  // namespace
