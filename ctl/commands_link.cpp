@@ -123,7 +123,8 @@ int print_fdb(const json& r) {
   const json c = r.value("counters", json::object());
   std::cout << "learned " << text(c, "learned") << ", moved " << text(c, "moved") << ", aged " << text(c, "aged")
             << ", not learned (table full) " << text(c, "table_full") << "; flooded " << text(c, "flooded")
-            << " frames as " << text(c, "flood_copies") << " copies; dropped: VLAN filter "
+            << " frames as " << text(c, "flood_copies") << " copies (" << text(c, "flood_no_room")
+            << " not made: queue full); dropped: VLAN filter "
             << text(c, "vlan_filtered") << ", destination on the ingress port " << text(c, "same_port")
             << ", egress unusable " << text(c, "no_egress") << "\n";
   return 0;

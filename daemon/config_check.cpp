@@ -2,6 +2,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/credit_loops.hpp"
+#include "daemon/pfc_watchdog_check.hpp"
 #include "daemon/routing.hpp"
 
 namespace vf {
@@ -22,6 +23,7 @@ ConfigCheck check_config_file(const std::string& path) {
     out.hcas += f.hcas.size();
     out.links += f.links.size();
     if (const std::string w = credit_loop_warning(f, compute_routes(f)); !w.empty()) out.warnings.push_back(w);
+    if (const std::string w = pfc_watchdog_warning(f); !w.empty()) out.warnings.push_back(w);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "daemon/sysfs_spec.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
 #include "dataplane/fabric/pfc_storm_watch.hpp"
+#include "daemon/pfc_watchdog_check.hpp"
 #include "dataplane/fabric/fabric.hpp"
 #include "dataplane/fabric/ib_switch.hpp"
 
@@ -120,6 +121,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
       impl_->sms.push_back(nullptr);
       program_ethernet(fabric, f);
       warn_small_headroom(fabric);
+      if (const std::string w = pfc_watchdog_warning(f); !w.empty()) spdlog::warn("{}", w);
       continue;
     }
     // The SM's first sweep: every LFT, and every port from Init to Active.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "daemon/pfc_watchdog_check.hpp"
 #include "daemon/config.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
@@ -628,6 +629,20 @@ TEST(Config, EtsKeysAreRead) {
   const EthQos d = load_config_string(kEth, "d.yaml").fabrics[0].eth_qos;
   EXPECT_EQ(d.prio_tc[0], 1);  // 802.1Q: best effort above background
   EXPECT_EQ(d.tc_bw[0] + d.tc_bw[1] + d.tc_bw[2] + d.tc_bw[3] + d.tc_bw[4] + d.tc_bw[5] + d.tc_bw[6] + d.tc_bw[7], 100);
+}
+
+TEST(Config, AWatchdogShorterThanTheXoffRefreshIsWarnedAbout) {
+  // 65535 quanta at 100G: a 335.5 us pause, refreshed every 167.8 us.
+  auto warning = [](const std::string& watchdog) {
+    const Config c = load_config_string(
+        replace(kEth, "    switches:\n", "    qos: {pfc_watchdog: " + watchdog + "}\n    switches:\n"), "w.yaml");
+    return pfc_watchdog_warning(c.fabrics[0]);
+  };
+  const std::string w = warning("100us");
+  EXPECT_NE(w.find("fabric eth: pfc_watchdog 100us is not longer than the XOFF refresh interval"), std::string::npos)
+      << w;
+  EXPECT_EQ(warning("1ms"), "");
+  EXPECT_EQ(pfc_watchdog_warning(load_config_string(kEth, "d.yaml").fabrics[0]), "") << "no watchdog";
 }
 
 TEST(Config, AnHcaOverridesTheFabricsDcqcn) {
