@@ -24,12 +24,24 @@ void EthSwitch::set_vlans(unsigned num, const PortVlans& v) {
   vlans_[num - 1] = v;
 }
 
+Router& EthSwitch::enable_routing(const RouterConfig& cfg, rte_mempool* pool) {
+  if (router_) throw std::invalid_argument("switch " + name_ + " routes already");
+  router_ = std::make_unique<Router>(*this, sched_, pool, cfg);
+  PortVlans none;
+  none.member.reset();
+  none.untagged.reset();
+  none.pvid = 0;
+  for (const uint16_t p : cfg.routed_ports) vlans_[p - 1] = none;
+  return *router_;
+}
+
 void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   auto& sw = *static_cast<EthSwitch*>(self);
   // The ingress port classified the frame, so its Ethernet header (and its
   // tag, when it has one) is there.
   const uint8_t* f = wire::frame_data(m);
   const bool tagged = wire::frame_tagged(m);
+  if (sw.router_ && sw.router_->routes_port(in.number())) return sw.router_->from_routed_port(in, m, cls, tagged);
   const PortVlans& iv = sw.vlans_[in.number() - 1];
   uint16_t vid = tagged ? wire::vlan_vid(f + wire::kEthTypeOffset) : 0;
   if (vid == 0) vid = iv.pvid;
@@ -40,10 +52,11 @@ void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   const Nanos now = sw.sched_.now();
   const uint8_t* src = wire::eth_src(f);
   if (learnable_mac(src)) sw.fdb_.learn(vid, src, in.number(), now);
+  if (sw.router_ && sw.router_->from_bridge(in, m, cls, vid, tagged)) return;
   const uint8_t* dst = wire::eth_dst(f);
-  if (dst[0] & 1) return sw.flood(in, m, cls, vid, tagged);
+  if (dst[0] & 1) return sw.flood(&in, m, cls, vid, tagged);
   const uint16_t to = sw.fdb_.lookup(vid, dst, now);
-  if (to == 0) return sw.flood(in, m, cls, vid, tagged);
+  if (to == 0) return sw.flood(&in, m, cls, vid, tagged);
   if (to == in.number()) {
     sw.ctr_.same_port.add();
     return sw.relay_error(in, m, cls);
@@ -64,12 +77,26 @@ void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
 // recipient costs no copy. A copy holds no ingress buffer, so nothing would
 // bound it on a lossless (unlimited) queue: copies go only to a queue below
 // the port's queue_pkts, whatever its class.
-void EthSwitch::flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
+void EthSwitch::bridge(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
+  const uint16_t to = fdb_.lookup(vid, wire::eth_dst(wire::frame_data(m)), sched_.now());
+  if (to == 0) return flood(in, m, cls, vid, tagged);
+  Port& out = port_at(to);
+  if (&out == in || !may_leave(out, vid)) {
+    ctr_.no_egress.add();
+    return drop_from(in, m, cls);
+  }
+  const int8_t grown = egress_tag(out, m, cls, vid, tagged);
+  if (grown == INT8_MIN) [[unlikely]]
+    return drop_from(in, m, cls);
+  forward_from(in, cls, out, m, grown);
+}
+
+void EthSwitch::flood(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
   ctr_.flooded.add();
   Port* last = nullptr;
   for (unsigned n = 1; n <= nports(); ++n) {
     Port& out = port_at(n);
-    if (&out == &in || !may_leave(out, vid)) continue;
+    if (&out == in || !may_leave(out, vid)) continue;
     if (last && last->class_queued(cls) >= cfg_.port.queue_pkts) {
       ctr_.flood_no_room.add();
     } else if (last) {
@@ -85,11 +112,11 @@ void EthSwitch::flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool ta
     }
     last = &out;
   }
-  if (!last) return relay_error(in, m, cls);
+  if (!last) return drop_from(in, m, cls);
   const int8_t grown = egress_tag(*last, m, cls, vid, tagged);
-  if (grown == INT8_MIN) return relay_error(in, m, cls);
+  if (grown == INT8_MIN) return drop_from(in, m, cls);
   ctr_.flood_copies.add();
-  forward(in, cls, *last, cls, m, grown);
+  forward_from(in, cls, *last, m, grown);
 }
 
 int8_t EthSwitch::egress_tag(const Port& out, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) const {

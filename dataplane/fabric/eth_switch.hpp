@@ -13,14 +13,22 @@
 //
 // Drops are relay errors (PortRcvSwitchRelayErrors on the ingress port), by
 // cause in BridgeCounters.
+//
+// A switch may also route IPv4 (enable_routing, router.hpp): its routed
+// ports go to the router and never bridge, and in the gateway's VLAN frames
+// to the router's MAC (and ARP for the gateway) are the router's.
 #pragma once
 
+#include <rte_mempool.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dataplane/fabric/fdb.hpp"
 #include "dataplane/fabric/port_vlans.hpp"
+#include "dataplane/fabric/router.hpp"
 #include "dataplane/fabric/switch.hpp"
 
 namespace vf::dp {
@@ -49,12 +57,37 @@ class EthSwitch final : public Switch {
   // Forget what was learned on port `num` (its link went down).
   void flush_port(unsigned num) { fdb_.flush_port(uint16_t(num)); }
 
+  // Makes the switch route IPv4 too (set-up only; once). Its routed ports
+  // leave every VLAN. Throws std::invalid_argument as Router does.
+  Router& enable_routing(const RouterConfig& cfg, rte_mempool* pool);
+  Router* router() { return router_.get(); }
+  const Router* router() const { return router_.get(); }
+
   const Fdb& fdb() const { return fdb_; }
   const BridgeCounters& counters() const { return ctr_; }
 
  private:
+  friend class Router;
   static void on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls);
-  void flood(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged);
+  // Sends `m` (addressed) into VLAN `vid`: to its FDB port, else flooded.
+  // `in`: the port whose receive buffer it holds, or null (the router's own).
+  void bridge(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged);
+  void flood(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged);
+  void forward_from(Port* in, unsigned cls, Port& out, rte_mbuf* m, int8_t grown) {
+    if (in) return forward(*in, cls, out, cls, m, grown);
+    out.enqueue(cls, m, sched_.now() + cfg_.latency_ns);
+  }
+  void drop_from(Port* in, rte_mbuf* m, unsigned cls) {
+    if (in) return relay_error(*in, m, cls);
+    rte_pktmbuf_free(m);
+  }
+  void forward_routed(Port& in, unsigned cls, unsigned port, rte_mbuf* m, int8_t grown) {
+    forward(in, cls, port_at(port), cls, m, grown);
+  }
+  bool link_up(unsigned port) {
+    const Port& p = port_at(port);
+    return p.connected() && p.link_up();
+  }
   // Tags or untags `m` for leaving `out` in `vid`; the bytes it grew, or
   // INT8_MIN when it could not be tagged (no headroom).
   int8_t egress_tag(const Port& out, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) const;
@@ -65,6 +98,7 @@ class EthSwitch final : public Switch {
   Fdb fdb_;
   std::vector<PortVlans> vlans_;
   BridgeCounters ctr_;
+  std::unique_ptr<Router> router_;
 };
 
 }  // namespace vf::dp

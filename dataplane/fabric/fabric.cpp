@@ -340,6 +340,10 @@ void Fabric::add_fdb(std::string_view sw, const Mac& mac, unsigned port, uint16_
   eth_switch(sw).add_fdb(mac, port, vid);
 }
 
+Router& Fabric::enable_routing(std::string_view sw, const RouterConfig& cfg) {
+  return eth_switch(sw).enable_routing(cfg, pool_);
+}
+
 void Fabric::set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac) {
   HcaPort* h = find_hca_port(hca_port);
   if (!h) throw std::invalid_argument("fabric " + name_ + ": unknown HCA port " + std::string(hca_port));

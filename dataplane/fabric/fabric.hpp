@@ -108,6 +108,8 @@ class Fabric {
   // The Ethernet switch `sw`; throws when there is none.
   EthSwitch& eth_switch(std::string_view sw);
   void set_neighbour(std::string_view hca_port, const Gid& gid, const Mac& mac);
+  // Makes Ethernet switch `sw` an IPv4 router too (EthSwitch::enable_routing).
+  Router& enable_routing(std::string_view sw, const RouterConfig& cfg);
 
   // ---- link state (the operator's port/link down, a pulled cable)
   // Takes the link that `end` is one end of down, or brings it up again:

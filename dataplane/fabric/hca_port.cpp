@@ -1,5 +1,6 @@
 #include "dataplane/fabric/hca_port.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
@@ -29,7 +30,8 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
       pool_(pool),
       cfg_(cfg),
       port_(sched, std::move(name), cfg.link_layer, cfg.port),
-      neighbours_(sched, cfg_, port_, pool),
+      gateway_gid_(cfg.ipv4_gateway ? v4_mapped_gid(cfg.ipv4_gateway) : Gid{}),
+      neighbours_(sched, *this, pool),
       space_timer_(&HcaPort::on_space_timer, this),
       loopback_(kLoopbackDepth),
       loopback_timer_(&HcaPort::on_loopback_timer, this) {
@@ -118,14 +120,14 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   // Loopback is decided where framing already looks the destination up: a
   // LID compare on IB, a neighbour-table miss on RoCE (no per-packet GID scan).
   bool own = false;
-  bool resolved = true;
+  const Gid* unresolved = nullptr;
   const bool framed =
-      cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, own) : frame_roce(m, route, own, resolved);
+      cfg_.link_layer == LinkLayer::kInfiniBand ? frame_ib(m, route, own) : frame_roce(m, route, own, unresolved);
   if (!framed) return;
   if (own) [[unlikely]]
     return loop_back(m);
-  if (!resolved) [[unlikely]]
-    return neighbours_.park(route.dgid, m, tx_class(route));
+  if (unresolved) [[unlikely]]
+    return neighbours_.park(*unresolved, m, tx_class(route));
   port_.enqueue(tx_class(route), m);
 }
 
@@ -151,17 +153,36 @@ bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {
   return true;
 }
 
-bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own, bool& resolved) {
+const Gid* HcaPort::next_hop(const Route& r) const {
+  if (cfg_.ipv4_prefix_len == 0 || !is_v4_mapped(r.dgid)) return &r.dgid;
+  const Gid& sgid = cfg_.gids[r.sgid_index];
+  const uint32_t mask = ~0u << (32 - cfg_.ipv4_prefix_len);
+  if (!is_v4_mapped(sgid) || ((v4_of(r.dgid) ^ v4_of(sgid)) & mask) == 0) return &r.dgid;
+  return cfg_.ipv4_gateway ? &gateway_gid_ : nullptr;
+}
+
+bool HcaPort::owns(const Gid& ip) const { return std::find(cfg_.gids.begin(), cfg_.gids.end(), ip) != cfg_.gids.end(); }
+
+Gid HcaPort::source(bool ipv4) const {
+  for (const Gid& g : cfg_.gids)
+    if (g != Gid{} && is_v4_mapped(g) == ipv4) return g;
+  return Gid{};
+}
+
+bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own, const Gid*& unresolved) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
+  const Gid* hop = next_hop(av);
+  if (!hop) return drop_tx(m, tx_no_route_), false;  // off the subnet, no gateway: ENETUNREACH
   Mac dst{};  // zeros until the neighbour answers (Neighbours::park)
-  resolved = neighbours_.lookup(dgid, dst);
+  bool resolved = neighbours_.lookup(*hop, dst);
   // A link-local GID resolves to its MAC without a lookup, our own included.
   own = resolved ? dst == cfg_.mac : is_own_gid(av);
   if (own) {
     dst = cfg_.mac;
     resolved = true;
   }
+  if (!resolved) unresolved = hop;
   wire::RoceRoute r;
   std::memcpy(r.src_mac, cfg_.mac.data(), 6);
   std::memcpy(r.dst_mac, dst.data(), 6);

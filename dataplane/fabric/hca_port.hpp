@@ -68,6 +68,11 @@ struct HcaPortConfig : PortInfo {
   // vector leaves it 0, as mlx5's tc/1/traffic_class and rdma_cm's default
   // ToS set it (106: DSCP 26, ECT(0)); 0 keeps the application's.
   uint8_t default_tclass = 0;
+  // RoCE over IPv4: the host's subnet and default gateway (`ip route`). A
+  // destination outside the subnet is sent to the gateway's MAC; none
+  // (prefix length 0) puts every destination on the link.
+  uint8_t ipv4_prefix_len = 0;
+  uint32_t ipv4_gateway = 0;  // 0: none (off-subnet destinations are unreachable)
   PortConfig port;        // egress queue sizes
 };
 
@@ -92,7 +97,7 @@ extern const CounterTable kHcaPortCounters;
 // "rx_" + wire::rx_error_name (the reasons inside PortRcvErrors).
 extern const CounterTable kRxErrorCounters;
 
-class HcaPort final : public HostPort {
+class HcaPort final : public HostPort, private NeighbourIface {
  public:
   // Looped-back packets wait for the next drain (the same lcore turn); an
   // engine sends at most a burst of them per poll.
@@ -173,14 +178,25 @@ class HcaPort final : public HostPort {
   // Add the link and network headers; false (counted, m freed) when they cannot.
   // `own`: the destination is this port itself (loopback).
   bool frame_ib(rte_mbuf* m, const Route& r, bool& own);
-  // `resolved` false: the destination MAC is unknown yet (Neighbours::park).
-  bool frame_roce(rte_mbuf* m, const Route& r, bool& own, bool& resolved);
+  // `unresolved`: the neighbour (destination or gateway) whose MAC is unknown
+  // yet (Neighbours::park); null when the frame is addressed.
+  bool frame_roce(rte_mbuf* m, const Route& r, bool& own, const Gid*& unresolved);
+  // The neighbour a RoCE packet goes to: its destination on the subnet, else
+  // the gateway (in gateway_gid_); null when off-subnet without a gateway.
+  const Gid* next_hop(const Route& r) const;
+  // NeighbourIface: the host's NIC.
+  const Mac& mac() const override { return cfg_.mac; }
+  uint16_t vlan_tag() const override { return cfg_.vlan ? cfg_.vlan_id : 0; }
+  bool owns(const Gid& ip) const override;
+  Gid source(bool ipv4) const override;
+  void transmit(rte_mbuf* m, unsigned cls) override { port_.enqueue(cls, m); }
   void drop_tx(rte_mbuf* m, Counter& why);
 
   Scheduler& sched_;
   rte_mempool* pool_;
   HcaPortConfig cfg_;
   Port port_;
+  Gid gateway_gid_{};
   Neighbours neighbours_;
 
   RxFn rx_fn_ = nullptr;

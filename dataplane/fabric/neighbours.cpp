@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/wire/arp.hpp"
 #include "dataplane/wire/eth.hpp"
 #include "dataplane/wire/ipv6.hpp"
@@ -14,18 +13,6 @@ namespace {
 
 constexpr Mac kBroadcast{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 constexpr unsigned kMinFrame = wire::kEthMinFrameLen - wire::kEthFcsLen;  // 60: padded up to it
-
-bool v4_mapped(const Gid& g) {
-  static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
-  return std::memcmp(g.data(), kPrefix, 12) == 0;
-}
-uint32_t v4_of(const Gid& g) { return wire::get32(g.data() + 12); }
-Gid gid_of_v4(uint32_t ip) {
-  Gid g{};
-  g[10] = g[11] = 0xFF;
-  wire::put32(g.data() + 12, ip);
-  return g;
-}
 
 // fe80::/64 with an EUI-64 interface identifier (xx:xx:xx:ff:fe:xx:xx:xx):
 // the MAC is in it, with the universal/local bit flipped back.
@@ -38,6 +25,18 @@ bool link_local_mac(const Gid& g, Mac& mac) {
 
 }  // namespace
 
+bool is_v4_mapped(const Gid& g) {
+  static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+  return std::memcmp(g.data(), kPrefix, 12) == 0;
+}
+
+Gid v4_mapped_gid(uint32_t ip) {
+  Gid g{};
+  g[10] = g[11] = 0xFF;
+  wire::put32(g.data() + 12, ip);
+  return g;
+}
+
 size_t Neighbours::GidHash::operator()(const Gid& g) const {
   uint64_t a, b;
   std::memcpy(&a, g.data(), 8);
@@ -45,8 +44,8 @@ size_t Neighbours::GidHash::operator()(const Gid& g) const {
   return std::hash<uint64_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
 }
 
-Neighbours::Neighbours(Scheduler& sched, const HcaPortConfig& host, Port& port, rte_mempool* pool)
-    : sched_(sched), host_(host), port_(port), pool_(pool), timer_(&Neighbours::on_timer, this) {}
+Neighbours::Neighbours(Scheduler& sched, NeighbourIface& iface, rte_mempool* pool)
+    : sched_(sched), iface_(iface), pool_(pool), timer_(&Neighbours::on_timer, this) {}
 
 Neighbours::~Neighbours() {
   sched_.disarm(timer_);
@@ -94,32 +93,26 @@ void Neighbours::solicit(const Gid& ip, Entry& e) {
   e.probe_at = sched_.now() + kRetransTime;
   arm_timer();
   uint8_t* body = nullptr;
-  if (v4_mapped(ip)) {
+  if (is_v4_mapped(ip)) {
     rte_mbuf* m = new_frame(kBroadcast, wire::kEtherTypeArp, wire::kArpLen, &body);
     if (!m) return;
     wire::ArpMsg a;
-    a.sha = host_.mac;
-    for (const Gid& g : host_.gids)
-      if (v4_mapped(g)) {
-        a.spa = v4_of(g);
-        break;
-      }
+    a.sha = iface_.mac();
+    a.spa = v4_of(iface_.source(true));
     a.tpa = v4_of(ip);
     wire::arp_put(body, a);
     ctr_.solicits_sent.add();
     return send(m);
   }
+  const Gid src = iface_.source(false);
+  if (src == Gid{}) return;  // no IPv6 address to ask from: the parked frames wait out the probes
   wire::NdMsg ns;
   ns.type = wire::kNdSolicit;
   std::memcpy(ns.target.data(), ip.data(), 16);
   ns.dst = wire::solicited_node(ns.target);
-  for (const Gid& g : host_.gids)
-    if (!v4_mapped(g) && g != Gid{}) {
-      std::memcpy(ns.src.data(), g.data(), 16);
-      break;
-    }
+  std::memcpy(ns.src.data(), src.data(), 16);
   ns.has_lla = true;
-  ns.lla = host_.mac;
+  ns.lla = iface_.mac();
   rte_mbuf* m = new_frame(wire::ipv6_multicast_mac(ns.dst), wire::kEtherTypeIpv6, wire::kNdLen, &body);
   if (!m) return;
   wire::nd_put(body, ns);
@@ -194,7 +187,7 @@ void Neighbours::learned(const Gid& ip, const Mac& mac, bool create, bool overri
   parked.swap(e.parked);
   for (const Parked& p : parked) {
     wire::eth_set_dst(rte_pktmbuf_mtod(p.m, uint8_t*), mac.data());
-    port_.enqueue(p.cls, p.m);
+    iface_.transmit(p.m, p.cls);
   }
   arm_timer();
 }
@@ -228,10 +221,10 @@ bool Neighbours::receive(rte_mbuf* m) {
 bool Neighbours::on_arp(const uint8_t* p, size_t len) {
   const auto a = wire::arp_parse(p, len);
   if (!a) return false;
-  const Gid sender = gid_of_v4(a->spa);
-  const bool for_us = a->tpa != 0 && owns(gid_of_v4(a->tpa));
+  const Gid sender = v4_mapped_gid(a->spa);
+  const bool for_us = a->tpa != 0 && iface_.owns(v4_mapped_gid(a->tpa));
   // Someone claiming our own address is a conflict, not a neighbour.
-  if (a->spa != 0 && !(a->sha[0] & 1) && !owns(sender))
+  if (a->spa != 0 && !(a->sha[0] & 1) && !iface_.owns(sender))
     learned(sender, a->sha, for_us && a->op == wire::kArpRequest);
   if (!for_us || a->op != wire::kArpRequest) return true;
   uint8_t* body = nullptr;
@@ -239,7 +232,7 @@ bool Neighbours::on_arp(const uint8_t* p, size_t len) {
   if (!m) return true;
   wire::ArpMsg r;
   r.op = wire::kArpReply;
-  r.sha = host_.mac;
+  r.sha = iface_.mac();
   r.spa = a->tpa;
   r.tha = a->sha;
   r.tpa = a->spa;
@@ -259,7 +252,7 @@ bool Neighbours::on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src) {
     if (nd->has_lla) learned(target, nd->lla, false, nd->flags & wire::kNdOverride);
     return true;
   }
-  if (!owns(target)) return true;
+  if (!iface_.owns(target)) return true;
   Gid src;
   std::memcpy(src.data(), nd->src.data(), 16);
   const bool dad = src == Gid{};  // duplicate address detection: no sender to learn
@@ -271,7 +264,7 @@ bool Neighbours::on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src) {
   na.dst = dad ? wire::Ipv6Addr{0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1} : nd->src;
   na.flags = (dad ? 0 : wire::kNdSolicited) | wire::kNdOverride;
   na.has_lla = true;
-  na.lla = host_.mac;
+  na.lla = iface_.mac();
   // Back to the asker: its option's address, else the frame's source.
   Mac to;
   if (dad) to = wire::ipv6_multicast_mac(na.dst);
@@ -286,14 +279,11 @@ bool Neighbours::on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src) {
   return true;
 }
 
-bool Neighbours::owns(const Gid& ip) const {
-  return std::find(host_.gids.begin(), host_.gids.end(), ip) != host_.gids.end();
-}
-
 rte_mbuf* Neighbours::new_frame(const Mac& dst, uint16_t ethertype, unsigned payload, uint8_t** body) {
   rte_mbuf* m = rte_pktmbuf_alloc(pool_);
   if (!m) return nullptr;
-  const unsigned l2 = wire::kEthHdrLen + (host_.vlan ? wire::kVlanLen : 0);
+  const uint16_t vid = iface_.vlan_tag();
+  const unsigned l2 = wire::kEthHdrLen + (vid ? wire::kVlanLen : 0);
   const unsigned len = std::max(l2 + payload, kMinFrame);
   auto* f = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(len)));
   if (!f) {
@@ -302,10 +292,10 @@ rte_mbuf* Neighbours::new_frame(const Mac& dst, uint16_t ethertype, unsigned pay
   }
   std::memset(f, 0, len);
   wire::eth_set_dst(f, dst.data());
-  wire::eth_set_src(f, host_.mac.data());
-  if (host_.vlan) {
+  wire::eth_set_src(f, iface_.mac().data());
+  if (vid) {
     wire::put16(f + wire::kEthTypeOffset, wire::kEtherTypeVlan);
-    wire::put16(f + wire::kEthTypeOffset + 2, host_.vlan_id & 0x0FFF);  // PCP 0: best effort
+    wire::put16(f + wire::kEthTypeOffset + 2, vid & 0x0FFF);  // PCP 0: best effort
   }
   wire::put16(f + l2 - 2, ethertype);
   *body = f + l2;
@@ -313,7 +303,15 @@ rte_mbuf* Neighbours::new_frame(const Mac& dst, uint16_t ethertype, unsigned pay
 }
 
 // Neighbour traffic is best effort: priority 0, whatever the port's trust.
-void Neighbours::send(rte_mbuf* m) { port_.enqueue(0, m); }
+void Neighbours::send(rte_mbuf* m) { iface_.transmit(m, 0); }
+
+std::vector<std::pair<Gid, Mac>> Neighbours::entries() const {
+  std::vector<std::pair<Gid, Mac>> out;
+  for (const auto& [ip, e] : table_)
+    if (e.state == State::kReachable || e.state == State::kPermanent) out.emplace_back(ip, e.mac);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 void Neighbours::set_permanent(const Gid& ip, const Mac& mac) {
   Entry& e = table_[ip];
@@ -321,7 +319,7 @@ void Neighbours::set_permanent(const Gid& ip, const Mac& mac) {
   e.mac = mac;
   for (const Parked& p : e.parked) {
     wire::eth_set_dst(rte_pktmbuf_mtod(p.m, uint8_t*), mac.data());
-    port_.enqueue(p.cls, p.m);
+    iface_.transmit(p.m, p.cls);
   }
   e.parked.clear();
   arm_timer();

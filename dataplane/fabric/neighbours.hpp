@@ -18,6 +18,9 @@
 // garbage collection does. Permanent entries (set_permanent, like
 // `ip neigh add ... nud permanent`) are never replaced from the wire.
 //
+// The cache serves an interface (NeighbourIface): a vHCA's NIC port, or a
+// router's gateway interface on its bridged VLAN (router.hpp).
+//
 // Everything here runs on the lcore; the counters may be read from anywhere.
 #pragma once
 
@@ -27,6 +30,8 @@
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "dataplane/fabric/counter.hpp"
 #include "dataplane/fabric/ctx_timer.hpp"
@@ -34,8 +39,26 @@
 
 namespace vf::dp {
 
-class Port;
-struct HcaPortConfig;
+// What a neighbour cache needs from the interface it resolves for.
+class NeighbourIface {
+ public:
+  virtual const Mac& mac() const = 0;
+  virtual uint16_t vlan_tag() const = 0;  // the 802.1Q VID its own frames carry; 0 = untagged
+  virtual bool owns(const Gid& ip) const = 0;
+  // The address solicitations come from (ARP's sender, the NS's source);
+  // zeros when the interface has none of that family.
+  virtual Gid source(bool ipv4) const = 0;
+  // Sends a frame the cache built or released (parked ones, now addressed).
+  virtual void transmit(rte_mbuf* m, unsigned cls) = 0;
+
+ protected:
+  ~NeighbourIface() = default;
+};
+
+// IPv4 addresses as the GIDs RoCE writes them (::ffff:a.b.c.d).
+bool is_v4_mapped(const Gid& g);
+Gid v4_mapped_gid(uint32_t ip);
+inline uint32_t v4_of(const Gid& g) { return uint32_t(g[12]) << 24 | uint32_t(g[13]) << 16 | uint32_t(g[14]) << 8 | g[15]; }
 
 struct NeighbourCounters {
   Counter solicits_sent;        // ARP requests and NSs
@@ -53,9 +76,9 @@ class Neighbours {
   static constexpr uint32_t kUnresolvedQueue = 101;
   static constexpr size_t kMaxEntries = 4096;
 
-  // `host`: the port's addresses and VLAN; `port`: where solicitations and
+  // `iface`: whose addresses, MAC and VLAN, and where solicitations and
   // parked frames go; `pool`: mbufs for solicitations and replies.
-  Neighbours(Scheduler& sched, const HcaPortConfig& host, Port& port, rte_mempool* pool);
+  Neighbours(Scheduler& sched, NeighbourIface& iface, rte_mempool* pool);
   ~Neighbours();
   Neighbours(const Neighbours&) = delete;
   Neighbours& operator=(const Neighbours&) = delete;
@@ -63,11 +86,16 @@ class Neighbours {
   // Fast path: the neighbour's MAC when it is resolved (or derivable).
   bool lookup(const Gid& ip, Mac& mac) const;
   // `m` is framed for `ip` but its destination MAC is unknown: park it on
-  // egress class `cls` and resolve.
+  // egress class `cls` and resolve. Only IPv4-mapped GIDs resolve on an
+  // interface without an IPv6 source.
   void park(const Gid& ip, rte_mbuf* m, unsigned cls);
   // An ARP or ICMPv6 frame for this host: consumed (true; m freed), or not
   // neighbour traffic (false; m untouched).
   bool receive(rte_mbuf* m);
+
+  // Every resolved and permanent entry (ip neigh show), for the control side
+  // by way of the lcore.
+  std::vector<std::pair<Gid, Mac>> entries() const;
 
   void set_permanent(const Gid& ip, const Mac& mac);
   void remove(const Gid& ip);
@@ -103,15 +131,13 @@ class Neighbours {
   void arm_timer();
   bool on_arp(const uint8_t* p, size_t len);
   bool on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src);
-  bool owns(const Gid& ip) const;
   // A frame with our source MAC (and tag) to `dst`, `payload` bytes after the
   // Ethernet header; the payload's start in *body. Null when out of mbufs.
   rte_mbuf* new_frame(const Mac& dst, uint16_t ethertype, unsigned payload, uint8_t** body);
   void send(rte_mbuf* m);
 
   Scheduler& sched_;
-  const HcaPortConfig& host_;
-  Port& port_;
+  NeighbourIface& iface_;
   rte_mempool* pool_;
   std::unordered_map<Gid, Entry, GidHash> table_;
   CtxTimer timer_;

@@ -37,6 +37,8 @@ inline uint8_t* eth_src(uint8_t* f) { return f + 6; }
 // For a tagged frame this is the TPID (0x8100); the real type is after the tag.
 inline uint16_t eth_type(const uint8_t* f) { return get16(f + kEthTypeOffset); }
 
+inline bool eth_addr_equal(const uint8_t* a, const uint8_t* b) { return std::memcmp(a, b, kEthAddrLen) == 0; }
+
 inline void eth_set_dst(uint8_t* f, const uint8_t* mac) { std::memcpy(f, mac, kEthAddrLen); }
 inline void eth_set_src(uint8_t* f, const uint8_t* mac) { std::memcpy(f + 6, mac, kEthAddrLen); }
 inline void eth_set_type(uint8_t* f, uint16_t t) { put16(f + kEthTypeOffset, t); }

@@ -65,5 +65,14 @@ inline uint16_t ipv4_compute_checksum(const uint8_t* h) {
 inline void ipv4_fill_checksum(uint8_t* h) { ipv4_set_checksum(h, ipv4_compute_checksum(h)); }
 // A header whose words, checksum included, sum to all ones is intact.
 inline bool ipv4_checksum_ok(const uint8_t* h) { return inet_sum(h, ipv4_ihl(h) * 4u) == 0xFFFF; }
+// What a router does to a header it forwards: TTL - 1, the checksum updated
+// incrementally (RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m = TTL|protocol).
+inline void ipv4_decrement_ttl(uint8_t* h) {
+  const uint16_t old_word = get16(h + 8);
+  h[8] = uint8_t(h[8] - 1);
+  const uint16_t new_word = get16(h + 8);
+  const uint16_t sum = inet_add(inet_add(uint16_t(~ipv4_checksum(h)), uint16_t(~old_word)), new_word);
+  ipv4_set_checksum(h, uint16_t(~sum));
+}
 
 }  // namespace vf::wire
