@@ -110,6 +110,40 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
 }
 
 namespace {
+// A routing switch: `ip route` and `ip neigh` as tables, then what it counted.
+void print_ip_routes(const json& ip) {
+  std::cout << "\nIPv4 router, MAC " << text(ip, "mac");
+  if (ip.contains("gateway")) std::cout << ", gateway " << text(ip, "gateway") << " on VLAN " << text(ip, "vlan");
+  std::cout << ", routed ports " << text(ip, "routed_ports") << "\n";
+  Table t({"DESTINATION", "TYPE", "VIA PORT", "NEXT HOP", "LINK"});
+  for (const json& r : ip.value("routes", json::array())) {
+    if (!r.contains("nexthops")) {
+      t.add({text(r, "dst"), text(r, "type"), "-", "(on the gateway's VLAN)", "-"});
+      continue;
+    }
+    bool first = true;
+    for (const json& h : r["nexthops"]) {
+      t.add({first ? text(r, "dst") : "", first ? text(r, "type") : "", text(h, "port"),
+             fmt::format("{} {}", text(h, "router"), text(h, "mac")), text(h, "link")});
+      first = false;
+    }
+  }
+  t.print(std::cout);
+  const json& n = ip["neighbours"];
+  if (n.is_array() && !n.empty()) {
+    Table nt({"NEIGHBOUR", "MAC", "STATION"});
+    for (const json& e : n) nt.add({text(e, "ip"), text(e, "mac"), text(e, "station")});
+    nt.print(std::cout);
+  }
+  const json c = ip.value("counters", json::object());
+  std::cout << "routed " << text(c, "routed") << "; dropped: no route " << text(c, "no_route")
+            << ", every next hop down " << text(c, "no_next_hop") << ", TTL exceeded " << text(c, "ttl_exceeded")
+            << ", bad IPv4 header " << text(c, "header_errors") << ", to the router itself " << text(c, "to_router")
+            << ", not routable " << text(c, "not_routable") << "; ARP: " << text(c, "arp_requests")
+            << " requests, " << text(c, "arp_replies") << " replies, " << text(c, "arp_resolved") << " resolved, "
+            << text(c, "arp_failed") << " failed, " << text(c, "unresolved_discards") << " packets discarded unresolved\n";
+}
+
 // An Ethernet switch: `bridge fdb show` in a table, then what the bridge counted.
 int print_fdb(const json& r) {
   const json& fdb = r["fdb"];
@@ -127,6 +161,7 @@ int print_fdb(const json& r) {
             << " not made: queue full); dropped: VLAN filter "
             << text(c, "vlan_filtered") << ", destination on the ingress port " << text(c, "same_port")
             << ", egress unusable " << text(c, "no_egress") << "\n";
+  if (r.contains("ip")) print_ip_routes(r["ip"]);
   return 0;
 }
 }  // namespace

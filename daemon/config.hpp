@@ -94,6 +94,26 @@ struct Switch {
     friend bool operator==(const StaticFdb&, const StaticFdb&) = default;
   };
   std::vector<StaticFdb> fdb;
+  // Ethernet: the switch routes IPv4 too (a leaf or spine of a routed
+  // fabric): routed ports, at most one gateway on a bridged VLAN, and static
+  // routes or, without them, the ones fabricd computes (shortest paths over
+  // routed links, ECMP over equal ones).
+  struct StaticRoute {
+    uint32_t prefix = 0;
+    uint8_t len = 0;
+    std::vector<uint32_t> via;  // routed ports: the ECMP group
+    friend bool operator==(const StaticRoute&, const StaticRoute&) = default;
+  };
+  struct Router {
+    uint32_t gateway = 0;    // 0: no gateway interface
+    uint8_t prefix_len = 0;  // the gateway's subnet
+    uint16_t vlan = 1;       // the VLAN the gateway is on
+    std::vector<uint32_t> routed_ports;
+    std::optional<std::vector<StaticRoute>> routes;  // nullopt: computed
+    addr::Mac mac{};         // derived from the switch's name
+    friend bool operator==(const Router&, const Router&) = default;
+  };
+  std::optional<Router> router;
   friend bool operator==(const Switch&, const Switch&) = default;
 };
 
@@ -101,6 +121,11 @@ struct Hca {
   std::string name;          // also the ibdev name ("vib0")
   uint32_t index = 0;        // global, in config order: device number, preferred uverbsN
   std::optional<uint32_t> ipv4;  // Ethernet only (required there); host byte order
+  // Ethernet: the host's subnet and default gateway (ip route). Given as
+  // ip: A.B.C.D/LEN or taken from the router whose gateway serves the host's
+  // VLAN; prefix 0: every destination is on the link (a plain L2 fabric).
+  uint8_t prefix_len = 0;
+  uint32_t gateway = 0;
   addr::Mac mac{};           // Ethernet only; configured or derived from the name
   uint64_t node_guid = 0;    // configured, or derived (IB: from the name; Ethernet: EUI-64 of the MAC)
   // Ethernet: the 802.1Q VLAN the host's RoCE interface is on (its frames

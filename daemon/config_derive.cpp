@@ -78,6 +78,12 @@ void derive_identifiers(const Reader& r, std::vector<Fabric>& fabrics,
                fmt::format("set node_guid or mac of '{}' explicitly", h.name));
       reg.guids.emplace(h.node_guid, std::make_pair(h.name, Pos{}));
     }
+    // Routers last, so hosts keep the MACs they had before routing existed.
+    for (Switch& s : f.switches)
+      if (s.router) {
+        s.router->mac = derive_mac(s.name, reg);
+        reg.macs.emplace(s.router->mac, std::make_pair(s.name, Pos{}));
+      }
   }
 }
 

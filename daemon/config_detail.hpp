@@ -79,6 +79,15 @@ void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h);
 void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q);
 // An Ethernet switch's `ageing` and `fdb` keys.
 void read_switch_l2(const Reader& r, const YAML::Node& n, Switch& s);
+// An Ethernet switch's `router` key.
+void read_switch_router(const Reader& r, const YAML::Node& v, Switch& s);
+// Whether `e` is a routed port of its switch's router.
+bool routed_end(const Fabric& f, const Endpoint& e);
+// Fails when a routed port faces a bridged port or a host, a bridged domain
+// has two gateways, gateway subnets overlap, or a host's address is outside
+// its gateway's subnet; then gives every host its prefix and gateway.
+void check_l3(const Reader& r, Fabric& f, const std::vector<Pos>& link_pos, const std::vector<Pos>& switch_pos,
+              const std::vector<Pos>& hca_pos);
 // An Ethernet HCA's `vlan` key.
 void read_hca_vlan(const Reader& r, const YAML::Node& v, Hca& h);
 // Fails when the links between an Ethernet fabric's switches form a loop: a

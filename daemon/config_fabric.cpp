@@ -95,7 +95,10 @@ class FabricReader {
                 fmt::format("add a link to {}'s links, e.g. {{a: {}, b: <switch>/<port>}}", what_,
                             f_.hcas[i].name));
     check_connected(r_, f_, switch_pos_, hca_pos_);
-    if (!ib()) check_l2_loops(r_, f_, link_pos_);
+    if (!ib()) {
+      check_l3(r_, f_, link_pos_, switch_pos_, hca_pos_);
+      check_l2_loops(r_, f_, link_pos_);
+    }
     if (const auto v = n["sm"]) read_sm(n, v);
     if (const auto v = n["qos"])
       read_qos(v);
@@ -278,10 +281,11 @@ class FabricReader {
 
   void read_switch(const YAML::Node& n) {
     std::string what = fmt::format("switch {} of {}", f_.switches.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer", "buffer", "ageing", "fdb"});
+    r_.expect_map(n, what, {"name", "ports", "latency", "node_guid", "vl_buffer", "buffer", "ageing", "fdb", "router"});
     only_for(n, "vl_buffer", LinkLayer::Infiniband, "an Ethernet switch has one shared buffer: use buffer");
     only_for(n, "ageing", LinkLayer::Ethernet, "IB switches forward by the SM's LFT; nothing is learned");
     only_for(n, "fdb", LinkLayer::Ethernet, "IB switches forward by the SM's LFT");
+    only_for(n, "router", LinkLayer::Ethernet, "IB subnets are joined by the SM's routing, not IP routers");
     only_for(n, "buffer", LinkLayer::Ethernet, "IB buffers are per VL and port: use vl_buffer");
     Switch s;
     YAML::Node name = r_.required(n, "name", what, "name: sw0");
@@ -329,6 +333,7 @@ class FabricReader {
       guid_given = true;
     }
     if (!ib()) read_switch_l2(r_, n, s);
+    if (const auto v = n["router"]) read_switch_router(r_, v, s);
     ex_.switch_guid_given.push_back(guid_given);
     switch_pos_.push_back(pos_of(name));
     f_.switches.push_back(std::move(s));
@@ -353,10 +358,18 @@ class FabricReader {
     if (!ib()) {
       YAML::Node ipn = r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
       std::string t = r_.scalar(ipn, "ip", "ip: 192.0.2.1");
+      if (const auto slash = t.find('/'); slash != std::string::npos) {
+        const auto len = units::parse_uint(std::string_view(t).substr(slash + 1), 32);
+        if (!len || *len == 0 || *len > 30)
+          r_.fail(ipn, fmt::format("ip {} of HCA '{}' has a bad prefix length", quoted(t), h.name),
+                  "write the host's subnet as /1 to /30, e.g. 192.0.2.10/26, or leave it out");
+        h.prefix_len = uint8_t(*len);
+        t.resize(slash);
+      }
       auto ip = addr::parse_ipv4(t);
       if (!ip)
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' is not an IPv4 address", quoted(t), h.name),
-                "write a dotted quad such as 192.0.2.1 (no prefix length, no leading zeros)");
+                "write a dotted quad such as 192.0.2.1, optionally with the subnet's prefix length (/26)");
       if (std::string why = addr::ipv4_unusable_reason(*ip); !why.empty())
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' cannot be a host address: {}", t, h.name, why),
                 "use a unicast address, e.g. from 192.0.2.0/24 or 10.0.0.0/8");

@@ -79,7 +79,7 @@ void check_l2_loops(const Reader& r, const Fabric& f, const std::vector<Pos>& li
   auto index = [&](const Endpoint& e) { return std::size_t(f.find_switch(e.node) - f.switches.data()); };
   for (std::size_t i = 0; i < f.links.size(); ++i) {
     const Link& l = f.links[i];
-    if (!l.a.is_switch || !l.b.is_switch) continue;
+    if (!l.a.is_switch || !l.b.is_switch || routed_end(f, l.a)) continue;  // routers split L2 domains
     const std::size_t a = root(index(l.a)), b = root(index(l.b));
     if (a != b) {
       up[a] = b;

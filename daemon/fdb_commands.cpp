@@ -1,16 +1,19 @@
 // `routes` on an Ethernet switch: its FDB as `bridge fdb show` would list it
 // (VLAN, MAC, port, static or learned and how long ago the station last
-// sent), the stations the MACs belong to, and what the bridge counted.
+// sent), the stations the MACs belong to, and what the bridge counted; on a
+// router also its IPv4 table (ip_route_json.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 
 #include "daemon/addr.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/fdb_commands.hpp"
+#include "daemon/ip_route_json.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -88,7 +91,14 @@ void ethernet_routes(DaemonState& d, size_t fi, const std::string& name, control
     for (const auto& s : fabric.switches())
       if (s->name() == name) sw = static_cast<const dp::EthSwitch*>(s.get());
     const FdbView v = read_fdb(*sw, dp->lcore().scheduler().now());
-    reply.ok_with([dp, fi, name, v] { return fdb_json(dp->config().fabrics[fi], name, v); });
+    std::optional<IpRouteView> ip;
+    if (sw->router()) ip = read_ip_routes(*sw);
+    reply.ok_with([dp, fi, name, v, ip] {
+      const config::Fabric& f = dp->config().fabrics[fi];
+      json j = fdb_json(f, name, v);
+      if (ip) j["ip"] = ip_routes_json(f, *f.find_switch(name), *ip);
+      return j;
+    });
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");
 }

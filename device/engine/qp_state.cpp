@@ -224,6 +224,11 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if (mask & IBV_QP_AV) {
     s.ah_attr = a.ah_attr;
     s.ah_attr.port_num = 1;
+    // RoCE: the kernel resolves a QP's path through the IP stack
+    // (ib_resolve_eth_dmac) and keeps the route's hop limit, not the app's:
+    // ibv_rc_pingpong's hop_limit 1 leaves with TTL 64 and crosses routers.
+    if (eng_.io.info().link_layer == LinkLayer::kEthernet && s.ah_attr.grh.dgid.raw[0] != 0xff)
+      s.ah_attr.grh.hop_limit = kRoceDefaultHopLimit;
     qp.route = route_of(s.ah_attr);
   }
   if (mask & IBV_QP_PATH_MTU) {

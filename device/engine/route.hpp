@@ -11,6 +11,10 @@
 
 namespace vf::engine {
 
+// The hop limit (IPv4 TTL) of a RoCE QP's packets: Linux's default TTL, which
+// the kernel's path resolution puts in a RoCE QP's address vector.
+inline constexpr uint8_t kRoceDefaultHopLimit = 64;
+
 inline dp::Route route_of(const ibv_ah_attr& a) {
   dp::Route r;
   r.dlid = a.dlid;

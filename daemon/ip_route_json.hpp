@@ -1,0 +1,31 @@
+// `routes SWITCH` on a routing Ethernet switch: its IPv4 forwarding table
+// (`ip route` words: connected, or via next hops with their ports), the
+// hosts its gateway resolved (`ip neigh`), and what the router counted.
+// Read on the lcore into plain values, formatted on the control thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "daemon/config.hpp"
+#include "dataplane/fabric/router.hpp"
+
+namespace vf {
+
+struct IpRouteView {
+  std::vector<dp::Ipv4Route> routes;
+  std::vector<bool> port_up;  // by switch port number (index 0 unused)
+  std::vector<std::pair<uint32_t, Mac>> neighbours;
+  uint64_t routed = 0, header_errors = 0, ttl_exceeded = 0, no_route = 0, no_next_hop = 0, to_router = 0,
+           not_routable = 0;
+  uint64_t arp_requests = 0, arp_replies = 0, arp_resolved = 0, arp_failed = 0, unresolved_discards = 0;
+};
+
+// Lcore only.
+IpRouteView read_ip_routes(const dp::EthSwitch& sw);
+// Any thread. `sw`: the switch's config (its router's gateway and MAC).
+nlohmann::json ip_routes_json(const config::Fabric& f, const config::Switch& sw, const IpRouteView& v);
+
+}  // namespace vf
