@@ -422,5 +422,47 @@ TEST(Incast, AcrossTheFatTreeBackpressureReachesTheSourceHopByHop) {
     EXPECT_NE(table.out.find(want), std::string::npos) << want << "\n" << table.out;
 }
 
+// Across configs/leaf-spine.yaml, routed: vroce0's link slowed to 2 Gb/s and
+// four senders on the two other leaves, so every packet crosses a leaf, a
+// spine (ECMP picks which) and vroce0's leaf. PFC keeps it lossless hop by
+// hop: leaf0 pauses the spines on its routed uplinks, and the pauses reach
+// the senders' own links.
+TEST(Incast, RoceV2AcrossARoutedLeafSpineIsLosslessWithPfc) {
+  std::string y = read_file(Paths::source_dir() + "/configs/leaf-spine.yaml");
+  const std::string link = "{a: vroce0, b: leaf0/1, speed: 25G, delay: 100ns}";
+  const size_t at = y.find(link);
+  ASSERT_NE(at, std::string::npos);
+  y.replace(at, link.size(), "{a: vroce0, b: leaf0/1, speed: 25G, rate: 2Gbps, delay: 100ns}");
+  const std::string daemon = "\ndaemon:\n";
+  const size_t d_at = y.find(daemon);
+  ASSERT_NE(d_at, std::string::npos);
+  y.insert(d_at + daemon.size(), "  time_dilation: 2\n");
+  // PFC alone, as in RoceV2WithPfcPausesInsteadOfDropping: what is asserted
+  // is pausing, not DCQCN's rate control.
+  const std::string fabric = "    link_layer: ethernet\n";
+  const size_t f_at = y.find(fabric);
+  ASSERT_NE(f_at, std::string::npos);
+  y.insert(f_at + fabric.size(), "    qos: {pfc: [3], ecn: off, dcqcn: off}\n");
+  Fabricd d(y);
+  const std::vector<std::string> senders{"vroce2", "vroce3", "vroce4", "vroce5"};
+  const IncastResult r = run_incast(d, {senders, "vroce0", "leaf0/1", 20100, kRoceDilation, "dc", {"-x", "1"}});
+  ASSERT_EQ(r.sender_bps.size(), senders.size());
+  expect_full_and_shared(r, kRoceFullBps);
+  expect_lossless(r, senders, "dc");
+  const auto prio = [&](const std::string& family, const std::string& port) {
+    const auto it = r.end.find(family + "{fabric=\"dc\",port=\"" + port + "\",priority=\"3\"}");
+    EXPECT_NE(it, r.end.end()) << family << " of " << port;
+    return it == r.end.end() ? 0.0 : it->second;
+  };
+  const double uplink_pauses = prio("vfabric_tx_pause_frames_total", "leaf0/7") +
+                               prio("vfabric_tx_pause_frames_total", "leaf0/8");
+  double sender_pauses = 0;
+  for (const auto& h : senders) sender_pauses += prio("vfabric_rx_pause_frames_total", h);
+  std::printf("PFC across the leaf-spine: %.0f pauses from leaf0's uplinks, %.0f received by the senders\n",
+              uplink_pauses, sender_pauses);
+  EXPECT_GT(uplink_pauses, 0) << "leaf0 paused the spines on its routed ports";
+  EXPECT_GT(sender_pauses, 0) << "the pauses reached the senders hop by hop";
+}
+
 }  // namespace
 }  // namespace vf::test

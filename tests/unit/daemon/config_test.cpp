@@ -237,6 +237,22 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(pos, from.size(), to);
 }
 
+// Two routing leaves joined by one routed link, a host on each.
+constexpr const char* kRouted = R"(fabrics:
+  - name: eth
+    link_layer: ethernet
+    switches:
+      - {name: leaf0, ports: 4, router: {gateway: 10.0.0.1/24, routed_ports: [4]}}
+      - {name: leaf1, ports: 4, router: {gateway: 10.0.1.1/24, routed_ports: [4]}}
+    hcas:
+      - {name: h0, ip: 10.0.0.10}
+      - {name: h1, ip: 10.0.1.10}
+    links:
+      - {a: h0, b: leaf0/1, speed: 100G}
+      - {a: h1, b: leaf1/1, speed: 100G}
+      - {a: leaf0/4, b: leaf1/4, speed: 100G}
+)";
+
 struct BadCase {
   const char* name;
   std::string yaml;
@@ -448,6 +464,37 @@ std::vector<BadCase> bad_cases() {
        "rpg_ai_rate: 5", "rpg_ai_rate '5' is not a rate", "1Mbps to 100Gbps"},
       {"fdb_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, fdb: []}"), "fdb: []",
        "'fdb' applies to ethernet fabrics"},
+      {"ecmp_on_non_l3_port",
+       replace(kRouted, "routed_ports: [4]}}\n      - {name: leaf1",
+               "routed_ports: [4], routes: [{dst: 10.0.1.0/24, via: [4, 2]}]}}\n      - {name: leaf1"),
+       "{name: leaf0", "names port 2, which is not an L3 (routed) port of 'leaf0'", "add the port to routed_ports"},
+      {"route_host_bits",
+       replace(kRouted, "routed_ports: [4]}}\n      - {name: leaf1",
+               "routed_ports: [4], routes: [{dst: 10.0.1.1/24, via: [4]}]}}\n      - {name: leaf1"),
+       "{name: leaf0", "dst 10.0.1.1/24 of route 1 of switch 'leaf0' router has host bits set", "10.0.1.0/24"},
+      {"routed_port_faces_host", replace(kRouted, "routed_ports: [4]}}\n      - {name: leaf1", "routed_ports: [1, 4]}}\n      - {name: leaf1"),
+       "{a: h0, b: leaf0/1", "link 1 joins routed port leaf0/1 to h0, which is a host", "attach hosts to bridged ports"},
+      {"routed_port_faces_bridged_port", replace(kRouted, "gateway: 10.0.1.1/24, routed_ports: [4]", "gateway: 10.0.1.1/24, routed_ports: [3]"),
+       "{a: leaf0/4, b: leaf1/4", "link 3 joins routed port leaf0/4 to leaf1/4, which bridges", "routed_ports too"},
+      {"host_outside_gateway_subnet", replace(kRouted, "{name: h1, ip: 10.0.1.10}", "{name: h1, ip: 10.0.2.10}"),
+       "{name: h1", "ip 10.0.2.10 of HCA 'h1' is outside leaf1's gateway subnet 10.0.1.0/24", "an address in 10.0.1.0/24"},
+      {"host_prefix_differs", replace(kRouted, "{name: h0, ip: 10.0.0.10}", "{name: h0, ip: 10.0.0.10/16}"),
+       "{name: h0", "HCA 'h0' has prefix /16, its gateway's subnet is 10.0.0.0/24", "write /24"},
+      {"host_prefix_bad", replace(kRouted, "{name: h0, ip: 10.0.0.10}", "{name: h0, ip: 10.0.0.10/33}"),
+       "{name: h0", "has a bad prefix length", "/1 to /30"},
+      {"gateway_subnets_overlap", replace(kRouted, "gateway: 10.0.1.1/24", "gateway: 10.0.0.129/25"),
+       "{name: leaf1", "the gateway subnet 10.0.0.128/25 of 'leaf1' overlaps 10.0.0.0/24 of 'leaf0'"},
+      {"gateway_is_network_address", replace(kRouted, "gateway: 10.0.0.1/24", "gateway: 10.0.0.0/24"),
+       "{name: leaf0", "gateway 10.0.0.0/24 of switch 'leaf0' router is its subnet's network or broadcast address",
+       "e.g. 10.0.0.1"},
+      {"two_gateways_one_domain",
+       replace(replace(kRouted, "routed_ports: [4]}}\n      - {name: leaf1", "}}\n      - {name: leaf1"),
+               "gateway: 10.0.1.1/24, routed_ports: [4]", "gateway: 10.0.1.1/24"),
+       "{name: leaf1", "switches 'leaf0' and 'leaf1' both have a gateway in one bridged domain"},
+      {"router_without_interfaces", replace(kRouted, "router: {gateway: 10.0.0.1/24, routed_ports: [4]}", "router: {}"),
+       "{name: leaf0", "has neither a gateway nor routed ports"},
+      {"router_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, router: {routed_ports: [3]}}"),
+       "router:", "'router' applies to ethernet fabrics"},
       {"ets_sum_not_100", replace(kEth, "    switches:\n", "    qos: {tc_bw: [20, 20, 20, 20, 10, 0, 0, 0]}\n    switches:\n"),
        "qos: {tc_bw", "the ets classes' tc_bw sum to 90", "make them sum to 100"},
       {"ets_strict_with_share",
