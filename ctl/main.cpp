@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
 
   std::string routes_switch;
   auto* routes = app.add_subcommand(
-      "routes", "Show a switch's forwarding table: an IB switch's LFT, an Ethernet switch's FDB.");
+      "routes", "Show a switch's forwarding table: an IB switch's LFT, an Ethernet switch's FDB and IPv4 routes.");
   routes->add_option("switch", routes_switch, "the switch (as named in the config)")->required();
   routes->footer(
       "COLUMNS\n"
@@ -251,7 +251,19 @@ int main(int argc, char** argv) {
       "  AGE          time since the station last sent a frame\n"
       "  STATION      the vHCA with that MAC, if any\n"
       "  The last line counts learning, moves, ageing, flooding and the frames dropped by\n"
-      "  VLAN ingress filtering or because the destination sits behind the ingress port.");
+      "  VLAN ingress filtering or because the destination sits behind the ingress port.\n\n"
+      "ROUTING ETHERNET SWITCHES\n"
+      "  A switch with a router (a leaf or spine of configs/leaf-spine.yaml) then shows its\n"
+      "  IPv4 table, as `ip route` lists it, longest prefix first:\n"
+      "  DESTINATION  the prefix (- on the further members of an ECMP group)\n"
+      "  TYPE         connected (the gateway's subnet: hosts found by ARP), via (one next\n"
+      "               hop) or ecmp (a hash of addresses and UDP ports picks the member, so a\n"
+      "               RoCE QP keeps one path)\n"
+      "  VIA PORT     the routed port to the next hop\n"
+      "  NEXT HOP     the neighbouring router and its MAC\n"
+      "  LINK         up, or down (the router skips a member whose link is down)\n"
+      "  then the hosts the gateway resolved (ip neigh) and what the router counted: packets\n"
+      "  routed, dropped by cause, and its ARP.");
 
   auto* sm = add_group(app, "sm", "The InfiniBand subnet managers.");
   auto* sm_show = sm->add_subcommand("show", "Show each IB fabric's subnet manager and its last sweep.");

@@ -19,6 +19,8 @@ struct Prefix {
   uint8_t len = 0;
 };
 
+constexpr std::size_t kMaxEcmpMembers = 64;  // dp::Ipv4Routes::kMaxHops
+
 uint32_t mask_of(uint8_t len) { return len ? ~0u << (32 - len) : 0; }
 
 std::string prefix_text(uint32_t ip, uint8_t len) { return fmt::format("{}/{}", addr::format_ipv4(ip), len); }
@@ -75,6 +77,9 @@ void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::
     if (p->ip & ~mask_of(p->len))
       r.fail(d, fmt::format("dst {} of {} has host bits set", dt, ew),
              fmt::format("write the network address: {}", prefix_text(p->ip & mask_of(p->len), p->len)));
+    if (rt.gateway && p->len == rt.prefix_len && p->ip == (rt.gateway & mask_of(rt.prefix_len)))
+      r.fail(d, fmt::format("{} of {} is the gateway's own subnet", dt, ew),
+             "remove it: the gateway's subnet is a connected route");
     if (!seen.emplace(p->ip, p->len).second)
       r.fail(d, fmt::format("{} is routed twice by {}", dt, what), "give each prefix one route (one ECMP group)");
     Switch::StaticRoute sr{p->ip, p->len, {}};
@@ -91,6 +96,9 @@ void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::
       sr.via.push_back(port);
     }
     if (sr.via.empty()) r.fail(via, fmt::format("{} has an empty ECMP group", ew), "list at least one routed port");
+    if (sr.via.size() > kMaxEcmpMembers)
+      r.fail(via, fmt::format("the ECMP group of {} has {} members", ew, sr.via.size()),
+             fmt::format("a group holds at most {} next hops", kMaxEcmpMembers));
     routes.push_back(std::move(sr));
   }
   rt.routes = std::move(routes);

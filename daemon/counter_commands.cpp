@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
@@ -124,12 +125,19 @@ void counters_reset(DaemonState& d, const json& args, control::Reply reply) {
   auto sel = select_ports(d.config(), name_arg(args));
   if (const auto* e = std::get_if<PortSelectError>(&sel)) return reply.error(e->message, e->hint);
   DaemonState* dp = &d;
-  const bool queued = d.lcore().post([dp, refs = std::get<std::vector<PortRef>>(std::move(sel)), reply] {
+  const bool whole = name_arg(args).find('/') == std::string::npos;
+  const bool queued = d.lcore().post([dp, whole, refs = std::get<std::vector<PortRef>>(std::move(sel)), reply] {
     json ports = json::array();
+    std::set<std::pair<size_t, std::string>> switches;
     for (const PortRef& r : refs) {
       dp->topology().reset_counters(r.fabric, endpoint(r));
       ports.push_back(r.text());
+      if (r.port != 0) switches.emplace(r.fabric, r.node);
     }
+    // A switch's own counters (bridge, router) go with a reset of the whole
+    // switch (or fabric, or everything), not of one port.
+    if (whole)
+      for (const auto& [fabric, sw] : switches) dp->topology().reset_switch_counters(fabric, sw);
     dp->fabric_event("counters", "counters cleared on " + std::to_string(ports.size()) + " port" +
                                      (ports.size() == 1 ? " (" + ports[0].get<std::string>() + ")" : "s"));
     reply.ok({{"reset", std::move(ports)}});

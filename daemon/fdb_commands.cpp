@@ -26,9 +26,7 @@ using control::json;
 struct FdbView {
   std::vector<dp::FdbEntry> entries;
   Nanos now = 0, ageing = 0;
-  uint64_t learned = 0, moved = 0, aged = 0, table_full = 0;
-  uint64_t flooded = 0, flood_copies = 0, flood_no_mbuf = 0, flood_no_room = 0, vlan_filtered = 0, same_port = 0,
-           no_egress = 0;
+  dp::BridgeSnapshot c{};
 };
 
 FdbView read_fdb(const dp::EthSwitch& sw, Nanos now) {
@@ -38,19 +36,7 @@ FdbView read_fdb(const dp::EthSwitch& sw, Nanos now) {
             [](const dp::FdbEntry& a, const dp::FdbEntry& b) { return std::tie(a.vid, a.mac) < std::tie(b.vid, b.mac); });
   v.now = now;
   v.ageing = sw.fdb().ageing();
-  const dp::FdbCounters& f = sw.fdb().counters();
-  v.learned = f.learned.get();
-  v.moved = f.moved.get();
-  v.aged = f.aged.get();
-  v.table_full = f.table_full.get();
-  const dp::BridgeCounters& b = sw.counters();
-  v.flooded = b.flooded.get();
-  v.flood_copies = b.flood_copies.get();
-  v.flood_no_mbuf = b.flood_no_mbuf.get();
-  v.flood_no_room = b.flood_no_room.get();
-  v.vlan_filtered = b.vlan_filtered.get();
-  v.same_port = b.same_port.get();
-  v.no_egress = b.no_egress.get();
+  v.c = sw.snapshot();
   return v;
 }
 
@@ -68,17 +54,17 @@ json fdb_json(const config::Fabric& f, const std::string& name, const FdbView& v
               {"ageing_s", double(v.ageing) / 1e9},
               {"fdb", std::move(entries)},
               {"counters",
-               {{"learned", v.learned},
-                {"moved", v.moved},
-                {"aged", v.aged},
-                {"table_full", v.table_full},
-                {"flooded", v.flooded},
-                {"flood_copies", v.flood_copies},
-                {"flood_no_mbuf", v.flood_no_mbuf},
-                {"flood_no_room", v.flood_no_room},
-                {"vlan_filtered", v.vlan_filtered},
-                {"same_port", v.same_port},
-                {"no_egress", v.no_egress}}}};
+               {{"learned", v.c.fdb_learned},
+                {"moved", v.c.fdb_moved},
+                {"aged", v.c.fdb_aged},
+                {"table_full", v.c.fdb_table_full},
+                {"flooded", v.c.flooded},
+                {"flood_copies", v.c.flood_copies},
+                {"flood_no_mbuf", v.c.flood_no_mbuf},
+                {"flood_no_room", v.c.flood_no_room},
+                {"vlan_filtered", v.c.vlan_filtered},
+                {"same_port", v.c.same_port},
+                {"no_egress", v.c.no_egress}}}};
 }
 
 }  // namespace

@@ -14,20 +14,7 @@ IpRouteView read_ip_routes(const dp::EthSwitch& sw) {
   v.port_up.resize(sw.nports() + 1);
   for (unsigned p = 1; p <= sw.nports(); ++p) v.port_up[p] = sw.port(p).connected() && sw.port(p).link_up();
   v.neighbours = r.neighbours();
-  const dp::RouterCounters& c = r.counters();
-  v.routed = c.routed.get();
-  v.header_errors = c.header_errors.get();
-  v.ttl_exceeded = c.ttl_exceeded.get();
-  v.no_route = c.no_route.get();
-  v.no_next_hop = c.no_next_hop.get();
-  v.to_router = c.to_router.get();
-  v.not_routable = c.not_routable.get();
-  const dp::NeighbourCounters& n = r.neighbour_counters();
-  v.arp_requests = n.solicits_sent.get();
-  v.arp_replies = n.replies_sent.get();
-  v.arp_resolved = n.resolved.get();
-  v.arp_failed = n.failed.get();
-  v.unresolved_discards = n.unresolved_discards.get();
+  v.c = r.snapshot();
   return v;
 }
 
@@ -74,18 +61,18 @@ nlohmann::json ip_routes_json(const config::Fabric& f, const config::Switch& sw,
            {"routes", std::move(routes)},
            {"neighbours", std::move(neigh)},
            {"counters",
-            {{"routed", v.routed},
-             {"header_errors", v.header_errors},
-             {"ttl_exceeded", v.ttl_exceeded},
-             {"no_route", v.no_route},
-             {"no_next_hop", v.no_next_hop},
-             {"to_router", v.to_router},
-             {"not_routable", v.not_routable},
-             {"arp_requests", v.arp_requests},
-             {"arp_replies", v.arp_replies},
-             {"arp_resolved", v.arp_resolved},
-             {"arp_failed", v.arp_failed},
-             {"unresolved_discards", v.unresolved_discards}}}};
+            {{"routed", v.c.routed},
+             {"header_errors", v.c.header_errors},
+             {"ttl_exceeded", v.c.ttl_exceeded},
+             {"no_route", v.c.no_route},
+             {"no_next_hop", v.c.no_next_hop},
+             {"to_router", v.c.to_router},
+             {"not_routable", v.c.not_routable},
+             {"arp_requests", v.c.arp_requests},
+             {"arp_replies", v.c.arp_replies},
+             {"arp_resolved", v.c.arp_resolved},
+             {"arp_failed", v.c.arp_failed},
+             {"unresolved_discards", v.c.unresolved_discards}}}};
   if (rt.gateway) {
     out["gateway"] = fmt::format("{}/{}", addr::format_ipv4(rt.gateway), rt.prefix_len);
     out["vlan"] = rt.vlan;

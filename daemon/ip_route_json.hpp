@@ -18,9 +18,7 @@ struct IpRouteView {
   std::vector<dp::Ipv4Route> routes;
   std::vector<bool> port_up;  // by switch port number (index 0 unused)
   std::vector<std::pair<uint32_t, Mac>> neighbours;
-  uint64_t routed = 0, header_errors = 0, ttl_exceeded = 0, no_route = 0, no_next_hop = 0, to_router = 0,
-           not_routable = 0;
-  uint64_t arp_requests = 0, arp_replies = 0, arp_resolved = 0, arp_failed = 0, unresolved_discards = 0;
+  dp::RouterSnapshot c{};
 };
 
 // Lcore only.

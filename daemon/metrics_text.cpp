@@ -79,6 +79,11 @@ std::string prometheus_text(const MetricsSnapshot& m) {
     ecn.push_back(
         {prom_labels({{"fabric", e.fabric}, {"port", e.port}, {"priority", std::to_string(e.priority)}}), &e.ecn});
   append_prometheus(out, kPrefix, dp::kEcnPriorityCounters, ecn);
+  std::vector<PromRow> bridges, routers;
+  for (const auto& b : m.bridges) bridges.push_back({prom_labels({{"fabric", b.fabric}, {"switch", b.name}}), &b.bridge});
+  for (const auto& r : m.routers) routers.push_back({prom_labels({{"fabric", r.fabric}, {"switch", r.name}}), &r.router});
+  append_prometheus(out, kPrefix, dp::kBridgeCounters, bridges);
+  append_prometheus(out, kPrefix, dp::kRouterCounters, routers);
   std::vector<PromRow> fabrics;
   for (const auto& f : m.fabrics) fabrics.push_back({prom_labels({{"fabric", f.name}}), &f.flow});
   append_prometheus(out, kPrefix, kFabricCounters, fabrics);

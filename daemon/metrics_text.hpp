@@ -12,6 +12,7 @@
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/lcore_stats.hpp"
 #include "dataplane/fabric/ecn_marker.hpp"
+#include "dataplane/fabric/eth_switch.hpp"
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
 #include "dataplane/fabric/link.hpp"
@@ -62,11 +63,21 @@ struct MetricsSnapshot {
     std::string name;
     FabricFlowSnapshot flow;
   };
+  struct Bridge {  // one Ethernet switch
+    std::string fabric, name;
+    dp::BridgeSnapshot bridge;
+  };
+  struct Router {  // one routing Ethernet switch
+    std::string fabric, name;
+    dp::RouterSnapshot router;
+  };
   LcoreSnapshot lcore;
   std::vector<Fabric> fabrics;  // IB fabrics
   std::vector<VlCredits> vl_credits;
   std::vector<PfcPriority> pfc;  // Ethernet fabrics
   std::vector<EcnPriority> ecn;
+  std::vector<Bridge> bridges;
+  std::vector<Router> routers;
   std::vector<Vhca> vhcas;
   std::vector<SwitchPort> switch_ports;
   std::vector<LinkDirection> links;
@@ -76,7 +87,8 @@ struct MetricsSnapshot {
 // {fabric, port[, class]} over HCA and switch ports alike; the HCA port's own
 // counters, rx errors, the engine's and the event sink's {fabric, hca}; links
 // {fabric, from, to}; VL credit levels {fabric, port, vl}; per fabric
-// {fabric}; the lcore's none.
+// {fabric}; Ethernet switches' bridge and router counters {fabric, switch};
+// the lcore's none.
 std::string prometheus_text(const MetricsSnapshot& m);
 
 }  // namespace vf

@@ -353,6 +353,11 @@ void Topology::reset_counters(size_t fabric, const dp::Endpoint& end) {
   f.reset_flow_counters(f.port(end));
 }
 
+void Topology::reset_switch_counters(size_t fabric, const std::string& sw) {
+  dp::Fabric& f = *impl_->fabrics.at(fabric);
+  if (f.link_layer() == LinkLayer::kEthernet) f.eth_switch(sw).reset_counters();
+}
+
 void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }
 void Topology::on_event(std::function<void(std::string, std::string)> fn) { impl_->event = std::move(fn); }
 
@@ -468,6 +473,12 @@ MetricsSnapshot Topology::metrics() const {
     for (const auto& h : f->hca_ports()) add(h->port());
     for (const auto& sw : f->switches())
       for (unsigned p = 1; p <= sw->nports(); ++p) add(sw->port(p));
+    if (f->link_layer() != LinkLayer::kEthernet) continue;
+    for (const auto& sw : f->switches()) {
+      const auto& e = static_cast<const dp::EthSwitch&>(*sw);
+      m.bridges.push_back({f->name(), e.name(), e.snapshot()});
+      if (e.router()) m.routers.push_back({f->name(), e.name(), e.router()->snapshot()});
+    }
   }
   for (size_t i = 0; i < impl_->fabrics.size(); ++i) {
     const dp::Fabric& f = *impl_->fabrics[i];

@@ -93,6 +93,8 @@ class Topology {
   // Clears the counters of port `end` of fabric `fabric` (dp::reset; a vHCA
   // port's own counters too, not its engine's hw_counters).
   void reset_counters(size_t fabric, const dp::Endpoint& end);
+  // Clears an Ethernet switch's own counters: bridge, FDB, router (no-op on IB).
+  void reset_switch_counters(size_t fabric, const std::string& sw);
   // Told what the subnet managers did (kind "sm", a line of plain words), on the lcore.
   void on_event(std::function<void(std::string kind, std::string text)> fn);
   // Called for every vHCA port a sweep activated, after the sweep.

@@ -8,8 +8,51 @@
 
 namespace vf::dp {
 
+namespace {
+constexpr CounterDef kBridgeDefs[] = {
+    VF_COUNTER(BridgeSnapshot, fdb_learned, "fdb_learned", "fdb_learned", kEvents,
+               "(VLAN, MAC) entries the bridge learned from source addresses"),
+    VF_COUNTER(BridgeSnapshot, fdb_moved, "fdb_moved", "fdb_moved", kEvents,
+               "learned stations seen again on another port"),
+    VF_COUNTER(BridgeSnapshot, fdb_aged, "fdb_aged", "fdb_aged", kEvents, "FDB entries that aged out"),
+    VF_COUNTER(BridgeSnapshot, fdb_table_full, "fdb_table_full", "fdb_table_full", kPackets,
+               "source addresses not learned because the FDB was full"),
+    VF_COUNTER(BridgeSnapshot, flooded, "flooded", "flooded", kPackets,
+               "frames flooded: unknown unicast, broadcast and multicast"),
+    VF_COUNTER(BridgeSnapshot, flood_copies, "flood_copies", "flood_copies", kPackets, "copies flooding sent"),
+    VF_COUNTER(BridgeSnapshot, flood_no_mbuf, "flood_no_mbuf", "flood_no_mbuf", kPackets,
+               "flood copies not made: no mbuf"),
+    VF_COUNTER(BridgeSnapshot, flood_no_room, "flood_no_room", "flood_no_room", kPackets,
+               "flood copies not made: the egress queue was full"),
+    VF_COUNTER(BridgeSnapshot, vlan_filtered, "vlan_filtered", "vlan_filtered", kPackets,
+               "frames dropped at ingress: their VLAN is not the port's"),
+    VF_COUNTER(BridgeSnapshot, same_port, "same_port", "same_port", kPackets,
+               "frames dropped: their destination was learned on the ingress port"),
+    VF_COUNTER(BridgeSnapshot, no_egress, "no_egress", "no_egress", kPackets,
+               "frames dropped: their destination's port could not take them (link down, VLAN)"),
+};
+static_assert(valid_counter_table<BridgeSnapshot>(kBridgeDefs));
+}  // namespace
+
+const CounterTable kBridgeCounters{kBridgeDefs};
+
+BridgeSnapshot EthSwitch::snapshot() const {
+  const FdbCounters& f = fdb_.counters();
+  return {f.learned.get(),       f.moved.get(),          f.aged.get(),          f.table_full.get(),
+          ctr_.flooded.get(),    ctr_.flood_copies.get(), ctr_.flood_no_mbuf.get(), ctr_.flood_no_room.get(),
+          ctr_.vlan_filtered.get(), ctr_.same_port.get(), ctr_.no_egress.get()};
+}
+
 EthSwitch::EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
     : Switch(sched, std::move(name), LinkLayer::kEthernet, cfg, this, &EthSwitch::on_rx), vlans_(cfg.nports) {}
+
+void EthSwitch::reset_counters() {
+  fdb_.reset_counters();
+  for (Counter* c : {&ctr_.flooded, &ctr_.flood_copies, &ctr_.flood_no_mbuf, &ctr_.flood_no_room, &ctr_.vlan_filtered,
+                     &ctr_.same_port, &ctr_.no_egress})
+    c->set(0);
+  if (router_) router_->reset_counters();
+}
 
 void EthSwitch::add_fdb(const Mac& mac, unsigned port, uint16_t vid) {
   if (port == 0 || port > nports()) throw std::invalid_argument("switch " + name_ + ": FDB port out of range");

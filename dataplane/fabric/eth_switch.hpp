@@ -43,6 +43,14 @@ struct BridgeCounters {
   Counter no_egress;        // known destination whose port cannot take it
 };
 
+// A bridge's counters as plain values (the FDB's and the bridge's), for the
+// control side; kBridgeCounters names them.
+struct BridgeSnapshot {
+  uint64_t fdb_learned, fdb_moved, fdb_aged, fdb_table_full;
+  uint64_t flooded, flood_copies, flood_no_mbuf, flood_no_room, vlan_filtered, same_port, no_egress;
+};
+extern const CounterTable kBridgeCounters;
+
 class EthSwitch final : public Switch {
  public:
   EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg);
@@ -65,6 +73,9 @@ class EthSwitch final : public Switch {
 
   const Fdb& fdb() const { return fdb_; }
   const BridgeCounters& counters() const { return ctr_; }
+  BridgeSnapshot snapshot() const;
+  // Clears the bridge's, the FDB's and the router's counters (not the ports').
+  void reset_counters();
 
  private:
   friend class Router;

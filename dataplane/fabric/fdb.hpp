@@ -63,6 +63,9 @@ class Fdb {
   // Current entries, aged ones left out (slow path: fabricctl routes).
   std::vector<FdbEntry> entries(Nanos now) const;
   const FdbCounters& counters() const { return ctr_; }
+  void reset_counters() {
+    for (Counter* c : {&ctr_.learned, &ctr_.moved, &ctr_.aged, &ctr_.table_full}) c->set(0);
+  }
 
  private:
   struct Slot {

@@ -12,6 +12,44 @@
 
 namespace vf::dp {
 
+namespace {
+constexpr CounterDef kRouterDefs[] = {
+    VF_COUNTER(RouterSnapshot, routed, "routed", "routed", kPackets, "IPv4 packets the router forwarded"),
+    VF_COUNTER(RouterSnapshot, header_errors, "ip_header_errors", "ip_header_errors", kPackets,
+               "packets to the router's MAC dropped for a bad IPv4 version, length or checksum"),
+    VF_COUNTER(RouterSnapshot, ttl_exceeded, "ttl_exceeded", "ttl_exceeded", kPackets,
+               "packets dropped because their TTL was 0 or 1 (no ICMP is sent)"),
+    VF_COUNTER(RouterSnapshot, no_route, "no_route", "no_route", kPackets,
+               "packets dropped because no prefix of the routing table held their destination"),
+    VF_COUNTER(RouterSnapshot, no_next_hop, "no_next_hop", "no_next_hop", kPackets,
+               "packets dropped because the link of every next hop of their route was down"),
+    VF_COUNTER(RouterSnapshot, to_router, "to_router", "to_router", kPackets,
+               "IP packets addressed to the router itself, dropped (it answers only ARP)"),
+    VF_COUNTER(RouterSnapshot, not_routable, "not_routable", "not_routable", kPackets,
+               "frames on a routed port or to the router's MAC that are neither IPv4 nor ARP for it"),
+    VF_COUNTER(RouterSnapshot, arp_requests, "router_arp_requests", "router_arp_requests", kPackets,
+               "ARP requests the gateway sent to resolve a host"),
+    VF_COUNTER(RouterSnapshot, arp_replies, "router_arp_replies", "router_arp_replies", kPackets,
+               "ARP replies the gateway sent for its address"),
+    VF_COUNTER(RouterSnapshot, arp_resolved, "router_arp_resolved", "router_arp_resolved", kEvents,
+               "hosts whose MAC the gateway learned"),
+    VF_COUNTER(RouterSnapshot, arp_failed, "router_arp_failed", "router_arp_failed", kEvents,
+               "hosts that did not answer 3 ARP requests 1 s apart"),
+    VF_COUNTER(RouterSnapshot, unresolved_discards, "router_unresolved_discards", "router_unresolved_discards",
+               kPackets, "packets dropped waiting for a host's ARP answer"),
+};
+static_assert(valid_counter_table<RouterSnapshot>(kRouterDefs));
+}  // namespace
+
+const CounterTable kRouterCounters{kRouterDefs};
+
+RouterSnapshot Router::snapshot() const {
+  const NeighbourCounters& n = neigh_.counters();
+  return {ctr_.routed.get(),       ctr_.header_errors.get(), ctr_.ttl_exceeded.get(), ctr_.no_route.get(),
+          ctr_.no_next_hop.get(),  ctr_.to_router.get(),     ctr_.not_routable.get(), n.solicits_sent.get(),
+          n.replies_sent.get(),    n.resolved.get(),         n.failed.get(),          n.unresolved_discards.get()};
+}
+
 Router::Router(EthSwitch& sw, Scheduler& sched, rte_mempool* pool, const RouterConfig& cfg)
     : sw_(sw), cfg_(cfg), neigh_(sched, *this, pool) {
   for (const uint16_t p : cfg.routed_ports) {

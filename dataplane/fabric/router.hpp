@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/counter_def.hpp"
 #include "dataplane/fabric/counter.hpp"
 #include "dataplane/fabric/ipv4_routes.hpp"
 #include "dataplane/fabric/neighbours.hpp"
@@ -58,6 +59,14 @@ struct RouterCounters {
   Counter not_routable;   // on a routed port: another MAC, or neither IPv4 nor ARP
 };
 
+// The router's counters as plain values (its own and its gateway's ARP),
+// for the control side; kRouterCounters names them.
+struct RouterSnapshot {
+  uint64_t routed, header_errors, ttl_exceeded, no_route, no_next_hop, to_router, not_routable;
+  uint64_t arp_requests, arp_replies, arp_resolved, arp_failed, unresolved_discards;
+};
+extern const CounterTable kRouterCounters;
+
 class Router final : private NeighbourIface {
  public:
   // `pool`: mbufs for ARP. Throws std::invalid_argument on a routed port out
@@ -77,6 +86,7 @@ class Router final : private NeighbourIface {
   std::vector<std::pair<uint32_t, Mac>> neighbours() const;
   const NeighbourCounters& neighbour_counters() const { return neigh_.counters(); }
   const RouterCounters& counters() const { return ctr_; }
+  RouterSnapshot snapshot() const;
   void reset_counters();
 
   // ---- fast path (EthSwitch::on_rx)

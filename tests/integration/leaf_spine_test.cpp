@@ -58,6 +58,16 @@ TEST(LeafSpine, HostsOnDifferentLeavesTalkThroughTheirGateways) {
   const RunResult human = d.ctl({"routes", "leaf0"});
   EXPECT_NE(human.out.find("IPv4 router, MAC "), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("192.0.2.64/26   ecmp"), std::string::npos) << human.out;
+  // Prometheus has the router's counters; a reset of the switch clears them.
+  const RunResult m = d.ctl({"metrics"});
+  const std::string family = "vfabric_routed_total{fabric=\"dc\",switch=\"leaf0\"} ";
+  const size_t at = m.out.find(family);
+  ASSERT_NE(at, std::string::npos) << m.out.substr(0, 2000);
+  EXPECT_EQ(std::stoull(m.out.substr(at + family.size())), routed(d, "leaf0"));
+  ASSERT_EQ(d.ctl({"counters", "reset", "leaf0/1"}).exit_code, 0);
+  EXPECT_GT(routed(d, "leaf0"), 0u) << "one port's reset leaves the switch's own counters";
+  ASSERT_EQ(d.ctl({"counters", "reset", "leaf0"}).exit_code, 0);
+  EXPECT_EQ(routed(d, "leaf0"), 0u);
 }
 
 TEST(LeafSpine, EightQpsSpreadOverBothSpinesAndSurviveAnUplinkGoingDown) {

@@ -34,6 +34,8 @@ std::vector<Table> all_tables() {
           {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
           {"pfc priority", dp::kPfcPriorityCounters, sizeof(dp::PfcPrioritySnapshot)},
           {"ecn priority", dp::kEcnPriorityCounters, sizeof(dp::EcnPrioritySnapshot)},
+          {"bridge", dp::kBridgeCounters, sizeof(dp::BridgeSnapshot)},
+          {"router", dp::kRouterCounters, sizeof(dp::RouterSnapshot)},
           {"fabric", kFabricCounters, sizeof(FabricFlowSnapshot)}};
 }
 
@@ -110,6 +112,13 @@ MetricsSnapshot known() {
   pfc.headroom_bytes = 1500;
   m.pfc.push_back({"roce", "ethsw0/1", 3, pfc});
   m.ecn.push_back({"roce", "ethsw0/1", 3, {17, 0, 0}});
+  dp::BridgeSnapshot b{};
+  b.flooded = 23;
+  m.bridges.push_back({"roce", "ethsw0", b});
+  dp::RouterSnapshot r{};
+  r.routed = 29;
+  r.no_route = 2;
+  m.routers.push_back({"roce", "ethsw0", r});
   m.fabrics.push_back({"ib", {2}});
   return m;
 }
@@ -136,6 +145,9 @@ TEST(MetricsText, AKnownSnapshotGivesItsSamples) {
            "vfabric_credit_loop_deadlocks_total{fabric=\"ib\"} 2",
            "vfabric_rx_pause_frames_total{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 5",
            "vfabric_ecn_marked_packets_total{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 17",
+           "vfabric_flooded_total{fabric=\"roce\",switch=\"ethsw0\"} 23",
+           "vfabric_routed_total{fabric=\"roce\",switch=\"ethsw0\"} 29",
+           "vfabric_no_route_total{fabric=\"roce\",switch=\"ethsw0\"} 2",
            "vfabric_headroom_bytes{fabric=\"roce\",port=\"ethsw0/1\",priority=\"3\"} 1500",
            "# TYPE vfabric_class_depth_packets gauge",
            "# TYPE vfabric_port_xmit_data_total counter",
