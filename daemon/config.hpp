@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -229,6 +230,11 @@ struct EthQos {
   uint32_t ecn_kmin_bytes = 8 * 1024, ecn_kmax_bytes = 32 * 1024;
   double ecn_pmax = 0.05;
   bool ecn_wred = false;  // lossy priorities drop what the profile picks and cannot mark
+  // Dynamic shared-buffer thresholds (devlink sb pool thtype dynamic): a
+  // priority group of a switch port may hold alpha = 2^buffer_alpha_log2
+  // times the free shared buffer; kStaticBuffer: static (xoff, the pool).
+  static constexpr int8_t kStaticBuffer = INT8_MIN;
+  int8_t buffer_alpha_log2 = kStaticBuffer;
   // DCQCN at the vHCAs (reaction and notification point).
   bool dcqcn = true;
   uint64_t cnp_interval_ns = 50'000;   // min_time_between_cnps

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/pfc_headroom.hpp"
@@ -60,6 +61,28 @@ uint32_t read_threshold(const Reader& r, const YAML::Node& v, std::string_view k
     r.fail(v, fmt::format("{} {} is not a buffer size", key, quoted(t)),
            "write a size with a unit, at most 64MiB, e.g. 16KiB");
   return uint32_t(*b);
+}
+
+// off, or a power of two from 1/128 to 64 ("1/8", "0.125", "2"): the alphas
+// switch ASICs offer for dynamic thresholds.
+int8_t read_alpha(const Reader& r, const YAML::Node& v) {
+  const std::string t = units::lower(r.scalar(v, "buffer_alpha", "buffer_alpha: 1/2"));
+  if (t == "off") return EthQos::kStaticBuffer;
+  double a = 0;
+  if (const auto slash = t.find('/'); slash != std::string::npos) {
+    const auto num = units::parse_uint(std::string_view(t).substr(0, slash), 1);
+    const auto den = units::parse_uint(std::string_view(t).substr(slash + 1), 128);
+    if (num && *num == 1 && den && *den > 0) a = 1.0 / double(*den);
+  } else {
+    char* end = nullptr;
+    a = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end) a = 0;
+  }
+  const int e = a > 0 ? std::ilogb(a) : 0;
+  if (!(a > 0) || std::ldexp(1.0, e) != a || e < -7 || e > 6)
+    r.fail(v, fmt::format("buffer_alpha {} is not a dynamic threshold", quoted(t)),
+           "use a power of two from 1/128 to 64 (e.g. 1/8, 1/2, 1, 2), or off for static thresholds");
+  return int8_t(e);
 }
 
 uint64_t read_time(const Reader& r, const YAML::Node& v, std::string_view key, uint64_t max, bool off_ok) {
@@ -146,7 +169,7 @@ void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h) {
 
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
   r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
-                         "xoff", "xon", "headroom", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});
+                         "xoff", "xon", "headroom", "buffer_alpha", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});
   EthQos q;
   if (const auto t = v["trust"]) {
     const std::string s = units::lower(r.scalar(t, "trust", "trust: dscp"));
@@ -180,6 +203,7 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
   if (const auto t = v["xoff"]) q.xoff_bytes = read_threshold(r, t, "xoff");
   if (const auto t = v["xon"]) q.xon_bytes = read_threshold(r, t, "xon");
   if (const auto t = v["headroom"]) q.headroom_bytes = read_threshold(r, t, "headroom");
+  if (const auto t = v["buffer_alpha"]) q.buffer_alpha_log2 = read_alpha(r, t);
   if (const auto e = v["ecn"]) read_ecn(r, e, q);
   if (const auto d = v["dcqcn"]) read_dcqcn(r, d, q);
   read_ets(r, v, q);
@@ -196,6 +220,11 @@ void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Po
   const unsigned lossless = unsigned(std::popcount(q.pfc));
   for (std::size_t i = 0; i < f.switches.size(); ++i) {
     const Switch& s = f.switches[i];
+    if (!s.buffer_bytes && q.buffer_alpha_log2 != EthQos::kStaticBuffer)
+      r.fail(buffer_pos[i],
+             fmt::format("switch '{}' has no buffer size, which qos buffer_alpha needs (alpha is a share of "
+                         "the free shared buffer)", s.name),
+             "give every switch of the fabric a buffer, e.g. buffer: 16MiB, or set buffer_alpha: off");
     if (!s.buffer_bytes) continue;
     if (q.xoff_bytes > s.buffer_bytes)
       r.fail(buffer_pos[i],

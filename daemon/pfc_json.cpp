@@ -1,5 +1,7 @@
 #include "daemon/pfc_json.hpp"
 
+#include <cmath>
+
 #include "daemon/counter_format.hpp"
 
 namespace vf {
@@ -55,7 +57,13 @@ json pfc_state_json(const dp::PfcSnapshot& s) {
     put_counters(one, dp::kPfcPriorityCounters, &s.prio[p]);
     prios.push_back(std::move(one));
   }
+  json thresholds = {{"type", s.dynamic ? "dynamic" : "static"}};
+  if (s.dynamic) {
+    thresholds["alpha"] = std::ldexp(1.0, s.alpha_log2);
+    thresholds["limit_bytes"] = s.dynamic_limit;
+  }
   return {{"enable", priority_list(s.enable)},
+          {"thresholds", std::move(thresholds)},
           {"paused", priority_list(s.paused)},
           {"xoff", priority_list(s.xoff)},
           {"stormed", priority_list(s.stormed)},

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 
 #include "dataplane/fabric/types.hpp"
@@ -25,6 +26,11 @@ struct PfcSettings {
   uint32_t xon_bytes = 0;
   uint32_t headroom_bytes = 0;
   Nanos interface_delay_ns = 0;  // PHY/MAC delay per direction in the headroom model
+  // Dynamic shared-buffer thresholds (pfc.hpp): a group may hold alpha times
+  // the switch's free shared buffer, alpha = 2^alpha_log2; kStaticThresholds:
+  // the static xoff (and, lossy, only the pool's size) bound it.
+  int8_t alpha_log2 = kStaticThresholds;
+  static constexpr int8_t kStaticThresholds = INT8_MIN;
 };
 
 // mlx5's and Linux's default map: priority = DSCP >> 3 (DSCP 26 -> 3, 48 -> 6).

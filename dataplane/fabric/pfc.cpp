@@ -95,6 +95,10 @@ bool Pfc::admit(void* self, unsigned cls, uint32_t bytes) {
   if (cls >= kNumPriorities) return true;
   Group& g = c.pg_[cls];
   if (c.lossless(cls)) return c.admit_lossless(g, cls, bytes);
+  if (c.dynamic() && g.shared + bytes > c.dynamic_limit()) [[unlikely]] {
+    ++g.buffer_drops;
+    return false;
+  }
   if (c.buffer_ && !c.buffer_->take(bytes)) {
     ++g.buffer_drops;
     return false;
@@ -106,7 +110,8 @@ bool Pfc::admit(void* self, unsigned cls, uint32_t bytes) {
 
 bool Pfc::admit_lossless(Group& g, unsigned prio, uint32_t bytes) {
   const PfcThresholds& t = cfg_.pg[prio];
-  if (g.shared + bytes <= t.xoff && (!buffer_ || buffer_->take(bytes))) {
+  const uint64_t xoff = xoff_level(prio);
+  if (g.shared + bytes <= xoff && (!buffer_ || buffer_->take(bytes))) {
     g.shared += bytes;
   } else if (g.headroom + bytes <= t.headroom) {
     g.headroom += bytes;
@@ -118,7 +123,7 @@ bool Pfc::admit_lossless(Group& g, unsigned prio, uint32_t bytes) {
     return false;
   }
   g.peak = std::max(g.peak, g.shared + g.headroom);
-  if (g.headroom > 0 || g.shared >= t.xoff) set_xoff(prio, true);
+  if (g.headroom > 0 || g.shared >= xoff) set_xoff(prio, true);
   return true;
 }
 
@@ -134,7 +139,7 @@ void Pfc::release(void* self, unsigned cls, uint32_t bytes) {
     c.buffer_->give_headroom(from_headroom);
     c.buffer_->give(bytes - from_headroom);
   }
-  if (g.xoff && g.headroom == 0 && g.shared <= c.cfg_.pg[cls].xon && !(c.storm_ >> cls & 1)) c.set_xoff(cls, false);
+  if (g.xoff && g.headroom == 0 && g.shared <= c.xon_level(cls) && !(c.storm_ >> cls & 1)) c.set_xoff(cls, false);
 }
 
 void Pfc::set_storm(uint8_t prios) {
@@ -340,7 +345,7 @@ void Pfc::on_link_state(void* self, bool up) {
   }
   for (unsigned i = 0; i < kNumPriorities; ++i) {
     const Group& g = c.pg_[i];
-    if ((c.lossless(i) && (g.headroom > 0 || g.shared >= c.cfg_.pg[i].xoff)) || (c.storm_ >> i & 1)) c.set_xoff(i, true);
+    if ((c.lossless(i) && (g.headroom > 0 || g.shared >= c.xoff_level(i))) || (c.storm_ >> i & 1)) c.set_xoff(i, true);
   }
 }
 
@@ -367,6 +372,9 @@ PfcSnapshot Pfc::snapshot() const {
   PfcSnapshot s{};
   s.enable = cfg_.enable;
   s.pg = cfg_.pg;
+  s.dynamic = dynamic();
+  s.alpha_log2 = cfg_.alpha_log2;
+  s.dynamic_limit = dynamic() ? dynamic_limit() : 0;
   for (unsigned i = 0; i < kNumPriorities; ++i) {
     const Group& g = pg_[i];
     const Pause& p = pause_[i];

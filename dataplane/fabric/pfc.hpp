@@ -17,6 +17,15 @@
 // The headroom of every lossless group is reserved out of the switch's
 // SharedBuffer when the port is set up.
 //
+// Dynamic thresholds (alpha_log2 set, a switch port with a SharedBuffer): as
+// with a Spectrum pool of thtype dynamic (Choudhury and Hahne's dynamic
+// threshold), a group's shared part is bounded by alpha times the shared
+// buffer still free, not by a fixed size: a lossless group goes to its
+// headroom and sends XOFF beyond it, and XON once it is down to that bound
+// less the static XOFF-XON gap; a lossy group drops beyond it. One congested
+// group alone settles at alpha / (1 + alpha) of the pool, n of them at
+// alpha / (1 + n alpha) each, and the rest always stays for the others.
+//
 // Sender half (EgressGate). A PFC frame from the peer sets, per enabled
 // priority, a pause that takes effect `response_ns` after the frame arrived
 // (what is already on the wire or starts before then still goes) and lasts
@@ -74,6 +83,7 @@ struct PfcConfig {
   // The 802.1Qbb delay model for this port's link and peer, which the
   // default headroom comes from (shown and compared, never enforced here).
   HeadroomTerms model{};
+  int8_t alpha_log2 = PfcSettings::kStaticThresholds;  // dynamic thresholds (above)
 };
 
 // One priority's flow-control counters and levels, in the names RoCE users
@@ -105,6 +115,9 @@ struct PfcSnapshot {
   uint64_t rx_malformed;    // 0x8808 frames that are not valid PFC frames
   uint64_t rx_unsupported;  // 802.3x PAUSE and other MAC Control opcodes
   uint64_t tx_unsent;       // a due PFC frame found no mbuf (it goes with a later one)
+  bool dynamic;             // dynamic thresholds: pg[].xoff / xon give way to
+  int8_t alpha_log2;        // alpha = 2^alpha_log2 times the free shared buffer,
+  uint64_t dynamic_limit;   // which is this many bytes now
 };
 
 class Pfc {
@@ -156,6 +169,19 @@ class Pfc {
   static void on_refresh_timer(Timer& t, Nanos now);
 
   bool admit_lossless(Group& g, unsigned prio, uint32_t bytes);
+  bool dynamic() const { return buffer_ && cfg_.alpha_log2 != PfcSettings::kStaticThresholds; }
+  // The dynamic bound: alpha times the free shared buffer.
+  uint64_t dynamic_limit() const {
+    const uint64_t free = buffer_->shared_free();
+    return cfg_.alpha_log2 >= 0 ? free << cfg_.alpha_log2 : free >> -cfg_.alpha_log2;
+  }
+  // What the group's shared part may reach before XOFF, and XON's level.
+  uint64_t xoff_level(unsigned prio) const { return dynamic() ? dynamic_limit() : cfg_.pg[prio].xoff; }
+  uint64_t xon_level(unsigned prio) const {
+    if (!dynamic()) return cfg_.pg[prio].xon;
+    const uint64_t gap = cfg_.pg[prio].xoff - cfg_.pg[prio].xon, lim = dynamic_limit();
+    return lim > gap ? lim - gap : 0;
+  }
   void receive_pfc(const rte_mbuf* m);
   void pause(unsigned prio, uint16_t quanta, Nanos now);
   void set_xoff(unsigned prio, bool on);

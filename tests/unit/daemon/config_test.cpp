@@ -455,6 +455,16 @@ std::vector<BadCase> bad_cases() {
        replace(kEth, "{name: sw0, ports: 4}",
                "{name: sw0, ports: 4, fdb: [{mac: 02:00:00:00:00:09, port: 1}, {mac: 02:00:00:00:00:09, port: 2}]}"),
        "fdb: [", "in switch 'sw0''s fdb twice for VLAN 1", "one port"},
+      {"buffer_alpha_not_power_of_two",
+       replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}"), "    switches:\n",
+               "    qos: {buffer_alpha: 3}\n    switches:\n"),
+       "qos: {buffer_alpha", "buffer_alpha '3' is not a dynamic threshold", "a power of two from 1/128 to 64"},
+      {"buffer_alpha_too_small",
+       replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}"), "    switches:\n",
+               "    qos: {buffer_alpha: 1/256}\n    switches:\n"),
+       "qos: {buffer_alpha", "is not a dynamic threshold"},
+      {"buffer_alpha_without_buffer", replace(kEth, "    switches:\n", "    qos: {buffer_alpha: 1/2}\n    switches:\n"),
+       "{name: sw0", "switch 'sw0' has no buffer size, which qos buffer_alpha needs", "buffer: 16MiB"},
       {"ecn_wred_typo", replace(kEth, "    switches:\n", "    qos: {ecn: {wred: yes}}\n    switches:\n"), "qos: {ecn",
        "wred 'yes' is neither on nor off", "wred: on drops"},
       {"hca_dcqcn_on_ib", replace(kIb, "      - name: h0\n", "      - {name: h0, dcqcn: off}\n"), "dcqcn: off",
@@ -708,6 +718,17 @@ TEST(Config, AnHcaOverridesTheFabricsDcqcn) {
   EXPECT_EQ(h1.dcqcn.enabled, std::optional<bool>(true));
   EXPECT_EQ(h1.dcqcn.ai_rate_mbps, std::optional<uint32_t>(20));
   EXPECT_FALSE(h1.dcqcn.cnp_interval_ns) << "unset: the fabric's";
+}
+
+TEST(Config, BufferAlphaIsAPowerOfTwo) {
+  const std::string base = replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}");
+  EXPECT_EQ(load_config_string(base, "a.yaml").fabrics[0].eth_qos.buffer_alpha_log2, EthQos::kStaticBuffer);
+  for (const auto& [text, log2] : std::vector<std::pair<std::string, int>>{
+           {"1/2", -1}, {"0.125", -3}, {"1", 0}, {"8", 3}, {"1/128", -7}, {"64", 6}}) {
+    const Config c = load_config_string(replace(base, "    switches:\n", "    qos: {buffer_alpha: " + text + "}\n    switches:\n"),
+                                        "a.yaml");
+    EXPECT_EQ(c.fabrics[0].eth_qos.buffer_alpha_log2, log2) << text;
+  }
 }
 
 TEST(Config, EthernetL2KeysAreRead) {

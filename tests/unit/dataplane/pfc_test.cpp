@@ -277,6 +277,75 @@ TEST(Pfc, AFullSharedBufferDropsLossyButPutsLosslessIntoHeadroom) {
   EXPECT_EQ(l.pb->snapshot().xoff, 1u << kRoce);
 }
 
+// Dynamic thresholds (Choudhury and Hahne): one congested lossy group
+// settles at alpha / (1 + alpha) of the shared pool -- half of it at alpha 1,
+// two thirds at 2, a third at 1/2 -- where a static pool lets it take all.
+TEST(PfcDynamicThresholds, OneGroupSettlesAtAlphaOverOnePlusAlphaOfThePool) {
+  for (const auto& [alpha_log2, admitted] : std::vector<std::pair<int8_t, unsigned>>{
+           {PfcSettings::kStaticThresholds, 100}, {0, 50}, {1, 67}, {-1, 33}}) {
+    SharedBuffer buf(100'000);
+    PfcConfig cb;
+    cb.alpha_log2 = alpha_log2;
+    PfcLink l(PfcConfig{}, cb, {10 * G, 200, 1500}, &buf);
+    l.holder.hold[0] = true;
+    l.send(100, 0, 1);
+    l.run_for(1'000'000);
+    EXPECT_EQ(l.arrived(), admitted) << "alpha 2^" << int(alpha_log2);
+    EXPECT_EQ(l.at_b(0).buffer_drops, 100u - admitted);
+    EXPECT_EQ(l.pb->snapshot().dynamic, alpha_log2 != PfcSettings::kStaticThresholds);
+    l.holder.let_go(0);
+    EXPECT_EQ(buf.used(), 0u);
+  }
+}
+
+// Two congested groups share the pool alpha / (1 + 2 alpha) each, and a third
+// of it stays free for whoever comes next.
+TEST(PfcDynamicThresholds, TwoCongestedGroupsShareThePoolAndLeaveRoom) {
+  SharedBuffer buf(100'000);
+  PfcConfig cb;
+  cb.alpha_log2 = 0;
+  PfcLink l(PfcConfig{}, cb, {10 * G, 200, 1500}, &buf);
+  l.holder.hold[0] = l.holder.hold[1] = true;
+  l.send(60, 0, 1);
+  l.send(60, 1, 1001);
+  l.run_for(1'000'000);
+  for (unsigned prio : {0u, 1u}) {
+    EXPECT_GE(l.at_b(prio).buffer_bytes, 32'000u) << prio;
+    EXPECT_LE(l.at_b(prio).buffer_bytes, 34'000u) << prio;
+  }
+  EXPECT_GE(buf.shared_free(), 32'000u);
+  EXPECT_EQ(l.pb->snapshot().dynamic_limit, buf.shared_free());
+  l.holder.let_go(0);
+  l.holder.let_go(1);
+}
+
+// A lossless group goes into its headroom (and sends XOFF) at the dynamic
+// bound instead of the static xoff, loses nothing, and resumes once drained.
+TEST(PfcDynamicThresholds, ALosslessGroupPausesAtTheDynamicBoundWithoutLoss) {
+  SharedBuffer buf(120'000);  // 100 KB shared once the 20 KB headroom is set aside
+  PfcConfig cb = lossless(20'000, 90'000, 86'000);
+  cb.alpha_log2 = 0;
+  PfcLink l(lossless(20'000), cb, {10 * G, 200, 1500}, &buf);
+  l.holder.hold[kRoce] = true;
+  l.send(120);
+  l.run_for(2'000'000);
+  const PfcPrioritySnapshot rb = l.at_b();
+  EXPECT_EQ(rb.buffer_bytes - rb.headroom_bytes, 50'000u) << "alpha 1: half the shared pool, not xoff's 90 KB";
+  EXPECT_GT(rb.headroom_bytes, 0u);
+  EXPECT_EQ(rb.headroom_overflow, 0u);
+  EXPECT_EQ(l.pb->snapshot().xoff, 1u << kRoce);
+  EXPECT_GE(l.at_a().rx_pause, 1u);
+  for (int round = 0; round < 40 && l.arrived() < 120; ++round) {
+    l.holder.let_go(kRoce);
+    l.run_for(100'000);
+  }
+  l.holder.let_go(kRoce);
+  l.run_for(10'000);
+  EXPECT_EQ(l.arrived(), 120u);
+  EXPECT_EQ(l.at_b().headroom_overflow + l.at_b().buffer_drops, 0u);
+  EXPECT_EQ(l.pb->snapshot().xoff, 0u);
+}
+
 TEST(Pfc, WatchdogDeclaresAStormAndRecovers) {
   PfcConfig ca = lossless(20000);
   ca.watchdog_ns = 1'000'000;
