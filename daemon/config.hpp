@@ -141,6 +141,10 @@ struct Hca {
     friend bool operator==(const DcqcnOverride&, const DcqcnOverride&) = default;
   };
   DcqcnOverride dcqcn;
+  // How fast the host takes received frames off its NIC; 0 = at once (as
+  // fast as the link). Slower, its receive buffer fills and flow control
+  // (PFC, IB credits) pushes back on the link.
+  uint64_t rx_rate_bps = 0;
   friend bool operator==(const Hca&, const Hca&) = default;
 };
 

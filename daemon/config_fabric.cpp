@@ -341,7 +341,7 @@ class FabricReader {
 
   void read_hca(const YAML::Node& n) {
     std::string what = fmt::format("HCA {} of {}", f_.hcas.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn"});
+    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn", "rx_rate"});
     Hca h;
     YAML::Node name = r_.required(n, "name", what, "name: vib0");
     h.name = read_name(r_, name, "HCA", reg_);
@@ -354,6 +354,15 @@ class FabricReader {
     if (const auto v = n["vlan"]) read_hca_vlan(r_, v, h);
     only_for(n, "dcqcn", LinkLayer::Ethernet, "IB has no ECN/DCQCN here: credits keep it lossless");
     if (const auto v = n["dcqcn"]) read_hca_dcqcn(r_, v, h);
+    if (const auto v = n["rx_rate"]) {
+      const std::string t = r_.scalar(v, "rx_rate", "rx_rate: 10Gbps");
+      const auto bps = units::parse_rate_bps(t);
+      if (!bps || *bps < kMinRateBps)
+        r_.fail(v, fmt::format("rx_rate {} of HCA '{}' is not a rate", quoted(t), h.name),
+                "write a rate of at least 1Mbps with a unit, e.g. 10Gbps: how fast the host takes received "
+                "frames off its NIC");
+      h.rx_rate_bps = *bps;
+    }
 
     if (!ib()) {
       YAML::Node ipn = r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");

@@ -372,6 +372,7 @@ void Topology::add_vhca(dp::Fabric& fabric, const config::Fabric& f, const confi
   if (f.link_layer == config::LinkLayer::Ethernet) info.engine_config.dcqcn = dcqcn_config(f.eth_qos, h, link->rate_bps);
   dp::HcaPortConfig pc;
   static_cast<PortInfo&>(pc) = info.port;
+  pc.rx_rate_bps = h.rx_rate_bps;
   auto v = std::make_unique<Vhca>();
   if (f.link_layer == config::LinkLayer::Infiniband) pc.state = PortState::kInit;  // until the SM's sweep
   if (f.link_layer == config::LinkLayer::Ethernet) {

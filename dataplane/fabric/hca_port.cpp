@@ -34,7 +34,9 @@ HcaPort::HcaPort(Scheduler& sched, std::string name, rte_mempool* pool, const Hc
       neighbours_(sched, *this, pool),
       space_timer_(&HcaPort::on_space_timer, this),
       loopback_(kLoopbackDepth),
-      loopback_timer_(&HcaPort::on_loopback_timer, this) {
+      loopback_timer_(&HcaPort::on_loopback_timer, this),
+      rx_held_(cfg.rx_rate_bps ? kRxHeldDepth : 1),
+      rx_timer_(&HcaPort::on_rx_timer, this) {
   if (cfg.qos.data_vls == 0 || cfg.qos.data_vls > kNumDataClasses)
     throw std::invalid_argument("HCA port " + port_.name() + ": data_vls must be 1..8");
   if (cfg.lmc > 7) throw std::invalid_argument("HCA port " + port_.name() + ": LMC must be 0..7");
@@ -49,6 +51,8 @@ HcaPort::~HcaPort() {
   sched_.disarm(space_timer_);
   sched_.disarm(loopback_timer_);
   while (!loopback_.empty()) rte_pktmbuf_free(loopback_.pop());
+  sched_.disarm(rx_timer_);
+  while (!rx_held_.empty()) rte_pktmbuf_free(rx_held_.pop().m);
 }
 
 void HcaPort::set_lid(uint16_t lid, uint8_t lmc) {
@@ -68,6 +72,7 @@ void HcaPort::set_state(PortState state, PhysState phys) {
 
 void HcaPort::link_changed(bool up, PhysState phys_down) {
   if (!up) {
+    drop_held_rx();
     neighbours_.flush();  // the kernel forgets its neighbours on carrier loss
     return set_state(PortState::kDown, phys_down);
   }
@@ -237,6 +242,7 @@ bool HcaPort::for_us(const rte_mbuf* m) const {
 
 void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
   auto& h = *static_cast<HcaPort*>(self);
+  if (h.cfg_.rx_rate_bps) return h.hold_rx(m, cls);
   // The engine consumes the packet now: the receive buffer frees at once.
   p.release(cls, rte_pktmbuf_pkt_len(m));
   h.receive_frame(m, &p.counters());
@@ -285,6 +291,7 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
   s.port_down_drops = port_down_drops_.get();
   s.loopback_pkts = loopback_pkts_.get();
   s.loopback_drops = loopback_drops_.get();
+  s.rx_discards_phy = rx_discards_phy_.get();
   const NeighbourCounters& n = neighbours_.counters();
   s.neigh_solicits_sent = n.solicits_sent.get();
   s.neigh_replies_sent = n.replies_sent.get();
@@ -299,7 +306,7 @@ HcaPortSnapshot HcaPort::snapshot(Nanos now) const {
 void HcaPort::reset_counters(Nanos now) {
   reset(port_.counters(), now);
   for (Counter* k : {&tx_no_route_, &tx_frame_errors_, &rx_not_for_us_, &rx_no_receiver_, &port_down_drops_,
-                     &loopback_pkts_, &loopback_drops_})
+                     &loopback_pkts_, &loopback_drops_, &rx_discards_phy_})
     k->set(0);
   for (Counter& k : rx_errors_) k.set(0);
   neighbours_.reset_counters();
@@ -321,6 +328,8 @@ constexpr CounterDef kHcaPortDefs[] = {
                "packets to the port's own LID or GID, turned round inside the HCA (not on the wire)"),
     VF_COUNTER(HcaPortSnapshot, loopback_drops, "loopback_drops", "loopback_drops", kPackets,
                "looped-back packets dropped because the loopback queue was full"),
+    VF_COUNTER(HcaPortSnapshot, rx_discards_phy, "rx_discards_phy", "rx_discards_phy", kPackets,
+               "received frames dropped because the NIC's receive buffer was full (a host slower than its link)"),
     VF_COUNTER(HcaPortSnapshot, neigh_solicits_sent, "neigh_solicits_sent", "neigh_solicits_sent", kPackets,
                "ARP requests and IPv6 Neighbour Solicitations sent to resolve a destination MAC"),
     VF_COUNTER(HcaPortSnapshot, neigh_replies_sent, "neigh_replies_sent", "neigh_replies_sent", kPackets,

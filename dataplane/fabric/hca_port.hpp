@@ -53,6 +53,7 @@
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/ring.hpp"
 #include "dataplane/fabric/types.hpp"
+#include "dataplane/fabric/wire_time.hpp"
 #include "dataplane/wire/rx_error.hpp"
 #include "core/port_info.hpp"
 #include "dataplane/fabric/host_port.hpp"
@@ -73,6 +74,14 @@ struct HcaPortConfig : PortInfo {
   // (prefix length 0) puts every destination on the link.
   uint8_t ipv4_prefix_len = 0;
   uint32_t ipv4_gateway = 0;  // 0: none (off-subnet destinations are unreachable)
+  // How fast the host takes received frames off the NIC (a PCIe- or
+  // memory-bound host, a busy receiver): 0 = at once. Slower, frames wait
+  // in the NIC's receive buffer (hca_rx_buffer.cpp) and hold their receive
+  // accounting -- so PFC (XOFF) or IB credits push back on the link -- and a
+  // frame of a priority without flow control that finds `rx_buffer_bytes`
+  // held is dropped (rx_discards_phy, as mlx5 counts it).
+  uint64_t rx_rate_bps = 0;
+  uint32_t rx_buffer_bytes = 256 * 1024;
   PortConfig port;        // egress queue sizes
 };
 
@@ -85,6 +94,7 @@ struct HcaPortSnapshot {
   uint64_t port_down_drops;  // refused either way while administratively down
   uint64_t loopback_pkts;    // sent to this port's own LID / GID, looped back inside the HCA
   uint64_t loopback_drops;   // the loopback queue was full
+  uint64_t rx_discards_phy;  // received frames dropped: the NIC's receive buffer was full (rx_rate)
   uint64_t neigh_solicits_sent, neigh_replies_sent, neigh_resolved, neigh_failed;  // neighbours.hpp
   uint64_t neigh_unresolved_discards, neigh_rx_invalid;
   std::array<uint64_t, wire::kRxErrorCount> rx_errors;  // by wire::RxError (index 0 unused)
@@ -102,6 +112,8 @@ class HcaPort final : public HostPort, private NeighbourIface {
   // Looped-back packets wait for the next drain (the same lcore turn); an
   // engine sends at most a burst of them per poll.
   static constexpr uint32_t kLoopbackDepth = 4096;
+  // Frames a slow host (rx_rate_bps) may leave waiting, whatever their bytes.
+  static constexpr uint32_t kRxHeldDepth = 8192;
   using RxFn = void (*)(void* ctx, rte_mbuf* m, const wire::RxMeta& meta);
   using TxSpaceFn = void (*)(void* ctx);
 
@@ -172,6 +184,15 @@ class HcaPort final : public HostPort, private NeighbourIface {
   bool is_own_gid(const Route& r) const;
   void loop_back(rte_mbuf* m);
   static void on_loopback_timer(Timer& t, Nanos now);
+  // hca_rx_buffer.cpp: received frames wait for a host slower than the link.
+  struct HeldRx {
+    rte_mbuf* m;
+    uint8_t cls;
+  };
+  void hold_rx(rte_mbuf* m, unsigned cls);
+  bool flow_controlled(unsigned cls) const;
+  static void on_rx_timer(Timer& t, Nanos now);
+  void drop_held_rx();
   static void on_tx_done(void* self, Port& p);
   static void on_space_timer(Timer& t, Nanos now);
   bool for_us(const rte_mbuf* m) const;
@@ -207,6 +228,11 @@ class HcaPort final : public HostPort, private NeighbourIface {
   CtxTimer space_timer_;
   Ring<rte_mbuf*> loopback_;
   CtxTimer loopback_timer_;
+  Ring<HeldRx> rx_held_;
+  uint64_t rx_held_bytes_ = 0;
+  WireTime rx_free_at_{};  // when the host can take the next frame
+  CtxTimer rx_timer_;
+  Counter rx_discards_phy_;
 
   Counter tx_no_route_;
   Counter tx_frame_errors_;

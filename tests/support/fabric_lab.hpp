@@ -59,6 +59,7 @@ struct LabConfig {
   uint64_t switch_buffer_bytes = 0;  // the switch's shared packet memory; 0 = unlimited
   uint8_t default_tclass = 0;        // RoCE vHCAs (HcaPortConfig::default_tclass)
   engine::DcqcnConfig dcqcn;         // every vHCA's; line_rate_mbps from `link`
+  std::map<unsigned, uint64_t> rx_rate_bps;  // host -> how fast it takes frames off its NIC
 };
 
 // An IB fabric of several switches.
@@ -214,6 +215,7 @@ class FabricLab {
     pc.link_layer = cfg_.link_layer;
     pc.port = cfg_.port;
     pc.default_tclass = cfg_.default_tclass;
+    if (const auto r = cfg_.rx_rate_bps.find(i); r != cfg_.rx_rate_bps.end()) pc.rx_rate_bps = r->second;
     pc.sm_lid = 1;
     pc.mtu = cfg_.link_layer == LinkLayer::kInfiniBand ? cfg_.link.mtu : 1024;
     if (is_ib()) {
