@@ -13,6 +13,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev                 # the sanitizer + libFuzzer build
   iproute2 procps
   tshark                                      # capture tests: Wireshark's dissectors read our pcapng
+  systemd-container                           # the unit checked under a real systemd (systemd-nspawn)
 )
 
 missing=()

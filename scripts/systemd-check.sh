@@ -5,7 +5,8 @@
 # booted with systemd-nspawn -b from a Debian 12 root), root, and a built
 # tree (scripts/build.sh build). It installs into /usr/local and
 # /etc/vfabric, so run it on a lab machine, not a workstation you care
-# about. Not part of CI: CI's runner has no systemd.
+# about -- or through scripts/systemd-nspawn-check.sh, which boots this
+# machine's root in a throw-away container and runs it there (as CI does).
 #
 #   scripts/systemd-check.sh [BUILD_DIR]
 #

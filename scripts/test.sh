@@ -12,6 +12,9 @@ echo "== build (RelWithDebInfo, -Werror)"
 scripts/build.sh build
 echo "== tests"
 (cd build && ctest --output-on-failure --timeout 600) || rc=1
+echo "== the systemd unit under a real systemd (systemd-nspawn)"
+sd_rc=0
+scripts/systemd-nspawn-check.sh build || { rc=1; sd_rc=1; }
 
 if [[ ${VF_SKIP_SANITIZERS:-0} != 1 ]]; then
   # The second compiler, with ASan + UBSan and the libFuzzer targets (their
@@ -30,6 +33,7 @@ fi
 # CI shows only the end of this log: name what failed, in either pass, last.
 if [[ $rc != 0 ]]; then
   echo "== FAILED"
+  [[ $sd_rc == 0 ]] || echo "scripts/systemd-nspawn-check.sh: the unit under a real systemd (its output is above)"
   for dir in build build-asan; do
     log=$dir/Testing/Temporary/LastTestsFailed.log
     if [[ -s $log ]]; then sed "s|^|$dir: |" "$log"; fi
