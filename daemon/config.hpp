@@ -239,6 +239,9 @@ struct EthQos {
   // times the free shared buffer; kStaticBuffer: static (xoff, the pool).
   static constexpr int8_t kStaticBuffer = INT8_MIN;
   int8_t buffer_alpha_log2 = kStaticBuffer;
+  // Every switch port's static reserved part per priority group: what each
+  // group gets before it takes from the shared pool. 0 = none.
+  uint32_t reserved_bytes = 0;
   // DCQCN at the vHCAs (reaction and notification point).
   bool dcqcn = true;
   uint64_t cnp_interval_ns = 50'000;   // min_time_between_cnps

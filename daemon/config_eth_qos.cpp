@@ -169,7 +169,7 @@ void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h) {
 
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what) {
   r.expect_map(v, what, {"trust", "pfc", "dscp2prio", "roce_tclass", "pause_quanta", "pfc_response", "pfc_watchdog",
-                         "xoff", "xon", "headroom", "buffer_alpha", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});
+                         "xoff", "xon", "headroom", "reserved", "buffer_alpha", "ecn", "dcqcn", "prio_tc", "tsa", "tc_bw"});
   EthQos q;
   if (const auto t = v["trust"]) {
     const std::string s = units::lower(r.scalar(t, "trust", "trust: dscp"));
@@ -204,6 +204,7 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
   if (const auto t = v["xon"]) q.xon_bytes = read_threshold(r, t, "xon");
   if (const auto t = v["headroom"]) q.headroom_bytes = read_threshold(r, t, "headroom");
   if (const auto t = v["buffer_alpha"]) q.buffer_alpha_log2 = read_alpha(r, t);
+  if (const auto t = v["reserved"]) q.reserved_bytes = read_threshold(r, t, "reserved");
   if (const auto e = v["ecn"]) read_ecn(r, e, q);
   if (const auto d = v["dcqcn"]) read_dcqcn(r, d, q);
   read_ets(r, v, q);
@@ -240,14 +241,17 @@ void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Po
           const uint64_t h = q.headroom_bytes ? q.headroom_bytes
                                               : pfc_headroom({l.rate_bps, l.delay_ns, frame, frame,
                                                               q.pfc_response_ns, 0}).total;
-          need += h * lossless;
+          need += h * lossless + uint64_t(q.reserved_bytes) * 8;
           ++ports;
         }
     if (need > s.buffer_bytes)
       r.fail(buffer_pos[i],
-             fmt::format("switch '{}': the PFC headroom of its {} linked ports ({} lossless priorit{} each) "
+             fmt::format("switch '{}': the PFC headroom of its {} linked ports ({} lossless priorit{} each){} "
                          "needs {} bytes, more than its {} byte buffer",
-                         s.name, ports, lossless, lossless == 1 ? "y" : "ies", need, s.buffer_bytes),
+                         s.name, ports, lossless, lossless == 1 ? "y" : "ies",
+                         q.reserved_bytes ? fmt::format(" and 8 reserved parts of {} bytes per port", q.reserved_bytes)
+                                          : std::string(),
+                         need, s.buffer_bytes),
              "make the buffer larger, or shorten the links' delay, or set qos headroom smaller "
              "(which allows drops under load)");
   }

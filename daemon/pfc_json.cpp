@@ -57,7 +57,7 @@ json pfc_state_json(const dp::PfcSnapshot& s) {
     put_counters(one, dp::kPfcPriorityCounters, &s.prio[p]);
     prios.push_back(std::move(one));
   }
-  json thresholds = {{"type", s.dynamic ? "dynamic" : "static"}};
+  json thresholds = {{"type", s.dynamic ? "dynamic" : "static"}, {"reserved_bytes", s.reserved_bytes}};
   if (s.dynamic) {
     thresholds["alpha"] = std::ldexp(1.0, s.alpha_log2);
     thresholds["limit_bytes"] = s.dynamic_limit;

@@ -44,6 +44,7 @@ dp::EthQos eth_qos(const config::EthQos& q) {
   e.pfc.xon_bytes = q.xon_bytes;
   e.pfc.headroom_bytes = q.headroom_bytes;
   e.pfc.alpha_log2 = q.buffer_alpha_log2;
+  e.pfc.reserved_bytes = q.reserved_bytes;
   if (q.ecn_kmax_bytes) e.ecn = {true, q.ecn_kmin_bytes, q.ecn_kmax_bytes, q.ecn_pmax, q.ecn_wred};
   e.ets.enabled = true;
   e.ets.prio2tc = q.prio_tc;

@@ -26,6 +26,9 @@ struct PfcSettings {
   uint32_t xon_bytes = 0;
   uint32_t headroom_bytes = 0;
   Nanos interface_delay_ns = 0;  // PHY/MAC delay per direction in the headroom model
+  // A switch port's static reserved part per priority group, lossy and
+  // lossless alike: guaranteed before the group takes from the shared pool.
+  uint32_t reserved_bytes = 0;
   // Dynamic shared-buffer thresholds (pfc.hpp): a group may hold alpha times
   // the switch's free shared buffer, alpha = 2^alpha_log2; kStaticThresholds:
   // the static xoff (and, lossy, only the pool's size) bound it.

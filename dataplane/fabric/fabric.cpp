@@ -259,6 +259,7 @@ std::unique_ptr<Pfc> Fabric::make_pfc(Port& p, const Port& peer, const Endpoint&
   PfcConfig c;
   c.enable = mine.enable;
   c.alpha_log2 = mine.alpha_log2;
+  c.reserved_bytes = mine.reserved_bytes;
   c.pause_quanta = mine.pause_quanta;
   c.response_ns = mine.response_ns;
   c.watchdog_ns = mine.watchdog_ns;

@@ -64,11 +64,13 @@ Pfc::Pfc(Port& port, rte_mempool* pool, SharedBuffer* buffer, const PfcConfig& c
     headroom += t.headroom;
   }
   if (buffer_) {
-    if (!buffer_->reserve(headroom))
+    const uint64_t set_aside = headroom + uint64_t(cfg.reserved_bytes) * kNumPriorities;
+    if (!buffer_->reserve(set_aside))
       throw std::invalid_argument(where(port) + "the lossless headroom (" + std::to_string(headroom) +
-                                  " bytes) does not fit the switch buffer (" + std::to_string(buffer_->size()) +
+                                  " bytes) and reserved parts (" + std::to_string(uint64_t(cfg.reserved_bytes) * kNumPriorities) +
+                                  " bytes) do not fit the switch buffer (" + std::to_string(buffer_->size()) +
                                   " bytes, " + std::to_string(buffer_->reserved()) + " already reserved)");
-    reserved_ = headroom;
+    reserved_ = set_aside;
   }
   port.set_gate(EgressGate{this, &Pfc::may_transmit, nullptr});
   IngressHooks in{this, &Pfc::on_control, &Pfc::admit, &Pfc::release};
@@ -94,6 +96,7 @@ bool Pfc::admit(void* self, unsigned cls, uint32_t bytes) {
   auto& c = *static_cast<Pfc*>(self);
   if (cls >= kNumPriorities) return true;
   Group& g = c.pg_[cls];
+  if (c.admit_reserved(g, bytes)) return true;
   if (c.lossless(cls)) return c.admit_lossless(g, cls, bytes);
   if (c.dynamic() && g.shared + bytes > c.dynamic_limit()) [[unlikely]] {
     ++g.buffer_drops;
@@ -104,7 +107,15 @@ bool Pfc::admit(void* self, unsigned cls, uint32_t bytes) {
     return false;
   }
   g.shared += bytes;
-  g.peak = std::max(g.peak, g.shared);
+  g.peak = std::max(g.peak, g.reserved + g.shared);
+  return true;
+}
+
+bool Pfc::admit_reserved(Group& g, uint32_t bytes) {
+  if (!buffer_ || g.reserved + bytes > cfg_.reserved_bytes) return false;
+  g.reserved += bytes;
+  buffer_->take_reserved(bytes);
+  g.peak = std::max(g.peak, g.reserved + g.shared + g.headroom);
   return true;
 }
 
@@ -122,7 +133,7 @@ bool Pfc::admit_lossless(Group& g, unsigned prio, uint32_t bytes) {
     set_xoff(prio, true);
     return false;
   }
-  g.peak = std::max(g.peak, g.shared + g.headroom);
+  g.peak = std::max(g.peak, g.reserved + g.shared + g.headroom);
   if (g.headroom > 0 || g.shared >= xoff) set_xoff(prio, true);
   return true;
 }
@@ -131,13 +142,18 @@ void Pfc::release(void* self, unsigned cls, uint32_t bytes) {
   auto& c = *static_cast<Pfc*>(self);
   if (cls >= kNumPriorities) return;
   Group& g = c.pg_[cls];
-  // The headroom drains first: it is what lets XON go.
+  // The headroom drains first: it is what lets XON go; then the shared
+  // part, which others may be waiting for; the reserved part last.
   const uint32_t from_headroom = std::min(g.headroom, bytes);
+  const uint32_t from_shared = std::min(g.shared, bytes - from_headroom);
+  const uint32_t from_reserved = bytes - from_headroom - from_shared;
   g.headroom -= from_headroom;
-  g.shared -= bytes - from_headroom;
+  g.shared -= from_shared;
+  g.reserved -= from_reserved;
   if (c.buffer_) {
     c.buffer_->give_headroom(from_headroom);
-    c.buffer_->give(bytes - from_headroom);
+    c.buffer_->give(from_shared);
+    c.buffer_->give_reserved(from_reserved);
   }
   if (g.xoff && g.headroom == 0 && g.shared <= c.xon_level(cls) && !(c.storm_ >> cls & 1)) c.set_xoff(cls, false);
 }
@@ -355,7 +371,7 @@ void Pfc::reset_counters() {
     g.tx_pause = g.headroom_overflow = g.buffer_drops = 0;
     g.xoff_ns = 0;
     if (g.xoff) g.xoff_since = now;
-    g.peak = g.shared + g.headroom;
+    g.peak = g.reserved + g.shared + g.headroom;
     g.headroom_peak = g.headroom;
   }
   for (Pause& p : pause_) {
@@ -375,6 +391,7 @@ PfcSnapshot Pfc::snapshot() const {
   s.dynamic = dynamic();
   s.alpha_log2 = cfg_.alpha_log2;
   s.dynamic_limit = dynamic() ? dynamic_limit() : 0;
+  s.reserved_bytes = buffer_ ? cfg_.reserved_bytes : 0;
   for (unsigned i = 0; i < kNumPriorities; ++i) {
     const Group& g = pg_[i];
     const Pause& p = pause_[i];
@@ -390,7 +407,7 @@ PfcSnapshot Pfc::snapshot() const {
     o.rx_pause_transition = p.transitions;
     o.headroom_overflow = g.headroom_overflow;
     o.buffer_drops = g.buffer_drops;
-    o.buffer_bytes = g.shared + g.headroom;
+    o.buffer_bytes = g.reserved + g.shared + g.headroom;
     o.buffer_peak = g.peak;
     o.headroom_bytes = g.headroom;
     o.headroom_peak = g.headroom_peak;

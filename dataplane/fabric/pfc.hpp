@@ -17,6 +17,13 @@
 // The headroom of every lossless group is reserved out of the switch's
 // SharedBuffer when the port is set up.
 //
+// A switch port's groups may each have a static reserved part
+// (reserved_bytes, set aside in the SharedBuffer with the headroom): a frame
+// fills it first, so a group always gets that much whatever the others took
+// from the shared pool; XOFF, XON and the dynamic bound look at the shared
+// part only, and released bytes leave the headroom, then the shared part,
+// then the reserved one (so the pool frees first).
+//
 // Dynamic thresholds (alpha_log2 set, a switch port with a SharedBuffer): as
 // with a Spectrum pool of thtype dynamic (Choudhury and Hahne's dynamic
 // threshold), a group's shared part is bounded by alpha times the shared
@@ -84,6 +91,7 @@ struct PfcConfig {
   // default headroom comes from (shown and compared, never enforced here).
   HeadroomTerms model{};
   int8_t alpha_log2 = PfcSettings::kStaticThresholds;  // dynamic thresholds (above)
+  uint32_t reserved_bytes = 0;  // each group's static reserved part (switch ports)
 };
 
 // One priority's flow-control counters and levels, in the names RoCE users
@@ -118,6 +126,7 @@ struct PfcSnapshot {
   bool dynamic;             // dynamic thresholds: pg[].xoff / xon give way to
   int8_t alpha_log2;        // alpha = 2^alpha_log2 times the free shared buffer,
   uint64_t dynamic_limit;   // which is this many bytes now
+  uint32_t reserved_bytes;  // each group's static reserved part
 };
 
 class Pfc {
@@ -144,7 +153,7 @@ class Pfc {
 
  private:
   struct Group {  // receiver half, one priority
-    uint32_t shared = 0, headroom = 0, peak = 0, headroom_peak = 0;
+    uint32_t reserved = 0, shared = 0, headroom = 0, peak = 0, headroom_peak = 0;
     bool xoff = false;
     Nanos xoff_since = 0;
     uint64_t xoff_ns = 0;
@@ -169,6 +178,8 @@ class Pfc {
   static void on_refresh_timer(Timer& t, Nanos now);
 
   bool admit_lossless(Group& g, unsigned prio, uint32_t bytes);
+  // Into the group's reserved part, if it has room (switch ports only).
+  bool admit_reserved(Group& g, uint32_t bytes);
   bool dynamic() const { return buffer_ && cfg_.alpha_log2 != PfcSettings::kStaticThresholds; }
   // The dynamic bound: alpha times the free shared buffer.
   uint64_t dynamic_limit() const {

@@ -3,10 +3,10 @@
 // dropped. It is its own object, not a port hook, because several ports share
 // it and flow control (credits, PFC) keeps the ports' IngressHooks for itself.
 //
-// Two parts: the headroom that PFC reserves for its lossless priority groups
-// when a port is set up (reserve()), which only those groups fill
-// (take_headroom), and the shared rest, which every frame takes from first
-// (take). A frame the shared part has no room for is refused: a drop for a
+// Two parts: what PFC reserves when a port is set up (reserve()) -- the
+// headroom of its lossless priority groups, which only they fill
+// (take_headroom), and each group's static reserved part, which it fills
+// before anything else (take_reserved) -- and the shared rest (take). A frame the shared part has no room for is refused: a drop for a
 // lossy priority or an IB port, the headroom for a lossless one (pfc.hpp).
 #pragma once
 
@@ -44,17 +44,23 @@ class SharedBuffer {
     return true;
   }
   void give(uint64_t bytes) { shared_.sub(bytes); }
-  // Headroom: the PFC group checks its own share, so this always fits.
+  // Headroom and a group's reserved part: the PFC group checks its own
+  // share (both were reserved at set-up), so these always fit.
   void take_headroom(uint64_t bytes) {
     headroom_.add(bytes);
     peak_.max(used());
   }
   void give_headroom(uint64_t bytes) { headroom_.sub(bytes); }
+  void take_reserved(uint64_t bytes) {
+    guaranteed_.add(bytes);
+    peak_.max(used());
+  }
+  void give_reserved(uint64_t bytes) { guaranteed_.sub(bytes); }
 
   uint64_t size() const { return size_; }
   uint64_t reserved() const { return reserved_; }
   uint64_t shared_free() const { return size_ - reserved_ - shared_.get(); }
-  uint64_t used() const { return shared_.get() + headroom_.get(); }
+  uint64_t used() const { return shared_.get() + headroom_.get() + guaranteed_.get(); }
   uint64_t headroom_used() const { return headroom_.get(); }
   uint64_t peak() const { return peak_.get(); }
   Counter refused;  // frames the shared part had no room for
@@ -64,6 +70,7 @@ class SharedBuffer {
   uint64_t reserved_ = 0;  // set-up only
   Counter shared_;
   Counter headroom_;
+  Counter guaranteed_;  // held in the groups' reserved parts
   Counter peak_;
 };
 

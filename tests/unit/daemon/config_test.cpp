@@ -463,6 +463,10 @@ std::vector<BadCase> bad_cases() {
        replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}"), "    switches:\n",
                "    qos: {buffer_alpha: 1/256}\n    switches:\n"),
        "qos: {buffer_alpha", "is not a dynamic threshold"},
+      {"reserved_parts_exceed_buffer",
+       replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 64KiB}"), "    switches:\n",
+               "    qos: {reserved: 8KiB}\n    switches:\n"),
+       "buffer: 64KiB", "and 8 reserved parts of 8192 bytes per port needs", "make the buffer larger"},
       {"buffer_alpha_without_buffer", replace(kEth, "    switches:\n", "    qos: {buffer_alpha: 1/2}\n    switches:\n"),
        "{name: sw0", "switch 'sw0' has no buffer size, which qos buffer_alpha needs", "buffer: 16MiB"},
       {"ecn_wred_typo", replace(kEth, "    switches:\n", "    qos: {ecn: {wred: yes}}\n    switches:\n"), "qos: {ecn",
@@ -718,6 +722,13 @@ TEST(Config, AnHcaOverridesTheFabricsDcqcn) {
   EXPECT_EQ(h1.dcqcn.enabled, std::optional<bool>(true));
   EXPECT_EQ(h1.dcqcn.ai_rate_mbps, std::optional<uint32_t>(20));
   EXPECT_FALSE(h1.dcqcn.cnp_interval_ns) << "unset: the fabric's";
+}
+
+TEST(Config, ReservedIsReadPerPriorityGroup) {
+  const std::string y = replace(replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, buffer: 1MiB}"),
+                                "    switches:\n", "    qos: {reserved: 4KiB}\n    switches:\n");
+  EXPECT_EQ(load_config_string(y, "r.yaml").fabrics[0].eth_qos.reserved_bytes, 4096u);
+  EXPECT_EQ(load_config_string(kEth, "r.yaml").fabrics[0].eth_qos.reserved_bytes, 0u);
 }
 
 TEST(Config, BufferAlphaIsAPowerOfTwo) {

@@ -257,7 +257,7 @@ TEST(Pfc, HeadroomReservedOutOfTheSharedBuffer) {
     PfcLink l(lossless(20000), lossless(70000), {10 * G, 200, 1500}, &buf);
     FAIL() << "a headroom larger than the buffer was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("does not fit the switch buffer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not fit the switch buffer"), std::string::npos) << e.what();
   }
   EXPECT_EQ(buf.reserved(), 0u);
 }
@@ -344,6 +344,31 @@ TEST(PfcDynamicThresholds, ALosslessGroupPausesAtTheDynamicBoundWithoutLoss) {
   EXPECT_EQ(l.arrived(), 120u);
   EXPECT_EQ(l.at_b().headroom_overflow + l.at_b().buffer_drops, 0u);
   EXPECT_EQ(l.pb->snapshot().xoff, 0u);
+}
+
+// A group's static reserved part is its own: a latecomer gets it even when
+// another group has taken the whole shared pool.
+TEST(Pfc, AReservedPartIsGuaranteedWhateverTheSharedPoolHolds) {
+  for (const uint32_t reserved : {0u, 5000u}) {
+    SharedBuffer buf(100'000);
+    PfcConfig cb;
+    cb.reserved_bytes = reserved;
+    PfcLink l(PfcConfig{}, cb, {10 * G, 200, 1500}, &buf);
+    EXPECT_EQ(buf.reserved(), 8u * reserved);
+    l.holder.hold[0] = l.holder.hold[1] = true;
+    l.send(120, 0, 1);  // fills its reserved part, then the whole shared pool
+    l.run_for(1'000'000);
+    l.send(10, 1, 1001);
+    l.run_for(1'000'000);
+    const unsigned pool = (100'000 - 8 * reserved) / kFrame;
+    EXPECT_EQ(l.at_b(0).buffer_bytes, (reserved / kFrame + pool) * kFrame) << "reserved " << reserved;
+    EXPECT_EQ(l.at_b(1).buffer_bytes, reserved) << "the latecomer holds exactly its reserved part";
+    EXPECT_EQ(l.at_b(1).buffer_drops, 10u - reserved / kFrame);
+    EXPECT_EQ(buf.used(), l.at_b(0).buffer_bytes + l.at_b(1).buffer_bytes);
+    l.holder.let_go(0);
+    l.holder.let_go(1);
+    EXPECT_EQ(buf.used(), 0u);
+  }
 }
 
 TEST(Pfc, WatchdogDeclaresAStormAndRecovers) {
