@@ -425,8 +425,11 @@ TEST(Incast, AcrossTheFatTreeBackpressureReachesTheSourceHopByHop) {
 // Across configs/leaf-spine.yaml, routed: vroce0's link slowed to 2 Gb/s and
 // four senders on the two other leaves, so every packet crosses a leaf, a
 // spine (ECMP picks which) and vroce0's leaf. PFC keeps it lossless hop by
-// hop: leaf0 pauses the spines on its routed uplinks, and the pauses reach
-// the senders' own links.
+// hop: leaf0 pauses the spines on its routed uplinks. How far back the
+// pauses travel depends on how fast the senders post (under ASan on two
+// cores the spines' buffers absorbed the rest and no sender was paused), so
+// the senders' own pauses are shown, not asserted; hop-by-hop propagation to
+// the source is asserted in virtual time (tests/unit/fabric/pfc_hol_test.cpp).
 TEST(Incast, RoceV2AcrossARoutedLeafSpineIsLosslessWithPfc) {
   std::string y = read_file(Paths::source_dir() + "/configs/leaf-spine.yaml");
   const std::string link = "{a: vroce0, b: leaf0/1, speed: 25G, delay: 100ns}";
@@ -448,7 +451,7 @@ TEST(Incast, RoceV2AcrossARoutedLeafSpineIsLosslessWithPfc) {
   const IncastResult r = run_incast(d, {senders, "vroce0", "leaf0/1", 20100, kRoceDilation, "dc", {"-x", "1"}});
   ASSERT_EQ(r.sender_bps.size(), senders.size());
   expect_full_and_shared(r, kRoceFullBps);
-  expect_lossless(r, senders, "dc");
+  expect_lossless(r, {}, "dc");
   const auto prio = [&](const std::string& family, const std::string& port) {
     const auto it = r.end.find(family + "{fabric=\"dc\",port=\"" + port + "\",priority=\"3\"}");
     EXPECT_NE(it, r.end.end()) << family << " of " << port;
@@ -461,7 +464,6 @@ TEST(Incast, RoceV2AcrossARoutedLeafSpineIsLosslessWithPfc) {
   std::printf("PFC across the leaf-spine: %.0f pauses from leaf0's uplinks, %.0f received by the senders\n",
               uplink_pauses, sender_pauses);
   EXPECT_GT(uplink_pauses, 0) << "leaf0 paused the spines on its routed ports";
-  EXPECT_GT(sender_pauses, 0) << "the pauses reached the senders hop by hop";
 }
 
 }  // namespace

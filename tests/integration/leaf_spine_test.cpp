@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fabricd_fixture.hpp"
+#include "perftest_pair.hpp"
 #include "rc_pingpong.hpp"
 
 namespace vf::test {
@@ -72,19 +73,9 @@ TEST(LeafSpine, HostsOnDifferentLeavesTalkThroughTheirGateways) {
 
 TEST(LeafSpine, EightQpsSpreadOverBothSpinesAndSurviveAnUplinkGoingDown) {
   Fabricd d = leaf_spine();
-  Process srv({"ib_write_bw", "-d", "vroce2", "-x", "1", "-q", "8", "-n", "2000", "-s", "4096", "-p", "20300"},
-              d.app_env());
-  RunResult c;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    c = run({"ib_write_bw", "-d", "vroce0", "-x", "1", "-q", "8", "-n", "2000", "-s", "4096", "-p", "20300",
-             "127.0.0.1"},
-            d.app_env(), std::chrono::seconds(60));
-    if (c.err.find("Couldn't connect") == std::string::npos && c.out.find("Couldn't connect") == std::string::npos)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(c.exit_code, 0) << c.describe();
-  EXPECT_EQ(srv.wait(std::chrono::seconds(30)).exit_code, 0);
+  const PerftestPair bw =
+      perftest_pair(d, "ib_write_bw", "vroce2", "vroce0", {"-x", "1", "-q", "8", "-n", "2000", "-s", "4096"}, 20300);
+  EXPECT_TRUE(bw.ok()) << bw.describe();
   const uint64_t s0 = routed(d, "spine0"), s1 = routed(d, "spine1");
   std::printf("ECMP over 8 QPs: spine0 routed %llu packets, spine1 %llu\n", (unsigned long long)s0,
               (unsigned long long)s1);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "perftest_pair.hpp"
 
 namespace vf::test {
 namespace {
@@ -218,6 +219,45 @@ fabrics:
   EXPECT_NE(stopped.err.find("PFC storm: sw/1 priority 3 was paused by vroce0"), std::string::npos) << stopped.err;
   EXPECT_NE(stopped.err.find("PFC storm over: sw/1 priority 3 heard no pause from vroce0"), std::string::npos)
       << stopped.err;
+}
+
+// A receiving host slower than its link (rx_rate): its NIC fills and sends
+// PFC to the switch, whose ports run dynamic shared-buffer thresholds.
+// Unmodified ib_write_bw finishes; nothing is dropped or retransmitted.
+TEST(Qos, ASlowReceiverPausesItsSwitchAndTheSwitchUsesDynamicThresholds) {
+  Fabricd d(R"(daemon:
+  runtime_dir: /run/vfabric
+fabrics:
+  - name: roce
+    link_layer: ethernet
+    qos: {pfc: [3], ecn: off, dcqcn: off, buffer_alpha: 1/2, reserved: 2KiB}
+    switches: [{name: sw, ports: 4, buffer: 4MiB}]
+    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2, rx_rate: 500Mbps}]
+    links:
+      - {a: vroce0, b: sw/1, speed: 10G, rate: 2Gbps}
+      - {a: vroce1, b: sw/2, speed: 10G, rate: 2Gbps}
+)");
+  RunResult r = d.ctl({"--json", "port", "show", "sw/1"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto show = nlohmann::json::parse(r.out);
+  EXPECT_EQ(show["pfc"]["thresholds"]["type"], "dynamic") << r.out;
+  EXPECT_EQ(show["pfc"]["thresholds"]["alpha"], 0.5) << r.out;
+  EXPECT_GT(show["pfc"]["thresholds"]["limit_bytes"].get<uint64_t>(), 1'000'000u) << r.out;
+  EXPECT_EQ(show["pfc"]["thresholds"]["reserved_bytes"], 2048) << r.out;
+  const PerftestPair bw = perftest_pair(d, "ib_write_bw", "vroce1", "vroce0", {"-x", "1", "-n", "300", "-s", "65536"},
+                                        20400, {"-u", "20"});
+  EXPECT_TRUE(bw.ok()) << bw.describe();
+  r = d.ctl({"--json", "counters", "vroce1"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto rx = nlohmann::json::parse(r.out)["ports"][0];
+  EXPECT_GT(rx["pfc"]["tx_prio3_pause"].get<uint64_t>(), 0u) << r.out;
+  EXPECT_EQ(rx["hca_port"]["rx_discards_phy"], 0) << r.out;
+  r = d.ctl({"--json", "counters", "vroce0"});
+  const auto tx = nlohmann::json::parse(r.out)["ports"][0];
+  EXPECT_EQ(tx["hw_counters"]["retransmitted_packets"], 0) << r.out;
+  r = d.ctl({"--json", "counters", "sw/2"});
+  const auto sw = nlohmann::json::parse(r.out)["ports"][0];
+  EXPECT_GT(sw["pfc"]["rx_prio3_pause"].get<uint64_t>(), 0u) << r.out;
 }
 
 // ETS and DCQCN retuned while fabricd runs, as mlnx_qos and mlx5's ecn

@@ -21,7 +21,9 @@
 
 #include "dataplane/fabric/fabric.hpp"
 #include "dataplane/fabric/port_capture.hpp"
+#include "dataplane/wire/eth.hpp"
 #include "dataplane/wire/ib_framing.hpp"
+#include "dataplane/wire/ipv4.hpp"
 #include "dataplane/wire/opcode.hpp"
 #include "dataplane/wire/transport.hpp"
 
@@ -242,6 +244,67 @@ void BM_SwitchedFrameNoFraming(benchmark::State& st) {
   st.SetItemsProcessed(int64_t(got));
 }
 BENCHMARK(BM_SwitchedFrameNoFraming);
+
+// An Ethernet switch's forwarding decision, bridged (FDB lookup) against
+// routed (IPv4 checks, TTL and checksum, longest prefix, ECMP hash over two
+// members): 64-byte UDP frames, one flow per frame, Port -> Link -> switch ->
+// Link -> Port as above.
+void BM_EthernetFrame(benchmark::State& st) {
+  const bool routed = st.range(0) != 0;
+  vf::Scheduler s;
+  SwitchConfig sc;
+  sc.nports = 4;
+  EthSwitch sw(s, "sw", sc);
+  Port a(s, "a", LinkLayer::kEthernet), b(s, "b", LinkLayer::kEthernet), c(s, "c", LinkLayer::kEthernet);
+  const LinkParams lp{100'000'000'000ULL, 100, 1500};
+  Link la(s, LinkLayer::kEthernet, lp), lb(s, LinkLayer::kEthernet, lp), lc(s, LinkLayer::kEthernet, lp);
+  connect_ports(a, sw.port(1), la);
+  connect_ports(b, sw.port(3), lb);
+  connect_ports(c, sw.port(4), lc);
+  const Mac router{0x02, 0x52, 0, 0, 0, 1}, to_b{0x02, 0, 0, 0, 0, 3}, to_c{0x02, 0, 0, 0, 0, 4};
+  if (routed) {
+    RouterConfig rc;
+    rc.mac = router;
+    rc.gateway = 0xC0000201;
+    rc.prefix_len = 26;
+    rc.routed_ports = {3, 4};
+    sw.enable_routing(rc, pool()).set_routes({Ipv4Route{0xC6336400, 24, false, {{3, to_b}, {4, to_c}}}});
+  } else {
+    sw.add_fdb(to_b, 3);
+  }
+  uint64_t got = 0;
+  auto sink = [](void* n, Port& p, rte_mbuf* m, unsigned cls) {
+    ++*static_cast<uint64_t*>(n);
+    p.release(cls, rte_pktmbuf_pkt_len(m));
+    rte_pktmbuf_free(m);
+  };
+  b.set_owner(&got, sink);
+  c.set_owner(&got, sink);
+  uint16_t sport = 0xC000;
+  for (auto _ : st) {
+    for (int i = 0; i < 32; ++i) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool());
+      auto* f = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, 64));
+      std::memset(f, 0, 64);
+      vf::wire::eth_set_dst(f, (routed ? router : to_b).data());
+      vf::wire::eth_set_type(f, vf::wire::kEtherTypeIpv4);
+      uint8_t* ip = f + 14;
+      ip[0] = 0x45;
+      vf::wire::ipv4_set_total_len(ip, 50);
+      vf::wire::ipv4_set_ttl(ip, 64);
+      vf::wire::ipv4_set_proto(ip, vf::wire::kIpProtoUdp);
+      vf::wire::ipv4_set_src(ip, 0xC000020A);
+      vf::wire::ipv4_set_dst(ip, 0xC6336407);
+      vf::wire::ipv4_fill_checksum(ip);
+      vf::wire::put16(ip + 20, sport++ | 0xC000);
+      vf::wire::put16(ip + 22, 4791);
+      a.enqueue(0, m);
+    }
+    s.run_until_idle();
+  }
+  st.SetItemsProcessed(int64_t(got));
+}
+BENCHMARK(BM_EthernetFrame)->Arg(0)->Arg(1)->ArgName("routed");
 
 }  // namespace
 
