@@ -20,6 +20,7 @@ struct Prefix {
 };
 
 constexpr std::size_t kMaxEcmpMembers = 64;  // dp::Ipv4Routes::kMaxHops
+constexpr std::size_t kMaxStaticRoutes = 4095;  // dp::Ipv4Routes::kMaxRoutes, less the connected route
 
 uint32_t mask_of(uint8_t len) { return len ? ~0u << (32 - len) : 0; }
 
@@ -100,6 +101,9 @@ void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::
       r.fail(via, fmt::format("the ECMP group of {} has {} members", ew, sr.via.size()),
              fmt::format("a group holds at most {} next hops", kMaxEcmpMembers));
     routes.push_back(std::move(sr));
+    if (routes.size() > kMaxStaticRoutes)
+      r.fail(e, fmt::format("{} has more than {} static routes", what, kMaxStaticRoutes),
+             "aggregate prefixes, or leave routes out and let fabricd compute them");
   }
   rt.routes = std::move(routes);
 }
@@ -132,6 +136,11 @@ void read_switch_router(const Reader& r, const YAML::Node& v, Switch& s) {
         r.fail(pv, fmt::format("port {} is twice in {} routed_ports", port, what), "list each port once");
       rt.routed_ports.push_back(port);
     }
+    // Computed routes make every equal-cost routed link an ECMP member.
+    if (rt.routed_ports.size() > kMaxEcmpMembers)
+      r.fail(rp, fmt::format("{} has {} routed ports; an ECMP group holds at most {}", what, rt.routed_ports.size(),
+                             kMaxEcmpMembers),
+             fmt::format("route through at most {} ports", kMaxEcmpMembers));
   }
   if (const auto ro = v["routes"]) read_routes(r, ro, s, rt, what);
   if (!rt.gateway && rt.routed_ports.empty())

@@ -242,7 +242,9 @@ bool HcaPort::for_us(const rte_mbuf* m) const {
 
 void HcaPort::on_rx(void* self, Port& p, rte_mbuf* m, unsigned cls) {
   auto& h = *static_cast<HcaPort*>(self);
-  if (h.cfg_.rx_rate_bps) return h.hold_rx(m, cls);
+  // The NIC's MAC filter comes before its buffer: flooded frames for other
+  // stations neither wait for the host nor push back on the link.
+  if (h.cfg_.rx_rate_bps && h.for_us(m)) return h.hold_rx(m, cls);
   // The engine consumes the packet now: the receive buffer frees at once.
   p.release(cls, rte_pktmbuf_pkt_len(m));
   h.receive_frame(m, &p.counters());

@@ -229,7 +229,7 @@ class HcaPort final : public HostPort, private NeighbourIface {
   Ring<rte_mbuf*> loopback_;
   CtxTimer loopback_timer_;
   Ring<HeldRx> rx_held_;
-  uint64_t rx_held_bytes_ = 0;
+  uint64_t rx_unbounded_bytes_ = 0;  // held of classes without flow control (what rx_buffer_bytes bounds)
   WireTime rx_free_at_{};  // when the host can take the next frame
   CtxTimer rx_timer_;
   Counter rx_discards_phy_;

@@ -4,8 +4,9 @@
 // receive accounting, so the link's flow control sees the buffer fill: PFC
 // sends XOFF on a lossless priority, IB stops returning credits -- the NIC
 // pushes back as a real one does when its host cannot keep up. Priorities
-// without flow control are bounded by the buffer's size instead, and what
-// does not fit is dropped (rx_discards_phy).
+// without flow control share a buffer of rx_buffer_bytes instead (what the
+// flow-controlled ones hold does not count against it), and what does not
+// fit is dropped (rx_discards_phy).
 #include "dataplane/fabric/hca_port.hpp"
 
 namespace vf::dp {
@@ -17,7 +18,8 @@ bool HcaPort::flow_controlled(unsigned cls) const {
 
 void HcaPort::hold_rx(rte_mbuf* m, unsigned cls) {
   const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-  if (rx_held_.full() || (!flow_controlled(cls) && rx_held_bytes_ + bytes > cfg_.rx_buffer_bytes)) [[unlikely]] {
+  const bool bounded = !flow_controlled(cls);
+  if (rx_held_.full() || (bounded && rx_unbounded_bytes_ + bytes > cfg_.rx_buffer_bytes)) [[unlikely]] {
     rx_discards_phy_.add();
     rte_pktmbuf_free(m);
     port_.release(cls, bytes);
@@ -25,7 +27,7 @@ void HcaPort::hold_rx(rte_mbuf* m, unsigned cls) {
   }
   const bool was_empty = rx_held_.empty();
   rx_held_.push({m, uint8_t(cls)});
-  rx_held_bytes_ += bytes;
+  if (bounded) rx_unbounded_bytes_ += bytes;
   if (was_empty) {
     const Nanos now = sched_.now();
     if (rx_free_at_.ns < now) rx_free_at_ = WireTime{now, 0};
@@ -38,7 +40,7 @@ void HcaPort::on_rx_timer(Timer& t, Nanos) {
   if (h.rx_held_.empty()) return;
   const HeldRx r = h.rx_held_.pop();
   const uint32_t bytes = rte_pktmbuf_pkt_len(r.m);
-  h.rx_held_bytes_ -= bytes;
+  if (!h.flow_controlled(r.cls)) h.rx_unbounded_bytes_ -= bytes;
   h.rx_free_at_ = add_bits(h.rx_free_at_, uint64_t(bytes) * 8, h.cfg_.rx_rate_bps);
   h.port_.release(r.cls, bytes);
   h.receive_frame(r.m, &h.port_.counters());
@@ -54,7 +56,7 @@ void HcaPort::drop_held_rx() {
     rte_pktmbuf_free(r.m);
     port_.release(r.cls, bytes);
   }
-  rx_held_bytes_ = 0;
+  rx_unbounded_bytes_ = 0;
 }
 
 }  // namespace vf::dp

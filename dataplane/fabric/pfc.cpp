@@ -165,7 +165,7 @@ void Pfc::set_storm(uint8_t prios) {
     const Group& g = pg_[p];
     if (prios >> p & 1)
       set_xoff(p, true);
-    else if (g.xoff && g.headroom == 0 && g.shared <= cfg_.pg[p].xon)
+    else if (g.xoff && g.headroom == 0 && g.shared <= xon_level(p))
       set_xoff(p, false);  // what release() would have done had the storm not held it
   }
 }

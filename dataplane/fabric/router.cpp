@@ -102,14 +102,14 @@ void Router::drop(Port& in, rte_mbuf* m, unsigned cls, Counter& why) {
 void Router::from_routed_port(Port& in, rte_mbuf* m, unsigned cls, bool tagged) {
   if (!wire::eth_addr_equal(wire::eth_dst(wire::frame_data(m)), cfg_.mac.data())) [[unlikely]]
     return drop(in, m, cls, ctr_.not_routable);
-  route(in, m, cls, tagged);
+  route(in, m, cls, tagged, false);
 }
 
 bool Router::from_bridge(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged) {
   if (!cfg_.gateway || vid != cfg_.vid) return false;
   const uint8_t* f = wire::frame_data(m);
   if (wire::eth_addr_equal(wire::eth_dst(f), cfg_.mac.data())) {
-    route(in, m, cls, tagged);
+    route(in, m, cls, tagged, true);
     return true;
   }
   // A broadcast ARP request for the gateway's address is the router's alone
@@ -128,12 +128,14 @@ void Router::to_neighbours(Port& in, rte_mbuf* m, unsigned cls) {
   in.release(cls, bytes);  // the switch's CPU took it
 }
 
-void Router::route(Port& in, rte_mbuf* m, unsigned cls, bool tagged) {
+void Router::route(Port& in, rte_mbuf* m, unsigned cls, bool tagged, bool bridged) {
   const unsigned l2 = wire::kEthHdrLen + (tagged ? wire::kVlanLen : 0);
   uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
   const unsigned len = rte_pktmbuf_data_len(m);
   const uint16_t type = wire::get16(f + l2 - 2);
-  if (type == wire::kEtherTypeArp) return to_neighbours(in, m, cls);  // a reply to the router
+  // A reply to the gateway's ARP; on a routed link (unnumbered, next hops
+  // programmed) ARP has no business and must not touch the hosts' table.
+  if (type == wire::kEtherTypeArp && bridged) return to_neighbours(in, m, cls);
   if (type != wire::kEtherTypeIpv4) return drop(in, m, cls, ctr_.not_routable);
   uint8_t* ip = f + l2;
   if (len < l2 + wire::kIpv4HdrLen || wire::ipv4_version(ip) != 4 || wire::ipv4_ihl(ip) < 5) [[unlikely]]
@@ -189,7 +191,11 @@ void Router::route(Port& in, rte_mbuf* m, unsigned cls, bool tagged) {
   sw_.forward_routed(in, cls, hop->port, m, grown);
 }
 
+// The member the hash names; only when its link is down, one of the live
+// ones -- so a member's failure moves its own flows and no others.
 const NextHop* Router::pick(const Ipv4Route& r, uint32_t hash) const {
+  const NextHop& first = r.hops[hash % r.hops.size()];
+  if (sw_.link_up(first.port)) return &first;
   unsigned live = 0;
   for (const NextHop& h : r.hops) live += sw_.link_up(h.port);
   if (live == 0) return nullptr;

@@ -97,7 +97,8 @@ class Router final : private NeighbourIface {
   bool from_bridge(Port& in, rte_mbuf* m, unsigned cls, uint16_t vid, bool tagged);
 
  private:
-  void route(Port& in, rte_mbuf* m, unsigned cls, bool tagged);
+  // `bridged`: it came from the gateway's VLAN (ARP is answered there only).
+  void route(Port& in, rte_mbuf* m, unsigned cls, bool tagged, bool bridged);
   void to_neighbours(Port& in, rte_mbuf* m, unsigned cls);
   const NextHop* pick(const Ipv4Route& r, uint32_t hash) const;
   void drop(Port& in, rte_mbuf* m, unsigned cls, Counter& why);

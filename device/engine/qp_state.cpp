@@ -227,7 +227,10 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
     // RoCE: the kernel resolves a QP's path through the IP stack
     // (ib_resolve_eth_dmac) and keeps the route's hop limit, not the app's:
     // ibv_rc_pingpong's hop_limit 1 leaves with TTL 64 and crosses routers.
-    if (eng_.io.info().link_layer == LinkLayer::kEthernet && s.ah_attr.grh.dgid.raw[0] != 0xff)
+    const uint8_t* dgid = s.ah_attr.grh.dgid.raw;
+    const bool v4_mapped = std::memcmp(dgid, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+    const bool multicast = dgid[0] == 0xff || (v4_mapped && (dgid[12] & 0xF0) == 0xE0);
+    if (eng_.io.info().link_layer == LinkLayer::kEthernet && !multicast)
       s.ah_attr.grh.hop_limit = kRoceDefaultHopLimit;
     qp.route = route_of(s.ah_attr);
   }

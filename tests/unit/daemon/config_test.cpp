@@ -268,6 +268,14 @@ std::string ib_with_island() {
   return y + "      - {a: h2, b: sw1/1, speed: EDR}\n";
 }
 
+// A router with 65 routed ports: more than one ECMP group can hold.
+std::string many_routed_ports() {
+  std::string ports;
+  for (int p = 1; p <= 65; ++p) ports += (p > 1 ? ", " : "") + std::to_string(p);
+  return replace(kRouted, "{name: leaf1, ports: 4, router: {gateway: 10.0.1.1/24, routed_ports: [4]}}",
+                 "{name: leaf1, ports: 80, router: {gateway: 10.0.1.1/24, routed_ports: [" + ports + "]}}");
+}
+
 std::vector<BadCase> bad_cases() {
   std::string many_hcas = "fabrics:\n  - name: big\n    link_layer: infiniband\n    switches: [{name: s, ports: 254}]\n    hcas:\n";
   for (int i = 0; i < 65; ++i) many_hcas += fmt::format("      - name: h{}\n", i);
@@ -511,6 +519,8 @@ std::vector<BadCase> bad_cases() {
        "{name: leaf1", "switches 'leaf0' and 'leaf1' both have a gateway in one bridged domain"},
       {"router_without_interfaces", replace(kRouted, "router: {gateway: 10.0.0.1/24, routed_ports: [4]}", "router: {}"),
        "{name: leaf0", "has neither a gateway nor routed ports"},
+      {"too_many_routed_ports", many_routed_ports(), "{name: leaf1",
+       "switch 'leaf1' router has 65 routed ports; an ECMP group holds at most 64", "at most 64 ports"},
       {"router_on_ib", replace(kIb, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, router: {routed_ports: [3]}}"),
        "router:", "'router' applies to ethernet fabrics"},
       {"ets_sum_not_100", replace(kEth, "    switches:\n", "    qos: {tc_bw: [20, 20, 20, 20, 10, 0, 0, 0]}\n    switches:\n"),

@@ -164,6 +164,44 @@ TEST(Router, SpreadsFlowsOverEcmpMembersByUdpSourcePortAndKeepsEachFlowOnOnePath
   EXPECT_EQ(lab.sw.buffer()->used(), 0u);
 }
 
+TEST(Router, AMemberGoingDownMovesOnlyItsOwnFlows) {
+  Lab lab;
+  std::map<uint16_t, unsigned> before;
+  for (uint16_t sport = 0xC000; sport < 0xC000 + 32; ++sport) {
+    const size_t n3 = lab.got(3).size();
+    lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+    before[sport] = lab.got(3).size() > n3 ? 3 : 4;
+  }
+  lab.sw.port(3).set_link_up(false);
+  for (const auto& [sport, port] : before) {
+    if (port != 4) continue;
+    const size_t n4 = lab.got(4).size();
+    lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+    EXPECT_EQ(lab.got(4).size(), n4 + 1) << "flow " << sport << " moved although its member stayed up";
+  }
+}
+
+TEST(Router, ArpOnARoutedPortIsNotTheGatewaysBusiness) {
+  Lab lab;
+  wire::ArpMsg q;
+  q.sha = mac(3);
+  q.spa = 0xC000020B;
+  q.tpa = kGateway;
+  lab.send(3, arp_frame(kBroadcast, q));
+  wire::ArpMsg a;
+  a.op = wire::kArpReply;
+  a.sha = mac(3);
+  a.spa = kHost1;  // claims a host's address from the routed link
+  a.tha = kRouter;
+  a.tpa = kGateway;
+  lab.send(3, arp_frame(kRouter, a));
+  EXPECT_TRUE(lab.got(3).empty()) << "no reply on the routed link";
+  EXPECT_TRUE(lab.got(1).empty() && lab.got(2).empty());
+  EXPECT_TRUE(lab.router->neighbours().empty());
+  EXPECT_EQ(lab.router->counters().not_routable.get(), 2u);
+  EXPECT_EQ(lab.sw.buffer()->used(), 0u);
+}
+
 TEST(Router, AMemberWhoseLinkIsDownIsSkippedAndNoLiveMemberIsADrop) {
   Lab lab;
   lab.sw.port(3).set_link_up(false);
