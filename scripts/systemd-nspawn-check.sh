@@ -32,7 +32,7 @@ cleanup() {
   rmdir "$root" 2>/dev/null || true
   rm -f "$log"
 }
-trap cleanup EXIT
+trap 'status=$?; cleanup; [[ $status == 0 ]] || echo "systemd-nspawn-check: failed (exit $status)" >&2' EXIT
 mount --bind / "$root"
 
 # --keep-unit --register=no: no machined or system bus needed on the host.
@@ -40,9 +40,12 @@ systemd-nspawn -D "$root" --volatile=overlay --register=no --keep-unit --bind="$
 nspawn=$!
 # The container's PID 1 is the systemd child of that nspawn; wait until it
 # reached multi-user (its `systemctl is-system-running` settles).
-for _ in $(seq 150); do
-  leader=$(ps -o pid= --ppid "$nspawn" 2>/dev/null | head -1 | tr -d ' ')
-  if [[ -n $leader ]] && state=$(nsenter -t "$leader" -a systemctl is-system-running 2>/dev/null); then
+# (ps finds no child for a moment after the fork: not an error here.)
+state=""
+for _ in $(seq 300); do
+  leader=$(ps -o pid= --ppid "$nspawn" 2>/dev/null | head -1 | tr -d ' ' || true)
+  if [[ -n $leader ]]; then
+    state=$(nsenter -t "$leader" -a systemctl is-system-running 2>/dev/null || true)
     [[ $state == running || $state == degraded ]] && break
   fi
   sleep 0.2

@@ -10,9 +10,10 @@
 //
 // ECMP picks a group member by a hash of the flow's 5-tuple: a RoCEv2 QP
 // keeps one UDP source port, so it keeps one path (in order), and different
-// QPs spread (the entropy RoCE puts there). Members whose link is down are
+// QPs spread (the entropy RoCE puts there). A member whose link is down is
 // skipped, as a switch's hardware drops a dead member before its routing
-// protocol reconverges.
+// protocol reconverges: its flows move to the live ones, the others stay
+// where they were (Router::pick).
 #pragma once
 
 #include <cstdint>
