@@ -160,7 +160,7 @@ int print_fdb(const json& r) {
             << " frames as " << text(c, "flood_copies") << " copies (" << text(c, "flood_no_room")
             << " not made: queue full); dropped: VLAN filter "
             << text(c, "vlan_filtered") << ", destination on the ingress port " << text(c, "same_port")
-            << ", egress unusable " << text(c, "no_egress") << "\n";
+            << ", egress unusable " << text(c, "no_egress") << ", no room for a tag " << text(c, "no_tag_room") << "\n";
   if (r.contains("ip")) print_ip_routes(r["ip"]);
   return 0;
 }

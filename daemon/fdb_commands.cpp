@@ -64,7 +64,8 @@ json fdb_json(const config::Fabric& f, const std::string& name, const FdbView& v
                 {"flood_no_room", v.c.flood_no_room},
                 {"vlan_filtered", v.c.vlan_filtered},
                 {"same_port", v.c.same_port},
-                {"no_egress", v.c.no_egress}}}};
+                {"no_egress", v.c.no_egress},
+                {"no_tag_room", v.c.no_tag_room}}}};
 }
 
 }  // namespace

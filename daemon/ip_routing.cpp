@@ -41,15 +41,15 @@ std::vector<std::vector<Adjacency>> adjacencies(const config::Fabric& f, const s
 
 std::vector<unsigned> hops_to(std::size_t dst, const std::vector<std::vector<Adjacency>>& adj) {
   std::vector<unsigned> dist(adj.size(), kUnreached);
-  std::deque<std::size_t> todo{dst};
+  std::deque<std::size_t> frontier{dst};
   dist[dst] = 0;
-  while (!todo.empty()) {
-    const std::size_t n = todo.front();
-    todo.pop_front();
+  while (!frontier.empty()) {
+    const std::size_t n = frontier.front();
+    frontier.pop_front();
     for (const Adjacency& a : adj[n])
       if (dist[a.peer] == kUnreached) {
         dist[a.peer] = dist[n] + 1;
-        todo.push_back(a.peer);
+        frontier.push_back(a.peer);
       }
   }
   return dist;

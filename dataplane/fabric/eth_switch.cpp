@@ -29,7 +29,10 @@ constexpr CounterDef kBridgeDefs[] = {
     VF_COUNTER(BridgeSnapshot, same_port, "same_port", "same_port", kPackets,
                "frames dropped: their destination was learned on the ingress port"),
     VF_COUNTER(BridgeSnapshot, no_egress, "no_egress", "no_egress", kPackets,
-               "frames dropped: their destination's port could not take them (link down, VLAN)"),
+               "frames dropped: their destination's port could not take them (link down, VLAN), or no port "
+               "of their VLAN could"),
+    VF_COUNTER(BridgeSnapshot, no_tag_room, "no_tag_room", "no_tag_room", kPackets,
+               "frames and flood copies dropped: no mbuf headroom to push their 802.1Q tag"),
 };
 static_assert(valid_counter_table<BridgeSnapshot>(kBridgeDefs));
 }  // namespace
@@ -40,7 +43,7 @@ BridgeSnapshot EthSwitch::snapshot() const {
   const FdbCounters& f = fdb_.counters();
   return {f.learned.get(),       f.moved.get(),          f.aged.get(),          f.table_full.get(),
           ctr_.flooded.get(),    ctr_.flood_copies.get(), ctr_.flood_no_mbuf.get(), ctr_.flood_no_room.get(),
-          ctr_.vlan_filtered.get(), ctr_.same_port.get(), ctr_.no_egress.get()};
+          ctr_.vlan_filtered.get(), ctr_.same_port.get(), ctr_.no_egress.get(), ctr_.no_tag_room.get()};
 }
 
 EthSwitch::EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
@@ -49,7 +52,7 @@ EthSwitch::EthSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg
 void EthSwitch::reset_counters() {
   fdb_.reset_counters();
   for (Counter* c : {&ctr_.flooded, &ctr_.flood_copies, &ctr_.flood_no_mbuf, &ctr_.flood_no_room, &ctr_.vlan_filtered,
-                     &ctr_.same_port, &ctr_.no_egress})
+                     &ctr_.same_port, &ctr_.no_egress, &ctr_.no_tag_room})
     c->set(0);
   if (router_) router_->reset_counters();
 }
@@ -110,8 +113,10 @@ void EthSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
     return sw.relay_error(in, m, cls);
   }
   const int8_t grown = sw.egress_tag(out, m, cls, vid, tagged);
-  if (grown == INT8_MIN) [[unlikely]]
+  if (grown == INT8_MIN) [[unlikely]] {
+    sw.ctr_.no_tag_room.add();
     return sw.relay_error(in, m, cls);
+  }
   sw.forward(in, cls, out, cls, m, grown);
 }
 
@@ -129,8 +134,10 @@ void EthSwitch::bridge(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool t
     return drop_from(in, m, cls);
   }
   const int8_t grown = egress_tag(out, m, cls, vid, tagged);
-  if (grown == INT8_MIN) [[unlikely]]
+  if (grown == INT8_MIN) [[unlikely]] {
+    ctr_.no_tag_room.add();
     return drop_from(in, m, cls);
+  }
   forward_from(in, cls, out, m, grown);
 }
 
@@ -147,6 +154,7 @@ void EthSwitch::flood(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool ta
       if (!copy) {
         ctr_.flood_no_mbuf.add();
       } else if (egress_tag(*last, copy, cls, vid, tagged) == INT8_MIN) {
+        ctr_.no_tag_room.add();
         rte_pktmbuf_free(copy);
       } else {
         ctr_.flood_copies.add();
@@ -155,9 +163,15 @@ void EthSwitch::flood(Port* in, rte_mbuf* m, unsigned cls, uint16_t vid, bool ta
     }
     last = &out;
   }
-  if (!last) return drop_from(in, m, cls);
+  if (!last) {
+    ctr_.no_egress.add();
+    return drop_from(in, m, cls);
+  }
   const int8_t grown = egress_tag(*last, m, cls, vid, tagged);
-  if (grown == INT8_MIN) return drop_from(in, m, cls);
+  if (grown == INT8_MIN) {
+    ctr_.no_tag_room.add();
+    return drop_from(in, m, cls);
+  }
   ctr_.flood_copies.add();
   forward_from(in, cls, *last, m, grown);
 }

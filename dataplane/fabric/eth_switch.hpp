@@ -40,14 +40,15 @@ struct BridgeCounters {
   Counter flood_no_room;    // copies not made: the egress queue held queue_pkts frames
   Counter vlan_filtered;    // ingress frames of a VLAN the port does not carry
   Counter same_port;        // destination learned on the ingress port
-  Counter no_egress;        // known destination whose port cannot take it
+  Counter no_egress;        // known destination whose port cannot take it, or a flood with no port
+  Counter no_tag_room;      // frames and flood copies dropped: no headroom to push an 802.1Q tag
 };
 
 // A bridge's counters as plain values (the FDB's and the bridge's), for the
 // control side; kBridgeCounters names them.
 struct BridgeSnapshot {
   uint64_t fdb_learned, fdb_moved, fdb_aged, fdb_table_full;
-  uint64_t flooded, flood_copies, flood_no_mbuf, flood_no_room, vlan_filtered, same_port, no_egress;
+  uint64_t flooded, flood_copies, flood_no_mbuf, flood_no_room, vlan_filtered, same_port, no_egress, no_tag_room;
 };
 extern const CounterTable kBridgeCounters;
 

@@ -215,6 +215,36 @@ TEST(Bridge, APushedTagCarriesTheFramesPriorityAndAPriorityTagJoinsThePvid) {
   EXPECT_EQ(b.host[1]->got[0].pcp, 5);
 }
 
+// Nothing is dropped without its cause: a frame whose tag cannot be pushed
+// (no mbuf headroom), flooded or known, counts no_tag_room; a flood with no
+// other port in its VLAN counts no_egress.
+TEST(Bridge, DropsForWantOfTagRoomOrOfAnyEgressAreCounted) {
+  Bridge b(2);
+  PortVlans trunk;
+  trunk.add_tagged(1);
+  b.sw.set_vlans(2, trunk);
+  auto bare = [](const Mac& dst, const Mac& src) {
+    rte_mbuf* m = frame(dst, src);
+    const uint16_t len = rte_pktmbuf_data_len(m);
+    uint8_t copy[64];
+    std::memcpy(copy, rte_pktmbuf_mtod(m, uint8_t*), len);
+    m->data_off = 0;  // no headroom left for a tag
+    std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), copy, len);
+    return m;
+  };
+  b.send(0, bare(kBroadcast, mac(1)));  // flooded to the trunk: needs a tag
+  b.send(1, frame(mac(1), mac(2), 1));  // h1 learned (tagged), so the next is known unicast
+  b.send(0, bare(mac(2), mac(1)));
+  EXPECT_EQ(b.got(1), 0u);
+  EXPECT_EQ(b.sw.counters().no_tag_room.get(), 2u);
+  PortVlans alone;
+  alone.set_access(30);
+  b.sw.set_vlans(1, alone);
+  b.send(0, frame(kBroadcast, mac(1)));  // into VLAN 30, which no other port carries
+  EXPECT_EQ(b.sw.counters().no_egress.get(), 1u);
+  EXPECT_EQ(b.relay_errors(1), 3u);
+}
+
 TEST(Bridge, ReceiveBuffersAreReleasedExactlyWhenTagsChangeTheLength) {
   Bridge b(3);
   PortVlans trunk;
