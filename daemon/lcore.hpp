@@ -46,7 +46,9 @@ class Lcore {
   Nanos clock_now() const;
 
   // Any thread: single-writer counters, read relaxed (dp::Counter).
-  LcoreSnapshot snapshot() const { return {loops_.get(), sleeps_.get(), wakeups_.get(), tasks_run_.get()}; }
+  LcoreSnapshot snapshot() const {
+    return {loops_.get(), sleeps_.get(), wakeups_.get(), tasks_run_.get(), clock_now()};
+  }
 
  private:
   static void make_realtime();

@@ -11,6 +11,9 @@ constexpr CounterDef kLcoreDefs[] = {
                "times a doorbell, a control task or a timer woke the lcore"),
     VF_COUNTER(LcoreSnapshot, tasks, "tasks", "lcore_tasks", kEvents,
                "control-thread tasks the lcore ran"),
+    VF_GAUGE(LcoreSnapshot, emulated_ns, "emulated_time_ns", "emulated_time_ns", kNanoseconds,
+             "emulated time since fabricd started, when these counters were read: divide counter "
+             "deltas by its delta for rates in emulated time"),
 };
 static_assert(valid_counter_table<LcoreSnapshot>(kLcoreDefs));
 }  // namespace

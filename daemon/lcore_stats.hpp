@@ -14,6 +14,10 @@ struct LcoreSnapshot {
   uint64_t sleeps;   // times it went to sleep with nothing to do
   uint64_t wakeups;  // times a doorbell, task or timer woke it
   uint64_t tasks;    // control-thread tasks run
+  // Emulated time (ns since start) when the snapshot was taken: a metrics
+  // snapshot is taken at one instant on the lcore, so counter deltas divided
+  // by this gauge's delta are exact rates in emulated time.
+  uint64_t emulated_ns;
 };
 
 // Display names are the status reply's keys ("loops" ...), metric names

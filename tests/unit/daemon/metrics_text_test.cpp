@@ -78,15 +78,15 @@ TEST(CounterRegistry, RxErrorRowsFollowTheWireReasons) {
 }
 
 TEST(CounterRegistry, LcoreJsonKeepsTheStatusKeys) {
-  const LcoreSnapshot l{1, 2, 3, 4};
+  const LcoreSnapshot l{1, 2, 3, 4, 5};
   nlohmann::json j = nlohmann::json::object();
   put_counters(j, kLcoreCounters, &l);
-  EXPECT_EQ(j, (nlohmann::json{{"loops", 1}, {"sleeps", 2}, {"wakeups", 3}, {"tasks", 4}}));
+  EXPECT_EQ(j, (nlohmann::json{{"loops", 1}, {"sleeps", 2}, {"wakeups", 3}, {"tasks", 4}, {"emulated_time_ns", 5}}));
 }
 
 MetricsSnapshot known() {
   MetricsSnapshot m{};
-  m.lcore = {8, 0, 0, 0};
+  m.lcore = {8, 0, 0, 0, 1'500'000};
   MetricsSnapshot::Vhca v{};
   v.fabric = "ib";
   v.name = "vib0";
@@ -131,6 +131,7 @@ TEST(MetricsText, AKnownSnapshotGivesItsSamples) {
   const std::string t = prometheus_text(known());
   for (const char* line : {
            "vfabric_lcore_loops_total 8",
+           "vfabric_emulated_time_ns 1500000",
            "vfabric_port_xmit_data_total{fabric=\"ib\",port=\"vib0\"} 11",
            "vfabric_port_xmit_data_total{fabric=\"roce\",port=\"ethsw0/1\"} 22",
            "vfabric_class_depth_packets{fabric=\"ib\",port=\"vib0\",class=\"vl15\"} 3",
