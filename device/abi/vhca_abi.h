@@ -9,6 +9,7 @@
 #ifndef VHCA_ABI_H
 #define VHCA_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
@@ -19,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 3
+#define VHCA_ABI_VERSION 4
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -101,9 +102,14 @@ struct vhca_cqe {
   uint16_t slid;
   uint8_t sl;
   uint8_t dlid_path_bits;
-  uint8_t reserved[18];
+  uint8_t reserved[2];
+  /* Emulated time (ns since fabricd started) when the engine wrote the CQE:
+   * the device clock of ibv_wc_read_completion_ts (hca_core_clock 1 GHz). */
+  uint64_t completion_ts;
+  uint8_t reserved2[8];
 };
 VHCA_STATIC_ASSERT(sizeof(struct vhca_cqe) == 64, "cqe layout");
+VHCA_STATIC_ASSERT(offsetof(struct vhca_cqe, completion_ts) == 48, "cqe timestamp alignment");
 
 static inline uint64_t vhca_ring_bytes(uint32_t entries, uint32_t entry_size) {
   return sizeof(struct vhca_ring_hdr) + (uint64_t)entries * entry_size;

@@ -46,7 +46,9 @@ bool Engine::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
     async_event(cq.client, IBV_EVENT_CQ_ERR, cq.handle);
     return false;
   }
-  std::memcpy(cq.ring.slot(cq.producer), &cqe, sizeof(cqe));
+  auto* slot = reinterpret_cast<vhca_cqe*>(cq.ring.slot(cq.producer));
+  std::memcpy(slot, &cqe, sizeof(cqe));
+  slot->completion_ts = sched.now();
   cq.ring.store_producer(++cq.producer);
   ++ctr.cqes;
   // Store-load ordering with the app's ibv_req_notify_cq: it stores arm_sn

@@ -22,8 +22,17 @@ static int vhca_query_device_ex(struct ibv_context *ibctx, const struct ibv_quer
   /* Extended attributes we do not support read as zero. */
   memset(attr, 0, attr_size < sizeof(*attr) ? attr_size : sizeof(*attr));
   attr->orig_attr = rsp.attr;
-  if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(attr->phys_port_cnt_ex))
-    attr->phys_port_cnt_ex = rsp.attr.phys_port_cnt;
+#define HAS_FIELD(f) (attr_size >= offsetof(struct ibv_device_attr_ex, f) + sizeof(attr->f))
+  /* CQE timestamps count emulated nanoseconds (cq_ex.c): a 1 GHz clock
+   * whose 64 bits do not wrap in a lab's lifetime. */
+  if (HAS_FIELD(hca_core_clock)) {
+    attr->completion_timestamp_mask = UINT64_MAX;
+    attr->hca_core_clock = 1000000; /* kHz */
+  }
+  /* The kernel reports the base capability flags in the extended word too. */
+  if (HAS_FIELD(device_cap_flags_ex)) attr->device_cap_flags_ex = rsp.attr.device_cap_flags;
+  if (HAS_FIELD(phys_port_cnt_ex)) attr->phys_port_cnt_ex = rsp.attr.phys_port_cnt;
+#undef HAS_FIELD
   return 0;
 }
 
@@ -120,8 +129,8 @@ static int channel_write_fd(struct ibv_context *ibctx, struct ibv_comp_channel *
   return __atomic_load_n(&vch->write_fd, __ATOMIC_ACQUIRE); /* -1 once fabricd went away */
 }
 
-static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
-                                     struct ibv_comp_channel *channel, int comp_vector) {
+struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
+                             int comp_vector) {
   if (cqe < 1 || comp_vector < 0) {
     errno = EINVAL;
     return NULL;
@@ -163,7 +172,13 @@ static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
   cq->vcq.cq.cqe = (int)rsp.entries - 1;
   cq->vcq.cq.channel = channel; /* ibv_create_cq sets it too; go_fatal needs it now */
   vhca_track_cq(to_vctx(ibctx), cq);
-  return &cq->vcq.cq; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
+  return cq;
+}
+
+static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
+                                     struct ibv_comp_channel *channel, int comp_vector) {
+  struct vhca_cq *cq = vhca_open_cq(ibctx, cqe, channel, comp_vector);
+  return cq ? &cq->vcq.cq : NULL; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
 }
 
 static int vhca_destroy_cq(struct ibv_cq *ibcq) {
@@ -183,7 +198,7 @@ static int vhca_destroy_cq(struct ibv_cq *ibcq) {
   return 0;
 }
 
-static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
   switch (attr->qp_type) { /* types this device lacks: EOPNOTSUPP before any argument check */
     case IBV_QPT_RAW_PACKET:
     case IBV_QPT_XRC_SEND:
@@ -259,7 +274,12 @@ static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
   qp->sq_sig_all = attr->sq_sig_all;
   attr->cap = rsp.cap;
   vhca_track_qp(to_vctx(pd->context), qp);
-  return q;
+  return qp;
+}
+
+static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+  struct vhca_qp *qp = vhca_open_qp(pd, attr);
+  return qp ? &qp->vqp.qp : NULL;
 }
 
 static int vhca_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
@@ -405,9 +425,11 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .reg_mr = vhca_reg_mr,
     .dereg_mr = vhca_dereg_mr,
     .create_cq = vhca_create_cq,
+    .create_cq_ex = vhca_create_cq_ex,
     .destroy_cq = vhca_destroy_cq,
     .poll_cq = vhca_poll_cq,
     .create_qp = vhca_create_qp,
+    .create_qp_ex = vhca_create_qp_ex,
     .modify_qp = vhca_modify_qp,
     .query_qp = vhca_query_qp,
     .destroy_qp = vhca_destroy_qp,

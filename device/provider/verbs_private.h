@@ -70,6 +70,9 @@ struct verbs_mr {
   int access;
 };
 
+/* verbs_qp.comp_mask: ibv_qp_to_qp_ex returns &qp_ex only with VERBS_QP_EX. */
+enum verbs_qp_mask { VERBS_QP_XRCD = 1 << 0, VERBS_QP_EX = 1 << 1 };
+
 struct verbs_xrcd;
 struct verbs_qp {
   union {
@@ -99,9 +102,11 @@ struct verbs_context_ops {
   void *create_counters;
   struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
                               struct ibv_comp_channel *channel, int comp_vector);
-  void *create_cq_ex, *create_flow, *create_flow_action_esp;
+  struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context, struct ibv_cq_init_attr_ex *init_attr);
+  void *create_flow, *create_flow_action_esp;
   struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-  void *create_qp_ex, *create_rwq_ind_table;
+  struct ibv_qp *(*create_qp_ex)(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+  void *create_rwq_ind_table;
   struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
   void *create_srq_ex, *create_wq, *dealloc_mw;
   int (*dealloc_pd)(struct ibv_pd *pd);
@@ -149,6 +154,8 @@ _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 8 * 69, "req
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 8 * 58, "query_device_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 8 * 39, "free_context slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 8 * 13, "create_ah slot");
+_Static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 8 * 16, "create_cq_ex slot");
+_Static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 8 * 20, "create_qp_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_srq) == 8 * 22, "create_srq slot");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 8 * 29, "destroy_ah slot");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 8 * 36, "destroy_srq slot");

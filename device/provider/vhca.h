@@ -60,6 +60,10 @@ struct vhca_cq {
   struct vhca_ring ring; /* engine produces, we consume */
   uint32_t arm_sn;       /* last value written to ring.hdr->arm_sn; under ring.lock */
   struct vhca_cq *next;  /* ctx->cqs */
+  /* cq_ex.c, between start_poll and end_poll (under ring.lock): the CQE the
+   * wc_read_* calls read, in the ring or a flush completion in `flushed`. */
+  const struct vhca_cqe *cur;
+  struct vhca_cqe flushed;
 };
 
 struct vhca_qp {
@@ -69,6 +73,12 @@ struct vhca_qp {
   uint32_t max_send_sge, max_recv_sge, max_inline;
   int sq_sig_all;
   struct vhca_qp *next; /* ctx->qps */
+  /* qp_ex.c, from wr_start to wr_complete/wr_abort (under sq.lock). */
+  struct vhca_send_wqe *wr_cur; /* the WR being built, already in the ring */
+  const struct vhca_wr_op *wr_op;
+  uint32_t wr_first; /* sq.local at wr_start: where an abort rolls back to */
+  int wr_err;        /* the first error of this batch; wr_complete returns it */
+  int wr_has_ah;     /* a UD WR got its ibv_wr_set_ud_addr */
 };
 
 struct vhca_srq {
@@ -122,7 +132,12 @@ int vhca_ring_map(struct vhca_ring *ring, int fd, uint32_t entries, uint32_t ent
 void vhca_ring_unmap(struct vhca_ring *ring);
 void vhca_ring_doorbell(struct vhca_context *ctx);
 
-/* verbs.c / datapath.c */
+/* verbs.c / datapath.c / cq_ex.c */
+struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
+                             int comp_vector);
+struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr);
+struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr);
 extern const struct verbs_context_ops vhca_ctx_ops;
 void vhca_free_context(struct ibv_context *ibctx);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

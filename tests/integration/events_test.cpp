@@ -32,7 +32,7 @@ struct ChanSide {
   }
 };
 
-void open_chan_side(ChanSide& s, const char* dev, int gid_index, int cqe = 64) {
+void open_chan_side(ChanSide& s, const char* dev, int gid_index, int cqe = 64, bool cq_ex = false) {
   VerbsSide& v = s.v;
   v.ctx = open_device(dev);
   check(ibv_query_port(v.ctx, 1, &v.port), "ibv_query_port");
@@ -44,7 +44,17 @@ void open_chan_side(ChanSide& s, const char* dev, int gid_index, int cqe = 64) {
   if (!v.mr) check(errno, "ibv_reg_mr");
   s.ch = ibv_create_comp_channel(v.ctx);
   if (!s.ch) check(errno, "ibv_create_comp_channel");
-  v.cq = ibv_create_cq(v.ctx, cqe, &s, s.ch, 0);
+  if (cq_ex) {
+    ibv_cq_init_attr_ex a{};
+    a.cqe = uint32_t(cqe);
+    a.cq_context = &s;
+    a.channel = s.ch;
+    a.wc_flags = IBV_WC_STANDARD_FLAGS;
+    ibv_cq_ex* x = ibv_create_cq_ex(v.ctx, &a);
+    v.cq = x ? ibv_cq_ex_to_cq(x) : nullptr;
+  } else {
+    v.cq = ibv_create_cq(v.ctx, cqe, &s, s.ch, 0);
+  }
   if (!v.cq) check(errno, "ibv_create_cq");
   ibv_qp_init_attr ia{};
   ia.send_cq = ia.recv_cq = v.cq;
@@ -135,6 +145,30 @@ TEST_P(Events, ArmedCqWakesItsChannelOncePerArm) {
   EXPECT_EQ(transfer(3).status, IBV_WC_SUCCESS);
   ASSERT_EQ(next_event(b_.ch, &ctx), b_.v.cq);
   ibv_ack_cq_events(b_.v.cq, 1);
+}
+
+// A CQ_EX reports to its channel like any CQ, and start_poll reads what woke it.
+TEST_P(Events, ACqExOnAChannelRaisesItsEvent) {
+  ChanSide x;
+  open_chan_side(x, GetParam().b, GetParam().gid_index, 64, /*cq_ex=*/true);
+  ConnectParams c;
+  c.gid_index = GetParam().gid_index;
+  connect_to(a_.v, x.v, c);
+  connect_to(x.v, a_.v, c);
+  ASSERT_EQ(ibv_req_notify_cq(x.v.cq, 0), 0);
+  ASSERT_EQ(post_recv(x.v, 7, {sge(x.v, 0, 64)}), 0);
+  ASSERT_EQ(send_flags(a_.v, 1, 48, 0), 0);
+  void* ctx = nullptr;
+  ASSERT_EQ(next_event(x.ch, &ctx), x.v.cq);
+  EXPECT_EQ(ctx, &x);
+  ibv_ack_cq_events(x.v.cq, 1);
+  auto* cqx = reinterpret_cast<ibv_cq_ex*>(x.v.cq);
+  ibv_poll_cq_attr attr{};
+  ASSERT_EQ(ibv_start_poll(cqx, &attr), 0);
+  EXPECT_EQ(cqx->wr_id, 7u);
+  EXPECT_EQ(cqx->status, IBV_WC_SUCCESS);
+  EXPECT_EQ(ibv_wc_read_byte_len(cqx), 48u);
+  ibv_end_poll(cqx);
 }
 
 TEST_P(Events, SolicitedOnlyArmIgnoresUnsolicitedCompletions) {

@@ -58,6 +58,32 @@ int create_qp_of(Objects& o, ibv_qp_type t) {
   return null_errno(ibv_create_qp(o.pd, &ia), ibv_destroy_qp);
 }
 
+int create_cq_ex_with(Objects& o, uint64_t wc_flags, uint32_t comp_mask = 0, uint32_t flags = 0) {
+  ibv_cq_init_attr_ex a{};
+  a.cqe = 8;
+  a.wc_flags = wc_flags;
+  a.comp_mask = comp_mask;
+  a.flags = flags;
+  a.parent_domain = o.pd;
+  errno = 0;
+  ibv_cq_ex* cq = ibv_create_cq_ex(o.ctx, &a);
+  return null_errno(cq ? ibv_cq_ex_to_cq(cq) : nullptr, ibv_destroy_cq);
+}
+
+int create_qp_ex_with(Objects& o, ibv_qp_type t, uint32_t comp_mask, uint64_t send_ops, uint32_t create_flags = 0) {
+  ibv_qp_init_attr_ex a{};
+  a.send_cq = a.recv_cq = o.cq;
+  a.qp_type = t;
+  a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD | comp_mask;
+  a.pd = o.pd;
+  a.send_ops_flags = send_ops;
+  a.create_flags = create_flags;
+  errno = 0;
+  return null_errno(ibv_create_qp_ex(o.ctx, &a), ibv_destroy_qp);
+}
+
 const std::vector<Unsupported>& table() {
   static const std::vector<Unsupported> t = {
       {"ibv_reg_mr IBV_ACCESS_ZERO_BASED",
@@ -128,6 +154,40 @@ const std::vector<Unsupported>& table() {
          errno = 0;
          return null_errno(ibv_create_counters(o.ctx, &a), ibv_destroy_counters);
        }},
+      {"ibv_create_cq_ex IBV_WC_EX_WITH_CVLAN",
+       [](Objects& o) { return create_cq_ex_with(o, uint64_t(IBV_WC_STANDARD_FLAGS) | IBV_WC_EX_WITH_CVLAN); }},
+      {"ibv_create_cq_ex IBV_WC_EX_WITH_FLOW_TAG",
+       [](Objects& o) { return create_cq_ex_with(o, IBV_WC_EX_WITH_FLOW_TAG); }},
+      {"ibv_create_cq_ex IBV_WC_EX_WITH_TM_INFO", [](Objects& o) { return create_cq_ex_with(o, IBV_WC_EX_WITH_TM_INFO); }},
+      {"ibv_create_cq_ex IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK",
+       [](Objects& o) { return create_cq_ex_with(o, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK); }},
+      {"ibv_create_cq_ex IBV_CQ_INIT_ATTR_MASK_PD (parent domain)",
+       [](Objects& o) { return create_cq_ex_with(o, IBV_WC_EX_WITH_BYTE_LEN, IBV_CQ_INIT_ATTR_MASK_PD); }},
+      {"ibv_create_cq_ex IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN",
+       [](Objects& o) {
+         return create_cq_ex_with(o, IBV_WC_EX_WITH_BYTE_LEN, IBV_CQ_INIT_ATTR_MASK_FLAGS,
+                                  IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN);
+       }},
+      {"ibv_create_qp_ex IBV_QP_EX_WITH_BIND_MW",
+       [](Objects& o) { return create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_BIND_MW); }},
+      {"ibv_create_qp_ex IBV_QP_EX_WITH_LOCAL_INV",
+       [](Objects& o) { return create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_LOCAL_INV); }},
+      {"ibv_create_qp_ex IBV_QP_EX_WITH_SEND_WITH_INV",
+       [](Objects& o) {
+         return create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_SEND_WITH_INV);
+       }},
+      {"ibv_create_qp_ex IBV_QP_EX_WITH_TSO",
+       [](Objects& o) { return create_qp_ex_with(o, IBV_QPT_UD, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_TSO); }},
+      {"ibv_create_qp_ex IBV_QP_EX_WITH_ATOMIC_WRITE",
+       [](Objects& o) {
+         return create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_ATOMIC_WRITE);
+       }},
+      {"ibv_create_qp_ex create_flags (IBV_QP_CREATE_SCATTER_FCS)",
+       [](Objects& o) {
+         return create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, IBV_QP_CREATE_SCATTER_FCS);
+       }},
+      {"ibv_create_qp_ex IBV_QP_INIT_ATTR_MAX_TSO_HEADER",
+       [](Objects& o) { return create_qp_ex_with(o, IBV_QPT_UD, IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 0); }},
       {"ibv_advise_mr (ODP prefetch)",
        [](Objects& o) {
          ibv_sge sg{reinterpret_cast<uintptr_t>(o.buf->data()), 64, o.mr->lkey};
@@ -189,6 +249,9 @@ TEST(UnsupportedVerbsContrast, UnknownBitsStayEinvalKnownHintsAreTaken) {
   EXPECT_EQ(reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB), 0) << "HUGETLB is a hint";
   // The kernel's core, mlx5 and rxe accept MW_BIND on any MR (it was EINVAL).
   EXPECT_EQ(reg_mr_with(o, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND), 0);
+  EXPECT_EQ(create_cq_ex_with(o, IBV_WC_STANDARD_FLAGS, IBV_CQ_INIT_ATTR_MASK_FLAGS, IBV_CREATE_CQ_ATTR_SINGLE_THREADED), 0)
+      << "single-threaded is a hint";
+  EXPECT_EQ(create_qp_ex_with(o, IBV_QPT_RC, IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, 0), 0) << "no create flags";
   ibv_destroy_cq(o.cq);
   ibv_dealloc_pd(o.pd);
   ibv_close_device(ctx);
