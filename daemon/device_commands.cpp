@@ -147,6 +147,12 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       }
       return reply(h, st, rsp);
     }
+    case VHCA_CMD_RESIZE_CQ: {
+      vhca_resize_cq_rsp rsp{};
+      engine::Fd ring;
+      int st = hca.resize_cq(client, copy_request<vhca_resize_cq_req>(msg), rsp, ring);
+      return reply(h, st, rsp, {ring.fd});
+    }
     case VHCA_CMD_CREATE_QP: {
       vhca_create_qp_rsp rsp{};
       const auto req = copy_request<vhca_create_qp_req>(msg);

@@ -144,6 +144,7 @@ enum vhca_cmd {
   VHCA_CMD_DESTROY_SRQ,
   VHCA_CMD_CREATE_AH,
   VHCA_CMD_DESTROY_AH,
+  VHCA_CMD_RESIZE_CQ, /* reply fds: [new ring memfd] */
   VHCA_CMD_MAX
 };
 
@@ -259,6 +260,19 @@ struct vhca_create_cq_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t cq_handle;
   uint32_t entries; /* ring entries (power of two); cqe reported = entries - 1 */
+};
+
+/* The new ring holds the unread CQEs at the same free-running indices, and
+ * the arm state: the provider swaps mappings and keeps its consumer index. */
+struct vhca_resize_cq_req {
+  struct vhca_req_hdr hdr;
+  uint32_t cq_handle;
+  uint32_t cqe; /* requested entries */
+};
+struct vhca_resize_cq_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t entries; /* new ring entries (power of two); cqe reported = entries - 1 */
+  uint32_t reserved;
 };
 
 struct vhca_create_qp_req {

@@ -31,6 +31,34 @@ int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create
   return 0;
 }
 
+// ibv_resize_cq: a new ring of the new size holding the unread CQEs at the
+// same free-running indices, with the app's arm state, replaces the old one;
+// the provider (holding its CQ lock throughout) swaps its mapping. Smaller
+// than what is unread is EINVAL, as mlx5 and rxe answer.
+int Hca::Impl::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize_cq_rsp& rsp, Fd& fd) {
+  fd.fd = -1;
+  Cq* cq = eng_.owned<Cq>(id, req.cq_handle);
+  if (!cq) return EINVAL;
+  if (req.cqe == 0 || req.cqe > eng_.cfg.limits.max_cqe) return EINVAL;
+  const uint32_t entries = round_up_pow2(req.cqe + 1);
+  const uint32_t cons = cq->ring.load_consumer();
+  const uint32_t unread = cq->producer - cons;
+  // A consumer index the app cannot have produced, or CQEs that do not fit.
+  if (unread > cq->ring.entries() || unread >= entries) return EINVAL;
+  SharedRing fresh;
+  if (int err = fresh.create("vhca-cq", entries, sizeof(vhca_cqe), fd.fd)) return err;
+  for (uint32_t i = cons; i != cq->producer; ++i) std::memcpy(fresh.slot(i), cq->ring.slot(i), sizeof(vhca_cqe));
+  vhca_ring_hdr* h = fresh.hdr();
+  h->arm = cq->ring.load_arm();
+  h->arm_sn = cq->ring.load_arm_sn();
+  fresh.store_consumer(cons);
+  fresh.store_producer(cq->producer);
+  cq->ring.swap(fresh);  // the old mapping goes with `fresh`
+  rsp.entries = entries;
+  rsp.reserved = 0;
+  return 0;
+}
+
 int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {
   return destroy_unused<Cq>(id, req.handle);
 }

@@ -336,6 +336,9 @@ int Hca::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create_cq_rs
   return impl_->create_cq(id, req, rsp, fd);
 }
 int Hca::destroy_cq(ClientId id, const vhca_handle_req& req) { return impl_->destroy_cq(id, req); }
+int Hca::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize_cq_rsp& rsp, Fd& fd) {
+  return impl_->resize_cq(id, req, rsp, fd);
+}
 int Hca::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create_qp_rsp& rsp, Fd& sq,
                    Fd& rq) {
   return impl_->create_qp(id, req, rsp, sq, rq);

@@ -161,6 +161,8 @@ class Hca {
   int dereg_mr(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd& ring_memfd);
   int destroy_cq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
+  // A new ring with the unread CQEs; EINVAL if they would not fit.
+  int resize_cq(ClientId, const vhca_resize_cq_req&, vhca_resize_cq_rsp&, Fd& ring_memfd);
   int create_qp(ClientId, const vhca_create_qp_req&, vhca_create_qp_rsp&, Fd& sq_memfd,
                 Fd& rq_memfd);
   int modify_qp(ClientId, const vhca_modify_qp_req&);

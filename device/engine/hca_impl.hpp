@@ -34,6 +34,7 @@ class Hca::Impl {
   int dereg_mr(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd&);
   int destroy_cq(ClientId, const vhca_handle_req&);
+  int resize_cq(ClientId, const vhca_resize_cq_req&, vhca_resize_cq_rsp&, Fd&);
   int create_qp(ClientId, const vhca_create_qp_req&, vhca_create_qp_rsp&, Fd&, Fd&);
   int modify_qp(ClientId, const vhca_modify_qp_req&);
   int query_qp(ClientId, const vhca_query_qp_req&, vhca_query_qp_rsp&);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 namespace vf::engine {
 
@@ -38,6 +39,13 @@ int SharedRing::create(const char* name, uint32_t entries, uint32_t entry_size, 
   entry_size_ = entry_size;
   fd_out = fd;
   return 0;
+}
+
+void SharedRing::swap(SharedRing& o) noexcept {
+  std::swap(base_, o.base_);
+  std::swap(map_len_, o.map_len_);
+  std::swap(entries_, o.entries_);
+  std::swap(entry_size_, o.entry_size_);
 }
 
 void SharedRing::reset() {

@@ -23,6 +23,8 @@ class SharedRing {
   // it); the engine keeps only the mapping. Returns an errno on failure.
   int create(const char* name, uint32_t entries, uint32_t entry_size, int& fd_out);
   void reset();
+  // Exchanges the mappings (a resized ring replaces the old one).
+  void swap(SharedRing& o) noexcept;
 
   bool mapped() const { return base_ != nullptr; }
   uint32_t entries() const { return entries_; }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "device/abi/vhca_comp_channel.h"
@@ -179,6 +180,35 @@ static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
                                      struct ibv_comp_channel *channel, int comp_vector) {
   struct vhca_cq *cq = vhca_open_cq(ibctx, cqe, channel, comp_vector);
   return cq ? &cq->vcq.cq : NULL; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
+}
+
+/* The CQ lock is held across the request, so no poll of this process reads
+ * the old ring while the engine copies its unread CQEs into the new one. The
+ * consumer index (ring.local) stays: the engine keeps the indices. */
+static int vhca_resize_cq(struct ibv_cq *ibcq, int cqe) {
+  if (cqe < 1) return EINVAL;
+  struct vhca_cq *cq = to_vcq(ibcq);
+  struct vhca_resize_cq_req req = {.cq_handle = ibcq->handle, .cqe = (uint32_t)cqe};
+  struct vhca_resize_cq_rsp rsp;
+  int fd = -1;
+  pthread_spin_lock(&cq->ring.lock);
+  int ret = vhca_cmd(to_vctx(ibcq->context), VHCA_CMD_RESIZE_CQ, &req, sizeof(req), &rsp, sizeof(rsp), &fd, 1);
+  struct vhca_ring fresh = {0};
+  if (!ret) ret = fd < 0 ? EPROTO : vhca_ring_map(&fresh, fd, rsp.entries, sizeof(struct vhca_cqe));
+  if (fd >= 0) close(fd);
+  if (!ret) {
+    munmap(cq->ring.hdr, cq->ring.map_len);
+    cq->ring.hdr = fresh.hdr;
+    cq->ring.entries = fresh.entries;
+    cq->ring.mask = fresh.mask;
+    cq->ring.map_len = fresh.map_len;
+    pthread_spin_destroy(&fresh.lock);
+    ibcq->cqe = (int)rsp.entries - 1;
+  }
+  /* A failed map after the engine swapped leaves the old ring mapped and
+   * no longer written: the CQ is lost as on a device error, and reported. */
+  pthread_spin_unlock(&cq->ring.lock);
+  return ret;
 }
 
 static int vhca_destroy_cq(struct ibv_cq *ibcq) {
@@ -427,6 +457,7 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .create_cq = vhca_create_cq,
     .create_cq_ex = vhca_create_cq_ex,
     .destroy_cq = vhca_destroy_cq,
+    .resize_cq = vhca_resize_cq,
     .poll_cq = vhca_poll_cq,
     .create_qp = vhca_create_qp,
     .create_qp_ex = vhca_create_qp_ex,

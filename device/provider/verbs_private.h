@@ -146,7 +146,9 @@ struct verbs_context_ops {
   struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
                            int access);
   int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-  void *rereg_mr, *resize_cq, *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
+  void *rereg_mr;
+  int (*resize_cq)(struct ibv_cq *cq, int cqe);
+  void *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
 };
 _Static_assert(sizeof(struct verbs_context_ops) == 608, "verbs_context_ops: 76 pointers (ABI 34)");
 _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 8 * 53, "poll_cq slot");
@@ -155,6 +157,7 @@ _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 8 * 58, "q
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 8 * 39, "free_context slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 8 * 13, "create_ah slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 8 * 16, "create_cq_ex slot");
+_Static_assert(offsetof(struct verbs_context_ops, resize_cq) == 8 * 71, "resize_cq slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 8 * 20, "create_qp_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_srq) == 8 * 22, "create_srq slot");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 8 * 29, "destroy_ah slot");

@@ -7,7 +7,7 @@
 // DMA lands in its copy of the arena, never in the fuzzer.
 //
 // Input: a sequence of ops, each one byte then its operands:
-//   0x00-0x3F  request for cmd (op % 20), body from the input, header filled in
+//   0x00-0x3F  request for cmd (op % VHCA_CMD_MAX), body from the input, header filled in
 //   0x40-0x7F  the same with fields steered to valid values (arena addresses)
 //   0x80       raw message: u16 length, bytes (nothing filled in)
 //   0x81       ring write: ring, u16 offset, u8 length, bytes
@@ -187,7 +187,8 @@ void execute(Rig& g, vf::engine::ClientId client, const std::vector<uint8_t>& ms
   vf::DeviceReply r = vf::execute_device_command(*g.hca, g.events, client, g.child, msg, std::move(req_fds), g.fds);
   vhca_req_hdr h;
   std::memcpy(&h, msg.data(), sizeof(h));
-  const bool ring_fds = h.cmd == VHCA_CMD_CREATE_CQ || h.cmd == VHCA_CMD_CREATE_QP || h.cmd == VHCA_CMD_CREATE_SRQ;
+  const bool ring_fds = h.cmd == VHCA_CMD_CREATE_CQ || h.cmd == VHCA_CMD_RESIZE_CQ || h.cmd == VHCA_CMD_CREATE_QP ||
+                        h.cmd == VHCA_CMD_CREATE_SRQ;
   for (int fd : r.fds) {
     struct stat st {};
     if (ring_fds && rings.size() < 16 && fstat(fd, &st) == 0 && st.st_size > 0) {
@@ -240,7 +241,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t op = in.u8();
     if (op < 0x80) {
       std::vector<int> req_fds;
-      const uint32_t cmd = op % 20;
+      const uint32_t cmd = op % VHCA_CMD_MAX;
       if (cmd == VHCA_CMD_CREATE_CQ && (op & 0x40)) {  // with a completion channel
         int ch[2];
         if (pipe2(ch, O_CLOEXEC | O_NONBLOCK) == 0) {

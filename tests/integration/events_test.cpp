@@ -147,6 +147,19 @@ TEST_P(Events, ArmedCqWakesItsChannelOncePerArm) {
   ibv_ack_cq_events(b_.v.cq, 1);
 }
 
+// An armed CQ stays armed across ibv_resize_cq: the next completion wakes it.
+TEST_P(Events, AResizedCqKeepsItsArm) {
+  connect();
+  ASSERT_EQ(ibv_req_notify_cq(b_.v.cq, 0), 0);
+  ASSERT_EQ(ibv_resize_cq(b_.v.cq, 500), 0);
+  ASSERT_EQ(post_recv(b_.v, 1, {sge(b_.v, 0, 64)}), 0);
+  ASSERT_EQ(send_flags(a_.v, 1, 64, 0), 0);
+  void* ctx = nullptr;
+  ASSERT_EQ(next_event(b_.ch, &ctx), b_.v.cq);
+  ibv_ack_cq_events(b_.v.cq, 1);
+  EXPECT_EQ(poll_one(b_.v.cq).wr_id, 1u);
+}
+
 // A CQ_EX reports to its channel like any CQ, and start_poll reads what woke it.
 TEST_P(Events, ACqExOnAChannelRaisesItsEvent) {
   ChanSide x;

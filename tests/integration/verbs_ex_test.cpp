@@ -462,6 +462,114 @@ TEST_P(QpEx, SendOpsAQpTypeCannotCarryAreEopnotsupp) {
   EXPECT_NE(ibv_qp_to_qp_ex(v.qp), nullptr);
 }
 
+class ResizeCq : public ::testing::TestWithParam<FabricParam> {
+ protected:
+  void SetUp() override {
+    SideParams p;
+    p.gid_index = GetParam().gid_index;
+    p.cqe = 16;
+    open_side(a_, GetParam().a, p);
+    p.cqe = 256;
+    open_side(b_, GetParam().b, p);
+    ConnectParams c;
+    c.gid_index = GetParam().gid_index;
+    connect_to(a_, b_, c);
+    connect_to(b_, a_, c);
+  }
+  // `n` SENDs from b to a, each completing on a's small CQ, unpolled.
+  void sends_into_a(uint64_t first, int n) {
+    for (int i = 0; i < n; ++i) ASSERT_EQ(post_recv(a_, first + uint64_t(i), {sge(a_, 0, 64)}), 0);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(post_send(b_, first + uint64_t(i), {sge(b_, 0, 64)}), 0);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(wait_one(b_).status, IBV_WC_SUCCESS);
+  }
+  VerbsSide a_, b_;
+};
+
+// Grown while it holds unread CQEs: they are all still there, in order,
+// followed by more than the old ring could ever have held.
+TEST_P(ResizeCq, GrowingKeepsEveryUnreadCompletion) {
+  const int small = a_.cq->cqe;
+  ASSERT_GE(small, 16);
+  sends_into_a(0, 12);
+  ASSERT_EQ(ibv_resize_cq(a_.cq, 200), 0);
+  EXPECT_GE(a_.cq->cqe, 200);
+  sends_into_a(12, 50);  // the RQ holds 64
+  sends_into_a(62, 50);
+  for (uint64_t i = 0; i < 112; ++i) {
+    const ibv_wc wc = wait_one(a_);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << i;
+    ASSERT_EQ(wc.wr_id, i) << "completion lost or out of order";
+    ASSERT_EQ(wc.opcode, IBV_WC_RECV);
+  }
+  ibv_wc extra;
+  EXPECT_EQ(ibv_poll_cq(a_.cq, 1, &extra), 0);
+  // And shrunk again once drained.
+  ASSERT_EQ(ibv_resize_cq(a_.cq, 8), 0);
+  EXPECT_GE(a_.cq->cqe, 8);
+  EXPECT_LT(a_.cq->cqe, 200);
+  sends_into_a(200, 4);
+  for (uint64_t i = 200; i < 204; ++i) EXPECT_EQ(wait_one(a_).wr_id, i);
+}
+
+// Smaller than what is unread is EINVAL and changes nothing; so are sizes
+// outside 1..max_cqe.
+TEST_P(ResizeCq, TooSmallForTheUnreadOrOutOfRangeIsEinval) {
+  sends_into_a(0, 10);
+  EXPECT_EQ(ibv_resize_cq(a_.cq, 4), EINVAL);
+  EXPECT_EQ(ibv_resize_cq(a_.cq, 0), EINVAL);
+  ibv_device_attr da{};
+  ASSERT_EQ(ibv_query_device(a_.ctx, &da), 0);
+  EXPECT_EQ(ibv_resize_cq(a_.cq, da.max_cqe + 1), EINVAL);
+  for (uint64_t i = 0; i < 10; ++i) EXPECT_EQ(wait_one(a_).wr_id, i);
+  EXPECT_EQ(ibv_resize_cq(a_.cq, 4), 0) << "fits once read";
+}
+
+// Resized again and again while the engine keeps completing WRITEs into it:
+// every completion arrives once, in order.
+TEST_P(ResizeCq, ResizingUnderLoadLosesNothing) {
+  VerbsSide a, b;
+  SideParams p;
+  p.gid_index = GetParam().gid_index;
+  p.mr_access = kRemoteAll;
+  p.cqe = 64;
+  open_side(a, GetParam().a, p);
+  open_side(b, GetParam().b, p);
+  ConnectParams c;
+  c.gid_index = GetParam().gid_index;
+  c.qp_access = kRemoteAll;
+  connect_to(a, b, c);
+  connect_to(b, a, c);
+  constexpr uint64_t kN = 3000;
+  uint64_t posted = 0, done = 0;
+  unsigned resizes = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (done < kN && std::chrono::steady_clock::now() < deadline) {
+    while (posted < kN && posted - done < 48) {
+      RemoteOp w;
+      w.remote_addr = remote_addr(b, 0);
+      w.rkey = b.mr->rkey;
+      ASSERT_EQ(post_remote(a, posted, {sge(a, 0, 256)}, w), 0);
+      ++posted;
+    }
+    if (posted % 97 < 48) {
+      ASSERT_EQ(ibv_resize_cq(a.cq, resizes % 2 ? 64 : 700), 0) << "resize " << resizes;
+      ++resizes;
+    }
+    ibv_wc wc[16];
+    const int n = ibv_poll_cq(a.cq, 16, wc);
+    ASSERT_GE(n, 0);
+    for (int i = 0; i < n; ++i, ++done) {
+      ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[i].status);
+      ASSERT_EQ(wc[i].wr_id, done) << "lost or reordered across a resize";
+    }
+  }
+  EXPECT_EQ(done, kN);
+  EXPECT_GT(resizes, 20u);
+  std::printf("%u resizes under %llu WRITEs\n", resizes, static_cast<unsigned long long>(kN));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, ResizeCq, ::testing::Values(kIbFabric, kRoceFabric),
+                         [](const auto& i) { return std::string(i.param.name); });
 INSTANTIATE_TEST_SUITE_P(Fabrics, CqEx, ::testing::Values(kIbFabric, kRoceFabric),
                          [](const auto& i) { return std::string(i.param.name); });
 INSTANTIATE_TEST_SUITE_P(Fabrics, QpEx, ::testing::Values(kIbFabric, kRoceFabric),
