@@ -118,6 +118,10 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       vhca_reg_mr_rsp rsp{};
       return reply(h, hca.reg_mr(client, copy_request<vhca_reg_mr_req>(msg), rsp), rsp);
     }
+    case VHCA_CMD_REREG_MR: {
+      vhca_rereg_mr_rsp rsp{};
+      return reply(h, hca.rereg_mr(client, copy_request<vhca_rereg_mr_req>(msg), rsp), rsp);
+    }
     case VHCA_CMD_DEREG_MR: {
       vhca_empty_rsp rsp{};
       return reply(h, hca.dereg_mr(client, copy_request<vhca_handle_req>(msg)), rsp);

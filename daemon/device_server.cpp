@@ -33,6 +33,7 @@ size_t request_size(uint32_t cmd) {
     case VHCA_CMD_REG_MR: return sizeof(vhca_reg_mr_req);
     case VHCA_CMD_CREATE_CQ: return sizeof(vhca_create_cq_req);
     case VHCA_CMD_RESIZE_CQ: return sizeof(vhca_resize_cq_req);
+    case VHCA_CMD_REREG_MR: return sizeof(vhca_rereg_mr_req);
     case VHCA_CMD_CREATE_QP: return sizeof(vhca_create_qp_req);
     case VHCA_CMD_MODIFY_QP: return sizeof(vhca_modify_qp_req);
     case VHCA_CMD_QUERY_QP: return sizeof(vhca_query_qp_req);

@@ -145,6 +145,7 @@ enum vhca_cmd {
   VHCA_CMD_CREATE_AH,
   VHCA_CMD_DESTROY_AH,
   VHCA_CMD_RESIZE_CQ, /* reply fds: [new ring memfd] */
+  VHCA_CMD_REREG_MR,
   VHCA_CMD_MAX
 };
 
@@ -245,6 +246,22 @@ struct vhca_reg_mr_rsp {
   uint32_t lkey;
   uint32_t rkey;
   uint32_t reserved;
+};
+
+/* flags: IBV_REREG_MR_CHANGE_*; the MR keeps its handle and keys. */
+struct vhca_rereg_mr_req {
+  struct vhca_req_hdr hdr;
+  uint32_t mr_handle;
+  uint32_t flags;
+  uint32_t pd_handle; /* with CHANGE_PD */
+  uint32_t access;    /* with CHANGE_ACCESS */
+  uint64_t addr;      /* with CHANGE_TRANSLATION */
+  uint64_t length;
+};
+struct vhca_rereg_mr_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t lkey;
+  uint32_t rkey;
 };
 
 /* Request fds: [completion channel pipe, write end] when has_channel. */

@@ -336,6 +336,9 @@ int Hca::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create_cq_rs
   return impl_->create_cq(id, req, rsp, fd);
 }
 int Hca::destroy_cq(ClientId id, const vhca_handle_req& req) { return impl_->destroy_cq(id, req); }
+int Hca::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr_rsp& rsp) {
+  return impl_->rereg_mr(id, req, rsp);
+}
 int Hca::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize_cq_rsp& rsp, Fd& fd) {
   return impl_->resize_cq(id, req, rsp, fd);
 }

@@ -160,6 +160,7 @@ class Hca {
   int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);
   int dereg_mr(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd& ring_memfd);
+  int rereg_mr(ClientId, const vhca_rereg_mr_req&, vhca_rereg_mr_rsp&);
   int destroy_cq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
   // A new ring with the unread CQEs; EINVAL if they would not fit.
   int resize_cq(ClientId, const vhca_resize_cq_req&, vhca_resize_cq_rsp&, Fd& ring_memfd);

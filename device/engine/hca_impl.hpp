@@ -33,6 +33,7 @@ class Hca::Impl {
   int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);
   int dereg_mr(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd&);
+  int rereg_mr(ClientId, const vhca_rereg_mr_req&, vhca_rereg_mr_rsp&);
   int destroy_cq(ClientId, const vhca_handle_req&);
   int resize_cq(ClientId, const vhca_resize_cq_req&, vhca_resize_cq_rsp&, Fd&);
   int create_qp(ClientId, const vhca_create_qp_req&, vhca_create_qp_rsp&, Fd&, Fd&);

@@ -20,22 +20,31 @@ constexpr uint32_t kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE
 constexpr uint32_t kMissingAccess = IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
 constexpr uint32_t kWriteAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+
+// The access flags a registration keeps (optional-range hints dropped), or
+// the errno refusing them.
+int checked_access(uint32_t requested, uint32_t& access) {
+  access = requested & ~uint32_t(IBV_ACCESS_OPTIONAL_RANGE);
+  if (access & kMissingAccess) return EOPNOTSUPP;
+  if (access & ~kSupportedAccess) return EINVAL;
+  // IBA: remote write/atomic access requires local write.
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE))
+    return EINVAL;
+  return 0;
+}
+
+bool sane_range(uint64_t addr, uint64_t length, uint64_t max) {
+  return length != 0 && length <= max && addr + length >= addr;
+}
 }  // namespace
 
 int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
   Pd* pd = eng_.owned<Pd>(id, req.pd_handle);
   if (!pd) return EINVAL;
   Client* c = pd->client;
-  // Optional flags (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore.
-  const uint32_t access = req.access & ~uint32_t(IBV_ACCESS_OPTIONAL_RANGE);
-  if (access & kMissingAccess) return EOPNOTSUPP;
-  if (access & ~kSupportedAccess) return EINVAL;
-  // IBA: remote write/atomic access requires local write.
-  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-      !(access & IBV_ACCESS_LOCAL_WRITE))
-    return EINVAL;
-  if (req.length == 0 || req.length > eng_.cfg.limits.max_mr_size) return EINVAL;
-  if (req.addr + req.length < req.addr) return EINVAL;
+  uint32_t access;
+  if (int err = checked_access(req.access, access)) return err;
+  if (!sane_range(req.addr, req.length, eng_.cfg.limits.max_mr_size)) return EINVAL;
   if (eng_.objs.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
   if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
 
@@ -65,6 +74,44 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   rsp.lkey = raw->lkey;
   rsp.rkey = raw->rkey;
   rsp.reserved = 0;
+  return 0;
+}
+
+// ibv_rereg_mr: new translation, PD and/or access for a registration that
+// keeps its handle and keys (as mlx5 keeps its mkey). Everything is checked
+// before anything changes: a refused rereg leaves the MR as it was.
+int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr_rsp& rsp) {
+  constexpr uint32_t kFlags = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS;
+  Mr* mr = eng_.owned<Mr>(id, req.mr_handle);
+  if (!mr) return EINVAL;
+  if (req.flags == 0 || (req.flags & ~kFlags)) return EINVAL;
+  Pd* pd = mr->pd;
+  if ((req.flags & IBV_REREG_MR_CHANGE_PD) && !(pd = eng_.owned<Pd>(id, req.pd_handle))) return EINVAL;
+  uint32_t access = mr->access;
+  if (req.flags & IBV_REREG_MR_CHANGE_ACCESS)
+    if (int err = checked_access(req.access, access)) return err;
+  uint64_t addr = mr->addr, length = mr->length;
+  if (req.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+    addr = req.addr;
+    length = req.length;
+    if (!sane_range(addr, length, eng_.cfg.limits.max_mr_size)) return EINVAL;
+  }
+  // New memory, or the old memory now writable: it must be mapped that way.
+  if ((req.flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS)) &&
+      !mr->client->mem.range_mapped(addr, length, (access & kWriteAccess) != 0))
+    return EFAULT;
+  // Payloads accepted under the old registration land before it changes.
+  place_.flush();
+  if (pd != mr->pd) {
+    --mr->pd->users;
+    ++pd->users;
+    mr->pd = pd;
+  }
+  mr->access = access;
+  mr->addr = addr;
+  mr->length = length;
+  rsp.lkey = mr->lkey;
+  rsp.rkey = mr->rkey;
   return 0;
 }
 

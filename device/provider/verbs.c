@@ -107,6 +107,28 @@ static struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length, 
   return &mr->vmr.ibv_mr;
 }
 
+/* libibverbs has checked the flag combinations and updates mr->pd, addr and
+ * length on success; it does not set errno for a provider's failure. */
+static int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+                         int access) {
+  struct vhca_rereg_mr_req req = {.mr_handle = vmr->ibv_mr.handle,
+                                  .flags = (uint32_t)flags,
+                                  .pd_handle = (flags & IBV_REREG_MR_CHANGE_PD) && pd ? pd->handle : 0,
+                                  .access = (uint32_t)access,
+                                  .addr = (uintptr_t)addr,
+                                  .length = length};
+  struct vhca_rereg_mr_rsp rsp;
+  int ret = CMD(to_vctx(vmr->ibv_mr.context), VHCA_CMD_REREG_MR, req, rsp);
+  if (ret) {
+    errno = ret;
+    return ret;
+  }
+  vmr->ibv_mr.lkey = rsp.lkey;
+  vmr->ibv_mr.rkey = rsp.rkey;
+  if (flags & IBV_REREG_MR_CHANGE_ACCESS) vmr->access = access;
+  return 0;
+}
+
 static int vhca_dereg_mr(struct verbs_mr *vmr) {
   int ret = destroy_handle(vmr->ibv_mr.context, VHCA_CMD_DEREG_MR, vmr->ibv_mr.handle);
   if (!ret) free(vmr);
@@ -454,6 +476,7 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .dealloc_pd = vhca_dealloc_pd,
     .reg_mr = vhca_reg_mr,
     .dereg_mr = vhca_dereg_mr,
+    .rereg_mr = vhca_rereg_mr,
     .create_cq = vhca_create_cq,
     .create_cq_ex = vhca_create_cq_ex,
     .destroy_cq = vhca_destroy_cq,

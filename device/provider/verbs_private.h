@@ -146,7 +146,7 @@ struct verbs_context_ops {
   struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
                            int access);
   int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-  void *rereg_mr;
+  int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
   int (*resize_cq)(struct ibv_cq *cq, int cqe);
   void *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
 };

@@ -175,6 +175,14 @@ std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
     r.length = r.length % (kArena - off + 1);
     std::memcpy(msg.data(), &r, sizeof(r));
   }
+  if (steer && cmd == VHCA_CMD_REREG_MR) {
+    vhca_rereg_mr_req r;
+    std::memcpy(&r, msg.data(), sizeof(r));
+    const uint64_t off = r.addr % kArena;
+    r.addr = uint64_t(reinterpret_cast<uintptr_t>(g_arena)) + off;
+    r.length = r.length % (kArena - off + 1);
+    std::memcpy(msg.data(), &r, sizeof(r));
+  }
   return msg;
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstring>
@@ -568,6 +569,115 @@ TEST_P(ResizeCq, ResizingUnderLoadLosesNothing) {
   std::printf("%u resizes under %llu WRITEs\n", resizes, static_cast<unsigned long long>(kN));
 }
 
+// ibv_rereg_mr on the responder's MR, seen from the requester: a new
+// translation, access or PD governs the very next remote access.
+class Rereg : public ::testing::TestWithParam<FabricParam> {
+ protected:
+  void SetUp() override {
+    SideParams p;
+    p.gid_index = GetParam().gid_index;
+    p.mr_access = kRemoteAll;
+    open_side(a_, GetParam().a, p);
+    open_side(b_, GetParam().b, p);
+    ConnectParams c;
+    c.gid_index = GetParam().gid_index;
+    c.qp_access = kRemoteAll;
+    c.rd_atomic = 4;
+    connect_to(a_, b_, c);
+    connect_to(b_, a_, c);
+  }
+  // One signalled WRITE or READ of 64 bytes at b's `offset`; its status.
+  ibv_wc_status remote(ibv_wr_opcode op, size_t offset) {
+    RemoteOp r;
+    r.op = op;
+    r.remote_addr = addr(b_, offset);
+    r.rkey = b_.mr->rkey;
+    EXPECT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, r), 0);
+    return wait_one(a_).status;
+  }
+  VerbsSide a_, b_;
+};
+
+TEST_P(Rereg, ANewTranslationMovesTheWindowAndKeepsTheKeys) {
+  const uint32_t lkey = b_.mr->lkey, rkey = b_.mr->rkey;
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, b_.buf.data() + 8192, 4096, 0), 0);
+  EXPECT_EQ(b_.mr->lkey, lkey);
+  EXPECT_EQ(b_.mr->rkey, rkey);
+  EXPECT_EQ(b_.mr->addr, b_.buf.data() + 8192);
+  EXPECT_EQ(b_.mr->length, 4096u);
+  fill(a_, 0, 64, 4);
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 8192 + 4032), IBV_WC_SUCCESS) << "the last 64 bytes of the new range";
+  EXPECT_TRUE(same(a_, 0, b_, 8192 + 4032, 64));
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 0), IBV_WC_REM_ACCESS_ERR) << "the old range is no longer registered";
+}
+
+TEST_P(Rereg, NewAccessRightsApplyToTheNextRequest) {
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 0), IBV_WC_SUCCESS);
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ),
+            0);
+  EXPECT_EQ(remote(IBV_WR_RDMA_READ, 0), IBV_WC_SUCCESS);
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 0), IBV_WC_REM_ACCESS_ERR) << "remote write was taken away";
+}
+
+TEST_P(Rereg, AnotherPdCutsTheQpOffAndHoldsThatPd) {
+  ibv_pd* other = ibv_alloc_pd(b_.ctx);
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, other, nullptr, 0, 0), 0);
+  EXPECT_EQ(b_.mr->pd, other);
+  EXPECT_EQ(ibv_dealloc_pd(other), EBUSY) << "the MR is on it now";
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, b_.pd, nullptr, 0, 0), 0);
+  EXPECT_EQ(ibv_dealloc_pd(other), 0) << "released by the move back";
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 0), IBV_WC_SUCCESS) << "back on the QP's PD";
+  ibv_pd* third = ibv_alloc_pd(b_.ctx);
+  ASSERT_NE(third, nullptr);
+  ASSERT_EQ(ibv_rereg_mr(b_.mr, IBV_REREG_MR_CHANGE_PD, third, nullptr, 0, 0), 0);
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 0), IBV_WC_REM_ACCESS_ERR) << "the MR's PD is not the QP's";
+  b_.qp = (ibv_destroy_qp(b_.qp), nullptr);
+  EXPECT_EQ(ibv_dereg_mr(b_.mr), 0);
+  b_.mr = nullptr;
+  EXPECT_EQ(ibv_dealloc_pd(third), 0);
+}
+
+// A refused rereg (IBV_REREG_MR_ERR_CMD, errno saying why) changes nothing.
+TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
+  struct Case {
+    const char* what;
+    int flags;
+    ibv_pd* pd;
+    void* addr;
+    size_t len;
+    int access;
+    int err;
+  };
+  ibv_context* foreign_ctx = open_device(GetParam().a);
+  ibv_pd* foreign = ibv_alloc_pd(foreign_ctx);
+  ASSERT_NE(foreign, nullptr);
+  void* hole = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(hole, MAP_FAILED);
+  munmap(hole, 8192);  // an address range nothing is mapped at
+  const Case cases[] = {
+      {"zero-based access", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED, EOPNOTSUPP},
+      {"remote write without local write", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_REMOTE_WRITE,
+       EINVAL},
+      {"memory that is not mapped", IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, hole, 8192, 0, EFAULT},
+      {"a PD of another context", IBV_REREG_MR_CHANGE_PD, foreign, nullptr, 0, 0, EINVAL},
+  };
+  for (const Case& c : cases) {
+    errno = 0;
+    EXPECT_EQ(ibv_rereg_mr(b_.mr, c.flags, c.pd, c.addr, c.len, c.access), IBV_REREG_MR_ERR_CMD) << c.what;
+    EXPECT_EQ(errno, c.err) << c.what;
+    EXPECT_EQ(b_.mr->pd, b_.pd) << c.what;
+    EXPECT_EQ(b_.mr->addr, b_.buf.data()) << c.what;
+  }
+  EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 4096), IBV_WC_SUCCESS) << "the registration still works as it was";
+  ibv_dealloc_pd(foreign);
+  ibv_close_device(foreign_ctx);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, Rereg, ::testing::Values(kIbFabric, kRoceFabric),
+                         [](const auto& i) { return std::string(i.param.name); });
 INSTANTIATE_TEST_SUITE_P(Fabrics, ResizeCq, ::testing::Values(kIbFabric, kRoceFabric),
                          [](const auto& i) { return std::string(i.param.name); });
 INSTANTIATE_TEST_SUITE_P(Fabrics, CqEx, ::testing::Values(kIbFabric, kRoceFabric),
