@@ -239,6 +239,7 @@ struct vhca_reg_mr_req {
   uint32_t access; /* enum ibv_access_flags */
   uint64_t addr;
   uint64_t length;
+  uint64_t iova; /* the address keys name it by (ibv_reg_mr_iova); ZERO_BASED: ignored, 0 */
 };
 struct vhca_reg_mr_rsp {
   struct vhca_rsp_hdr hdr;

@@ -11,13 +11,13 @@ namespace vf::engine {
 namespace {
 // As the kernel's core and rxe take them: MW_BIND is accepted whether or not
 // a window can be bound (mlx5 and rxe accept it), HUGETLB is a hint about
-// the pages. ZERO_BASED (rxe) and ON_DEMAND without ODP (the core) are
-// features this device lacks: EOPNOTSUPP, which libraries and test suites
-// read as "skip / fall back"; a bit nobody defines is EINVAL.
+// the pages, ZERO_BASED names the region from IOVA 0. ON_DEMAND without ODP
+// (the core) is a feature this device lacks: EOPNOTSUPP, which libraries and
+// test suites read as "skip / fall back"; a bit nobody defines is EINVAL.
 constexpr uint32_t kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND |
-                                      IBV_ACCESS_HUGETLB;
-constexpr uint32_t kMissingAccess = IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
+                                      IBV_ACCESS_HUGETLB | IBV_ACCESS_ZERO_BASED;
+constexpr uint32_t kMissingAccess = IBV_ACCESS_ON_DEMAND;
 constexpr uint32_t kWriteAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -36,6 +36,8 @@ int checked_access(uint32_t requested, uint32_t& access) {
 bool sane_range(uint64_t addr, uint64_t length, uint64_t max) {
   return length != 0 && length <= max && addr + length >= addr;
 }
+
+uint64_t iova_of(uint32_t access, uint64_t iova) { return access & IBV_ACCESS_ZERO_BASED ? 0 : iova; }
 }  // namespace
 
 int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& rsp) {
@@ -45,6 +47,8 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   uint32_t access;
   if (int err = checked_access(req.access, access)) return err;
   if (!sane_range(req.addr, req.length, eng_.cfg.limits.max_mr_size)) return EINVAL;
+  const uint64_t iova = iova_of(access, req.iova);
+  if (!sane_range(iova, req.length, eng_.cfg.limits.max_mr_size)) return EINVAL;
   if (eng_.objs.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
   if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
 
@@ -54,6 +58,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   mr->access = access;
   mr->addr = req.addr;
   mr->length = req.length;
+  mr->iova = iova;
   Mr* raw = eng_.objs.adopt(std::move(mr));
   if (!raw) return ENOMEM;
   const uint32_t h = raw->handle;
@@ -90,12 +95,15 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
   uint32_t access = mr->access;
   if (req.flags & IBV_REREG_MR_CHANGE_ACCESS)
     if (int err = checked_access(req.access, access)) return err;
-  uint64_t addr = mr->addr, length = mr->length;
+  uint64_t addr = mr->addr, length = mr->length, iova = mr->iova;
   if (req.flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
     addr = req.addr;
     length = req.length;
+    iova = addr;  // ibv_rereg_mr has no IOVA: the new range is named by its address
     if (!sane_range(addr, length, eng_.cfg.limits.max_mr_size)) return EINVAL;
   }
+  if ((access ^ mr->access) & IBV_ACCESS_ZERO_BASED) iova = addr;
+  iova = iova_of(access, iova);
   // New memory, or the old memory now writable: it must be mapped that way.
   if ((req.flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS)) &&
       !mr->client->mem.range_mapped(addr, length, (access & kWriteAccess) != 0))
@@ -110,6 +118,7 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
   mr->access = access;
   mr->addr = addr;
   mr->length = length;
+  mr->iova = iova;
   rsp.lkey = mr->lkey;
   rsp.rkey = mr->rkey;
   return 0;

@@ -58,12 +58,17 @@ struct Mr {
   uint32_t handle = 0;  // == slot index == low 16 bits of both keys
   uint32_t lkey = 0, rkey = 0;
   uint32_t access = 0;
-  uint64_t addr = 0, length = 0;
+  uint64_t addr = 0, length = 0;  // where the memory is in the app
+  // The address keys name it by (ibv_reg_mr_iova; 0 when ZERO_BASED; else
+  // addr): SGEs and remote requests speak IOVA, DMA goes to host().
+  uint64_t iova = 0;
 
-  // [a, a+len) inside the region (overflow-safe).
+  // [a, a+len) of IOVA space inside the region (overflow-safe).
   bool contains(uint64_t a, uint64_t len) const {
-    return a >= addr && len <= length && a - addr <= length - len;
+    return a >= iova && len <= length && a - iova <= length - len;
   }
+  // The app's address of IOVA `a`; only for an `a` contains() accepted.
+  uint64_t host(uint64_t a) const { return a - iova + addr; }
 };
 
 struct Cq {

@@ -105,7 +105,7 @@ Rx Responder::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered) {
   } else {
     r.last_psn = p.psn;
     uint64_t old = 0;
-    iovec local{&old, 8}, remote{reinterpret_cast<void*>(va), 8};
+    iovec local{&old, 8}, remote{reinterpret_cast<void*>(mr->host(va)), 8};
     Client& c = *mr->client;
     if (c.mem.readv(&local, 1, &remote, 1, eng_.sched.now(), eng_.ctr.dma_calls) != 8) {
       r.valid = r.pending = false;
@@ -252,7 +252,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
       if (at.aeth != kAbsent) aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
       uint8_t* payload = b + kBthLen + at.payload;
       if (pad) std::memset(payload + len, 0, pad);
-      remote.add(r->va + off, len);
+      if (mr) remote.add(mr->host(r->va + off), len);  // none: a zero-length READ
       eng_.txb.bth[built] = b;
       eng_.txb.local[built] = iovec{payload, len};
       off += len;

@@ -22,7 +22,7 @@ bool Engine::collect_sges(const vhca_sge* sge, unsigned num_sge, const Client* c
       return false;
     const uint64_t in = off - pos;
     const uint32_t take = uint32_t(g.length - in < len ? g.length - in : len);
-    if (!iol.add(g.addr + in, take)) return false;
+    if (!iol.add(mr->host(g.addr) + in, take)) return false;
     off += take;
     len -= take;
     pos += g.length;

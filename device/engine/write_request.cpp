@@ -66,10 +66,11 @@ Rx Responder::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbu
   if (p.paylen) {
     // Looked up again per packet: the MR may have been deregistered since the
     // First packet (dereg_mr places the queue before it frees anything).
-    if (!write_target(eng_, qp, rkey, va + offset, p.paylen))
+    const Mr* mr = write_target(eng_, qp, rkey, va + offset, p.paylen);
+    if (!mr)
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
-    e.iov[0] = iovec{reinterpret_cast<void*>(va + offset), p.paylen};
+    e.iov[0] = iovec{reinterpret_cast<void*>(mr->host(va + offset)), p.paylen};
     e.niov = 1;
   }
   // Accepted. A WITH_IMM completion and the ACK wait for the placement.

@@ -81,12 +81,10 @@ static int vhca_dealloc_pd(struct ibv_pd *pd) {
 
 static struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
                                   int access) {
-  if (hca_va != (uintptr_t)addr) { /* IOVA-based MRs are not supported */
-    errno = EOPNOTSUPP;
-    return NULL;
-  }
+  /* hca_va is the IOVA (ibv_reg_mr passes the address itself); with
+   * IBV_ACCESS_ZERO_BASED the engine names the region from 0 instead. */
   struct vhca_reg_mr_req req = {.pd_handle = pd->handle, .access = (uint32_t)access,
-                                .addr = (uintptr_t)addr, .length = length};
+                                .addr = (uintptr_t)addr, .length = length, .iova = hca_va};
   struct vhca_reg_mr_rsp rsp;
   int ret = CMD(to_vctx(pd->context), VHCA_CMD_REG_MR, req, rsp);
   if (ret) {

@@ -173,6 +173,7 @@ std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
     const uint64_t off = r.addr % kArena;
     r.addr = uint64_t(reinterpret_cast<uintptr_t>(g_arena)) + off;
     r.length = r.length % (kArena - off + 1);
+    if (r.iova & 1) r.iova = r.addr;  // half named by their address, as ibv_reg_mr does
     std::memcpy(msg.data(), &r, sizeof(r));
   }
   if (steer && cmd == VHCA_CMD_REREG_MR) {

@@ -657,8 +657,8 @@ TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
   ASSERT_NE(hole, MAP_FAILED);
   munmap(hole, 8192);  // an address range nothing is mapped at
   const Case cases[] = {
-      {"zero-based access", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
-       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED, EOPNOTSUPP},
+      {"on-demand paging", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP},
       {"remote write without local write", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_REMOTE_WRITE,
        EINVAL},
       {"memory that is not mapped", IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, hole, 8192, 0, EFAULT},
@@ -674,6 +674,43 @@ TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
   EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 4096), IBV_WC_SUCCESS) << "the registration still works as it was";
   ibv_dealloc_pd(foreign);
   ibv_close_device(foreign_ctx);
+}
+
+// Regions named by an IOVA of the app's choosing (ibv_reg_mr_iova) or from 0
+// (IBV_ACCESS_ZERO_BASED): remote addresses and local SGEs speak that space,
+// the data lands at the matching place in the app's buffer, and the host
+// address of the buffer is no longer a valid name for it.
+TEST_P(Rereg, IovaAndZeroBasedRegionsAreAddressedInTheirOwnSpace) {
+  constexpr uint64_t kIova = 0x7000'0000'0000;
+  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ASSERT_NE(named, nullptr) << strerror(errno);
+  ibv_mr* zero = ibv_reg_mr(b_.pd, b_.buf.data() + 16384, 4096, kRemoteAll | IBV_ACCESS_ZERO_BASED);
+  ASSERT_NE(zero, nullptr) << strerror(errno);
+  auto write_to = [&](ibv_mr* mr, uint64_t remote, size_t a_off) {
+    RemoteOp w;
+    w.remote_addr = remote;
+    w.rkey = mr->rkey;
+    EXPECT_EQ(post_remote(a_, 1, {sge(a_, a_off, 64)}, w), 0);
+    return wait_one(a_).status;
+  };
+  fill(a_, 0, 64, 11);
+  fill(a_, 64, 64, 12);
+  EXPECT_EQ(write_to(named, kIova + 100, 0), IBV_WC_SUCCESS);
+  EXPECT_TRUE(same(a_, 0, b_, 4096 + 100, 64)) << "IOVA + 100 is the region's byte 100";
+  EXPECT_EQ(write_to(zero, 8, 64), IBV_WC_SUCCESS);
+  EXPECT_TRUE(same(a_, 64, b_, 16384 + 8, 64)) << "zero-based: offset 8 is the region's byte 8";
+  // b reads its own named region through a local SGE in IOVA space (a loopback
+  // SEND from b to a carries what the SGE names).
+  ASSERT_EQ(post_recv(a_, 5, {sge(a_, 1024, 64)}), 0);
+  ibv_sge local{kIova + 100, 64, named->lkey};
+  ASSERT_EQ(post_send(b_, 5, {local}), 0);
+  EXPECT_EQ(wait_one(b_).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wait_one(a_).status, IBV_WC_SUCCESS);
+  EXPECT_TRUE(same(a_, 1024, a_, 0, 64)) << "the SGE at IOVA + 100 sent the bytes written there";
+  // The buffer's own address is outside the IOVA range: refused.
+  EXPECT_EQ(write_to(named, addr(b_, 4096), 0), IBV_WC_REM_ACCESS_ERR);
+  ibv_dereg_mr(zero);
+  ibv_dereg_mr(named);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, Rereg, ::testing::Values(kIbFabric, kRoceFabric),

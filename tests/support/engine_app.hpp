@@ -102,6 +102,7 @@ class App {
     q.access = access;
     q.addr = reinterpret_cast<uint64_t>(addr);
     q.length = len;
+    q.iova = q.addr;  // as ibv_reg_mr names a region
     return hca_.reg_mr(id_, q, r);
   }
   vhca_reg_mr_rsp mr(uint32_t pd, const void* addr, uint64_t len,
