@@ -144,7 +144,7 @@ enum vhca_cmd {
   VHCA_CMD_DESTROY_SRQ,
   VHCA_CMD_CREATE_AH,
   VHCA_CMD_DESTROY_AH,
-  VHCA_CMD_RESIZE_CQ, /* reply fds: [new ring memfd] */
+  VHCA_CMD_RESIZE_CQ, /* reply fds: [new ring memfd] on PREPARE */
   VHCA_CMD_REREG_MR,
   VHCA_CMD_MAX
 };
@@ -280,16 +280,22 @@ struct vhca_create_cq_rsp {
   uint32_t entries; /* ring entries (power of two); cqe reported = entries - 1 */
 };
 
-/* The new ring holds the unread CQEs at the same free-running indices, and
- * the arm state: the provider swaps mappings and keeps its consumer index. */
+/* Two phases, so a provider that cannot map the new ring keeps the old one:
+ * PREPARE makes the new ring (its fd in the reply), COMMIT copies the unread
+ * CQEs into it at the same free-running indices with the arm state and makes
+ * it the CQ's ring (the provider swaps mappings, keeps its consumer index),
+ * ABORT drops it. */
+enum { VHCA_RESIZE_CQ_PREPARE = 0, VHCA_RESIZE_CQ_COMMIT = 1, VHCA_RESIZE_CQ_ABORT = 2 };
 struct vhca_resize_cq_req {
   struct vhca_req_hdr hdr;
   uint32_t cq_handle;
-  uint32_t cqe; /* requested entries */
+  uint32_t cqe;   /* requested entries (PREPARE) */
+  uint32_t phase; /* VHCA_RESIZE_CQ_* */
+  uint32_t reserved;
 };
 struct vhca_resize_cq_rsp {
   struct vhca_rsp_hdr hdr;
-  uint32_t entries; /* new ring entries (power of two); cqe reported = entries - 1 */
+  uint32_t entries; /* the new ring's entries (power of two); cqe reported = entries - 1 */
   uint32_t reserved;
 };
 

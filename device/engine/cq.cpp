@@ -31,32 +31,60 @@ int Hca::Impl::create_cq(ClientId id, const vhca_create_cq_req& req, vhca_create
   return 0;
 }
 
-// ibv_resize_cq: a new ring of the new size holding the unread CQEs at the
-// same free-running indices, with the app's arm state, replaces the old one;
-// the provider (holding its CQ lock throughout) swaps its mapping. Smaller
-// than what is unread is EINVAL, as mlx5 and rxe answer.
+namespace {
+// The unread CQEs (an index the app cannot have produced is a no) fit in a
+// ring of `entries`, which keeps one slot free like every CQ ring.
+bool unread_fit(const Cq& cq, uint32_t entries) {
+  const uint32_t unread = cq.producer - cq.ring.load_consumer();
+  return unread <= cq.ring.entries() && unread < entries;
+}
+}  // namespace
+
+// ibv_resize_cq, in two phases (vhca_abi.h) so that a provider that cannot
+// map the new ring keeps the old one. COMMIT runs on the lcore between two
+// CQE posts and re-checks the fit: CQEs may have arrived since PREPARE.
+// Smaller than what is unread is EINVAL, as mlx5 and rxe answer.
 int Hca::Impl::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize_cq_rsp& rsp, Fd& fd) {
   fd.fd = -1;
   Cq* cq = eng_.owned<Cq>(id, req.cq_handle);
   if (!cq) return EINVAL;
-  if (req.cqe == 0 || req.cqe > eng_.cfg.limits.max_cqe) return EINVAL;
-  const uint32_t entries = round_up_pow2(req.cqe + 1);
-  const uint32_t cons = cq->ring.load_consumer();
-  const uint32_t unread = cq->producer - cons;
-  // A consumer index the app cannot have produced, or CQEs that do not fit.
-  if (unread > cq->ring.entries() || unread >= entries) return EINVAL;
-  SharedRing fresh;
-  if (int err = fresh.create("vhca-cq", entries, sizeof(vhca_cqe), fd.fd)) return err;
-  for (uint32_t i = cons; i != cq->producer; ++i) std::memcpy(fresh.slot(i), cq->ring.slot(i), sizeof(vhca_cqe));
-  vhca_ring_hdr* h = fresh.hdr();
-  h->arm = cq->ring.load_arm();
-  h->arm_sn = cq->ring.load_arm_sn();
-  fresh.store_consumer(cons);
-  fresh.store_producer(cq->producer);
-  cq->ring.swap(fresh);  // the old mapping goes with `fresh`
-  rsp.entries = entries;
   rsp.reserved = 0;
-  return 0;
+  switch (req.phase) {
+    case VHCA_RESIZE_CQ_PREPARE: {
+      if (req.cqe == 0 || req.cqe > eng_.cfg.limits.max_cqe) return EINVAL;
+      const uint32_t entries = round_up_pow2(req.cqe + 1);
+      if (!unread_fit(*cq, entries)) return EINVAL;
+      cq->resized.reset();
+      if (int err = cq->resized.create("vhca-cq", entries, sizeof(vhca_cqe), fd.fd)) return err;
+      rsp.entries = entries;
+      return 0;
+    }
+    case VHCA_RESIZE_CQ_COMMIT: {
+      SharedRing& fresh = cq->resized;
+      if (!fresh.mapped()) return EINVAL;
+      if (!unread_fit(*cq, fresh.entries())) {
+        fresh.reset();
+        return EINVAL;
+      }
+      const uint32_t cons = cq->ring.load_consumer();
+      for (uint32_t i = cons; i != cq->producer; ++i) std::memcpy(fresh.slot(i), cq->ring.slot(i), sizeof(vhca_cqe));
+      vhca_ring_hdr* h = fresh.hdr();
+      h->arm = cq->ring.load_arm();
+      h->arm_sn = cq->ring.load_arm_sn();
+      fresh.store_consumer(cons);
+      fresh.store_producer(cq->producer);
+      cq->ring.swap(fresh);
+      fresh.reset();  // the old mapping
+      rsp.entries = cq->ring.entries();
+      return 0;
+    }
+    case VHCA_RESIZE_CQ_ABORT:
+      cq->resized.reset();
+      rsp.entries = cq->ring.entries();
+      return 0;
+    default:
+      return EINVAL;
+  }
 }
 
 int Hca::Impl::destroy_cq(ClientId id, const vhca_handle_req& req) {

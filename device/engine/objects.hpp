@@ -79,6 +79,7 @@ struct Cq {
   uint32_t arm_sn_seen = 0;  // last arm sequence an event was raised for
   bool error = false;        // overrun or hostile consumer index: writes stopped
   uint32_t users = 0;        // QPs
+  SharedRing resized;        // prepared by RESIZE_CQ, not yet committed
 };
 
 }  // namespace vf::engine

@@ -1,6 +1,8 @@
 /* Extended CQs (ibv_create_cq_ex): the CQE ring ibv_poll_cq reads, read in
  * place one CQE at a time between start_poll and end_poll, as mlx5 and rxe
- * do. The ring lock is held from a successful start_poll to end_poll. */
+ * do. The ring lock is held from a successful start_poll to end_poll: arming
+ * in between is fine (its own lock), ibv_resize_cq or ibv_poll_cq on the same
+ * CQ in between deadlocks, as on mlx5. */
 #include <errno.h>
 #include <string.h>
 

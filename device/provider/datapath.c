@@ -145,7 +145,7 @@ int vhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv
 int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only) {
   struct vhca_cq *cq = to_vcq(ibcq);
   struct vhca_ring *ring = &cq->ring;
-  pthread_spin_lock(&ring->lock);
+  pthread_spin_lock(&cq->arm_lock);
   __atomic_store_n(&ring->hdr->arm, solicited_only ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT,
                    __ATOMIC_RELAXED);
   store_release(&ring->hdr->arm_sn, ++cq->arm_sn);
@@ -155,7 +155,7 @@ int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only) {
    * sleeps on a completion that raised no event (the engine's fence is
    * in cq_post). */
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  pthread_spin_unlock(&ring->lock);
+  pthread_spin_unlock(&cq->arm_lock);
   /* No doorbell: the engine looks at the arm only when it adds a CQE (IBA
    * 11.4.2.4: the event is for the next completion), so a sleeping engine
    * has nothing to re-check. */

@@ -109,6 +109,11 @@ static struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length, 
  * length on success; it does not set errno for a provider's failure. */
 static int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
                          int access) {
+  /* A PD of another context: its handle means nothing (or another PD) here. */
+  if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != vmr->ibv_mr.context)) {
+    errno = EINVAL;
+    return EINVAL;
+  }
   struct vhca_rereg_mr_req req = {.mr_handle = vmr->ibv_mr.handle,
                                   .flags = (uint32_t)flags,
                                   .pd_handle = (flags & IBV_REREG_MR_CHANGE_PD) && pd ? pd->handle : 0,
@@ -167,6 +172,7 @@ struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp
     errno = ENOMEM;
     return NULL;
   }
+  pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
   struct vhca_create_cq_req req = {.cqe = (uint32_t)cqe, .comp_vector = (uint32_t)comp_vector,
                                    .user_handle = (uintptr_t)&cq->vcq.cq,
                                    .has_channel = channel ? 1 : 0};
@@ -202,20 +208,33 @@ static struct ibv_cq *vhca_create_cq(struct ibv_context *ibctx, int cqe,
   return cq ? &cq->vcq.cq : NULL; /* ibv_create_cq runs verbs_init_cq (mutex, cond, counters) */
 }
 
-/* The CQ lock is held across the request, so no poll of this process reads
- * the old ring while the engine copies its unread CQEs into the new one. The
- * consumer index (ring.local) stays: the engine keeps the indices. */
+static int resize_phase(struct ibv_cq *ibcq, uint32_t phase, uint32_t cqe, struct vhca_resize_cq_rsp *rsp,
+                        int *fd) {
+  struct vhca_resize_cq_req req = {.cq_handle = ibcq->handle, .cqe = cqe, .phase = phase};
+  return vhca_cmd(to_vctx(ibcq->context), VHCA_CMD_RESIZE_CQ, &req, sizeof(req), rsp, sizeof(*rsp), fd, 1);
+}
+
+/* Both CQ locks are held throughout: no poll of this process reads the old
+ * ring and no arm lands in it while the engine moves the unread CQEs and the
+ * arm state over. Until COMMIT succeeds the old ring stays the CQ's, so any
+ * failure (the new ring's fd dropped at RLIMIT_NOFILE, mmap refused) leaves
+ * a working CQ of the old size. The consumer index (ring.local) stays: the
+ * engine keeps the indices. */
 static int vhca_resize_cq(struct ibv_cq *ibcq, int cqe) {
   if (cqe < 1) return EINVAL;
   struct vhca_cq *cq = to_vcq(ibcq);
-  struct vhca_resize_cq_req req = {.cq_handle = ibcq->handle, .cqe = (uint32_t)cqe};
   struct vhca_resize_cq_rsp rsp;
-  int fd = -1;
-  pthread_spin_lock(&cq->ring.lock);
-  int ret = vhca_cmd(to_vctx(ibcq->context), VHCA_CMD_RESIZE_CQ, &req, sizeof(req), &rsp, sizeof(rsp), &fd, 1);
   struct vhca_ring fresh = {0};
-  if (!ret) ret = fd < 0 ? EPROTO : vhca_ring_map(&fresh, fd, rsp.entries, sizeof(struct vhca_cqe));
+  int fd = -1, nofd = -1;
+  pthread_spin_lock(&cq->ring.lock);
+  pthread_spin_lock(&cq->arm_lock);
+  int ret = resize_phase(ibcq, VHCA_RESIZE_CQ_PREPARE, (uint32_t)cqe, &rsp, &fd);
+  if (!ret) {
+    ret = fd < 0 ? EPROTO : vhca_ring_map(&fresh, fd, rsp.entries, sizeof(struct vhca_cqe));
+    if (ret) resize_phase(ibcq, VHCA_RESIZE_CQ_ABORT, 0, &rsp, &nofd);
+  }
   if (fd >= 0) close(fd);
+  if (!ret && (ret = resize_phase(ibcq, VHCA_RESIZE_CQ_COMMIT, 0, &rsp, &nofd))) vhca_ring_unmap(&fresh);
   if (!ret) {
     munmap(cq->ring.hdr, cq->ring.map_len);
     cq->ring.hdr = fresh.hdr;
@@ -225,8 +244,7 @@ static int vhca_resize_cq(struct ibv_cq *ibcq, int cqe) {
     pthread_spin_destroy(&fresh.lock);
     ibcq->cqe = (int)rsp.entries - 1;
   }
-  /* A failed map after the engine swapped leaves the old ring mapped and
-   * no longer written: the CQ is lost as on a device error, and reported. */
+  pthread_spin_unlock(&cq->arm_lock);
   pthread_spin_unlock(&cq->ring.lock);
   return ret;
 }
@@ -244,6 +262,7 @@ static int vhca_destroy_cq(struct ibv_cq *ibcq) {
   pthread_mutex_unlock(&ibcq->mutex);
   vhca_untrack_cq(to_vctx(ibcq->context), to_vcq(ibcq));
   vhca_ring_unmap(&to_vcq(ibcq)->ring);
+  pthread_spin_destroy(&to_vcq(ibcq)->arm_lock);
   free(to_vcq(ibcq));
   return 0;
 }

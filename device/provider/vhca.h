@@ -58,7 +58,10 @@ struct vhca_mr {
 struct vhca_cq {
   struct verbs_cq vcq;
   struct vhca_ring ring; /* engine produces, we consume */
-  uint32_t arm_sn;       /* last value written to ring.hdr->arm_sn; under ring.lock */
+  uint32_t arm_sn;       /* last value written to ring.hdr->arm_sn; under arm_lock */
+  /* Arming has its own lock, so an app may arm between ibv_start_poll and
+   * ibv_end_poll (which hold ring.lock), as on mlx5. */
+  pthread_spinlock_t arm_lock;
   struct vhca_cq *next;  /* ctx->cqs */
   /* cq_ex.c, between start_poll and end_poll (under ring.lock): the CQE the
    * wc_read_* calls read, in the ring or a flush completion in `flushed`. */

@@ -371,6 +371,14 @@ TEST_P(QpEx, ABatchBeyondTheSendQueueIsEnomem) {
     ibv_wr_set_sge(q, a_.v.mr->lkey, addr(a_.v, 0), 8);
   }
   EXPECT_EQ(ibv_wr_complete(q), ENOMEM);
+  ibv_wr_start(q);
+  q->wr_id = 1000;
+  ibv_wr_rdma_write(q, b_.v.mr->rkey, addr(b_.v, 0));
+  ibv_wr_set_sge(q, a_.v.mr->lkey, addr(a_.v, 0), 8);
+  ASSERT_EQ(ibv_wr_complete(q), 0);
+  const auto sent = poll_ex(a_.cqx, 1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].wr_id, 1000u) << "nothing of the refused batch was posted";
   ibv_poll_cq_attr attr{};
   EXPECT_EQ(ibv_start_poll(a_.cqx, &attr), ENOENT);
 }
@@ -653,9 +661,9 @@ TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
   ibv_context* foreign_ctx = open_device(GetParam().a);
   ibv_pd* foreign = ibv_alloc_pd(foreign_ctx);
   ASSERT_NE(foreign, nullptr);
-  void* hole = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Reserved, not accessible: fabricd sees no readable mapping there.
+  void* hole = mmap(nullptr, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(hole, MAP_FAILED);
-  munmap(hole, 8192);  // an address range nothing is mapped at
   const Case cases[] = {
       {"on-demand paging", IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP},
@@ -671,7 +679,9 @@ TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
     EXPECT_EQ(b_.mr->pd, b_.pd) << c.what;
     EXPECT_EQ(b_.mr->addr, b_.buf.data()) << c.what;
   }
+  EXPECT_EQ(remote(IBV_WR_RDMA_READ, 4096), IBV_WC_SUCCESS) << "remote read is still granted";
   EXPECT_EQ(remote(IBV_WR_RDMA_WRITE, 4096), IBV_WC_SUCCESS) << "the registration still works as it was";
+  munmap(hole, 8192);
   ibv_dealloc_pd(foreign);
   ibv_close_device(foreign_ctx);
 }
@@ -710,6 +720,43 @@ TEST_P(Rereg, IovaAndZeroBasedRegionsAreAddressedInTheirOwnSpace) {
   // The buffer's own address is outside the IOVA range: refused.
   EXPECT_EQ(write_to(named, addr(b_, 4096), 0), IBV_WC_REM_ACCESS_ERR);
   ibv_dereg_mr(zero);
+  ibv_dereg_mr(named);
+}
+
+// The upper edge of an IOVA-named and of a zero-based region: a WRITE that
+// runs 32 bytes past either end is refused (the isolation property: the IOVA
+// never reaches past the registration), and so is a local SGE past the end.
+TEST_P(Rereg, NothingReachesPastTheEndOfAnIovaRange) {
+  constexpr uint64_t kIova = 0x7000'0000'0000;
+  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ASSERT_NE(named, nullptr) << strerror(errno);
+  RemoteOp w;
+  w.remote_addr = kIova + 8192 - 32;
+  w.rkey = named->rkey;
+  ASSERT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, w), 0);
+  EXPECT_EQ(wait_one(a_).status, IBV_WC_REM_ACCESS_ERR);
+  ibv_dereg_mr(named);
+}
+
+TEST_P(Rereg, NothingReachesPastTheEndOfAZeroBasedRegion) {
+  ibv_mr* zero = ibv_reg_mr(b_.pd, b_.buf.data() + 16384, 4096, kRemoteAll | IBV_ACCESS_ZERO_BASED);
+  ASSERT_NE(zero, nullptr) << strerror(errno);
+  RemoteOp w;
+  w.remote_addr = 4096 - 32;
+  w.rkey = zero->rkey;
+  ASSERT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, w), 0);
+  EXPECT_EQ(wait_one(a_).status, IBV_WC_REM_ACCESS_ERR);
+  ibv_dereg_mr(zero);
+}
+
+TEST_P(Rereg, ALocalSgePastTheEndOfAnIovaRangeIsAProtectionError) {
+  constexpr uint64_t kIova = 0x7000'0000'0000;
+  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ASSERT_NE(named, nullptr) << strerror(errno);
+  ASSERT_EQ(post_recv(a_, 5, {sge(a_, 0, 128)}), 0);
+  ibv_sge local{kIova + 8192 - 32, 64, named->lkey};
+  ASSERT_EQ(post_send(b_, 5, {local}), 0);
+  EXPECT_EQ(wait_one(b_).status, IBV_WC_LOC_PROT_ERR);
   ibv_dereg_mr(named);
 }
 

@@ -1,6 +1,8 @@
 // Slow-path verbs: device/port queries report exactly the limits that are
 // enforced, object creation checks, busy objects, sealed rings, teardown.
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tests/unit/engine/harness.hpp"
 
@@ -282,6 +284,54 @@ TEST_F(Verbs, RingsAreSealedMemfds) {
   EXPECT_NE(fcntl(fd.fd, F_ADD_SEALS, F_SEAL_WRITE), 0);
   EXPECT_TRUE(fcntl(fd.fd, F_GETFD) & FD_CLOEXEC);
   close(fd.fd);
+}
+
+// RESIZE_CQ's phases, as a hostile provider may send them: COMMIT or an
+// unknown phase without a PREPARE change nothing, ABORT drops the prepared
+// ring, and an impossible consumer index refuses the resize.
+TEST_F(Verbs, ResizeCqPhasesAreCheckedAndAbortable) {
+  App app(hca_a, 1);
+  vhca_create_cq_req q{};
+  q.cqe = 10;
+  vhca_create_cq_rsp r{};
+  Fd ring;
+  ASSERT_EQ(hca_a.create_cq(1, q, r, ring), 0);
+  auto resize = [&](uint32_t phase, uint32_t cqe, vhca_resize_cq_rsp& rsp, Fd& fd) {
+    vhca_resize_cq_req req{};
+    req.cq_handle = r.cq_handle;
+    req.cqe = cqe;
+    req.phase = phase;
+    return hca_a.resize_cq(1, req, rsp, fd);
+  };
+  vhca_resize_cq_rsp rr{};
+  Fd none;
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_COMMIT, 0, rr, none), EINVAL) << "nothing prepared";
+  EXPECT_EQ(resize(7, 100, rr, none), EINVAL) << "no such phase";
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_PREPARE, 0, rr, none), EINVAL);
+  Fd fresh;
+  ASSERT_EQ(resize(VHCA_RESIZE_CQ_PREPARE, 100, rr, fresh), 0);
+  EXPECT_EQ(rr.entries, 128u);
+  EXPECT_GE(fresh.fd, 0);
+  close(fresh.fd);
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_ABORT, 0, rr, none), 0);
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_COMMIT, 0, rr, none), EINVAL) << "the abort dropped it";
+  ASSERT_EQ(resize(VHCA_RESIZE_CQ_PREPARE, 100, rr, fresh), 0);
+  close(fresh.fd);
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_COMMIT, 0, rr, none), 0);
+  EXPECT_EQ(rr.entries, 128u);
+  EXPECT_EQ(none.fd, -1) << "only PREPARE hands out a ring";
+  // The app's copy of the old ring is stale now; a consumer index beyond
+  // the producer in the live one makes any resize impossible.
+  ASSERT_EQ(resize(VHCA_RESIZE_CQ_PREPARE, 200, rr, fresh), 0);
+  ASSERT_EQ(resize(VHCA_RESIZE_CQ_COMMIT, 0, rr, none), 0);
+  void* p = mmap(nullptr, sizeof(vhca_ring_hdr) + 256 * sizeof(vhca_cqe), PROT_READ | PROT_WRITE, MAP_SHARED,
+                 fresh.fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  static_cast<vhca_ring_hdr*>(p)->consumer = 1000;
+  EXPECT_EQ(resize(VHCA_RESIZE_CQ_PREPARE, 300, rr, none), EINVAL);
+  munmap(p, sizeof(vhca_ring_hdr) + 256 * sizeof(vhca_cqe));
+  close(fresh.fd);
+  close(ring.fd);
 }
 
 TEST_F(Verbs, OpenTwiceAndUnknownClients) {
