@@ -23,7 +23,6 @@ namespace vf::test {
 namespace {
 
 constexpr unsigned kSenders = 4;
-constexpr double kRateBps = 2e9;
 
 std::string incast_config() {
   std::string y = R"(daemon:
@@ -52,9 +51,6 @@ fabrics:
 // RoCE moves 1 KiB packets, four times IB's packet rate for the same bytes,
 // and under ASan on two cores the lcore could not carry 2 Gb/s of them --
 // the link, not the CPU, must be the bottleneck.
-// A full 2 Gb/s Ethernet link of 1078-byte RoCE frames (1 KiB payload)
-// shows 1078 of every 1102 wire bytes as PortXmitData.
-constexpr double kRoceFullBps = kRateBps * 1078 / 1102;
 
 std::string roce_incast_config(const std::string& qos) {
   std::string y = R"(daemon:
@@ -120,8 +116,9 @@ struct Incast {
 };
 
 struct IncastResult {
-  double bottleneck_bps = 0;
+  double bottleneck_bps = 0;  // in one window while all were sending: printed
   std::vector<double> sender_bps;
+  double bottleneck_words = 0, sender_words = 0;  // PortXmitData over the whole run
   std::map<std::string, double> end;  // the metrics after the run
 };
 
@@ -217,26 +214,26 @@ IncastResult run_incast(const Fabricd& d, const Incast& spec) {
     }
   }
   res.end = metrics(d);
+  res.bottleneck_words = port_metric(res.end, "vfabric_port_xmit_data_total", spec.bottleneck, spec.fabric);
+  for (const auto& h : spec.senders) res.sender_words += port_metric(res.end, "vfabric_port_xmit_data_total", h, spec.fabric);
   return res;
 }
 
-// Everything the senders send crosses the bottleneck (lossless: what they
-// put on their links is what it carries, within a buffer's worth), and no
-// faster than the link. How fast, and how evenly shared, is not asserted
-// here: the lcore and eight busy-polling perftests share two cores, and a
-// sender the kernel schedules less posts less -- measured in emulated time,
-// 1.37-1.99 of 2 Gb/s in the g++ build and 0.1-1.4 under ASan, where some
-// clients had already run their course before the window. The link filling
-// up, DCQCN keeping it busy and the arbiter's fairness (Jain's index) are
-// asserted exactly in virtual time (tests/unit/fabric/incast_test.cpp).
-// `full`: the most PortXmitData can show at the link rate (IB: the rate;
-// Ethernet: less, since preamble, FCS and IFG take wire time but are not data).
-void expect_carried(const IncastResult& r, double full = kRateBps) {
-  EXPECT_GT(r.bottleneck_bps, 0) << "nothing crossed the bottleneck";
-  EXPECT_LT(r.bottleneck_bps, 1.01 * full) << "faster than the link";
-  double sum = 0;
-  for (double b : r.sender_bps) sum += b;
-  EXPECT_NEAR(sum, r.bottleneck_bps, 0.05 * r.bottleneck_bps) << "the senders' traffic is the bottleneck's";
+// Everything the senders sent crossed the bottleneck: over the whole run
+// (every client and server has exited, the buffers are empty) the senders'
+// PortXmitData and the bottleneck's agree within 2% (management and ARP
+// frames are the difference). How fast, and how evenly shared, is printed
+// from the window above but not asserted: the lcore and eight busy-polling
+// perftests share two cores, and a sender the kernel schedules less posts
+// less -- in emulated time 1.37-1.99 of 2 Gb/s in the g++ build, and under
+// ASan the five-second clients had sometimes run their course before the
+// window opened. The link filling up, DCQCN keeping it busy and the
+// arbiter's fairness (Jain's index) are asserted exactly in virtual time
+// (tests/unit/fabric/incast_test.cpp).
+void expect_carried(const IncastResult& r) {
+  EXPECT_GT(r.bottleneck_words, 0) << "nothing crossed the bottleneck";
+  EXPECT_NEAR(r.sender_words, r.bottleneck_words, 0.02 * r.bottleneck_words)
+      << "the senders' traffic is the bottleneck's";
 }
 
 // Lossless: nothing discarded or in error on any port of the fabric, RC never
@@ -273,7 +270,7 @@ TEST(Incast, RoceV2WithPfcPausesInsteadOfDropping) {
   Fabricd d(roce_incast_config("{pfc: [3], ecn: off, dcqcn: off}"));
   const IncastResult r = run_incast(d, {kRoceSenders, "vroce4", "sw/5", 19700, "roce", {"-x", "1"}});
   ASSERT_EQ(r.sender_bps.size(), kRoceSenders.size());
-  expect_carried(r, kRoceFullBps);
+  expect_carried(r);
   expect_lossless(r, kRoceSenders, "roce");
   double sent = 0, received = 0;
   for (unsigned i = 0; i < kSenders; ++i) {
@@ -324,7 +321,7 @@ TEST(Incast, RoceV2DefaultsMarkEcnAndDcqcnSlowsTheSenders) {
   EXPECT_GT(marked, 0);
   EXPECT_GT(cnps->second, 0);
   EXPECT_EQ(handled, cnps->second) << "every CNP reached its sender";
-  expect_carried(r, kRoceFullBps);
+  expect_carried(r);
 }
 
 // The same config with PFC off (and no ECN/DCQCN to soften it) is lossy Ethernet:
@@ -442,7 +439,7 @@ TEST(Incast, RoceV2AcrossARoutedLeafSpineIsLosslessWithPfc) {
   const std::vector<std::string> senders{"vroce2", "vroce3", "vroce4", "vroce5"};
   const IncastResult r = run_incast(d, {senders, "vroce0", "leaf0/1", 20100, "dc", {"-x", "1"}});
   ASSERT_EQ(r.sender_bps.size(), senders.size());
-  expect_carried(r, kRoceFullBps);
+  expect_carried(r);
   expect_lossless(r, {}, "dc");
   const auto prio = [&](const std::string& family, const std::string& port) {
     const auto it = r.end.find(family + "{fabric=\"dc\",port=\"" + port + "\",priority=\"3\"}");
