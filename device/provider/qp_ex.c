@@ -60,26 +60,28 @@ static struct vhca_send_wqe *begin_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode 
   return w;
 }
 
+/* A WR that names remote memory (RDMA and atomics). */
+static struct vhca_send_wqe *begin_remote(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t rkey,
+                                          uint64_t remote_addr) {
+  struct vhca_send_wqe *w = begin_wr(qpx, opcode);
+  if (w) {
+    w->rkey = rkey;
+    w->remote_addr = remote_addr;
+  }
+  return w;
+}
+
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr) {
-  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_RDMA_WRITE);
-  if (!w) return;
-  w->rkey = rkey;
-  w->remote_addr = remote_addr;
+  begin_remote(qpx, IBV_WR_RDMA_WRITE, rkey, remote_addr);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr, __be32 imm) {
-  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
-  if (!w) return;
-  w->rkey = rkey;
-  w->remote_addr = remote_addr;
-  w->imm_data = (uint32_t)imm;
+  struct vhca_send_wqe *w = begin_remote(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, remote_addr);
+  if (w) w->imm_data = (uint32_t)imm;
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr) {
-  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_RDMA_READ);
-  if (!w) return;
-  w->rkey = rkey;
-  w->remote_addr = remote_addr;
+  begin_remote(qpx, IBV_WR_RDMA_READ, rkey, remote_addr);
 }
 
 static void wr_send(struct ibv_qp_ex *qpx) { begin_wr(qpx, IBV_WR_SEND); }
@@ -91,20 +93,15 @@ static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm) {
 
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr, uint64_t compare,
                               uint64_t swap) {
-  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+  struct vhca_send_wqe *w = begin_remote(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr);
   if (!w) return;
-  w->rkey = rkey;
-  w->remote_addr = remote_addr;
   w->compare_add = compare;
   w->swap = swap;
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr, uint64_t add) {
-  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
-  if (!w) return;
-  w->rkey = rkey;
-  w->remote_addr = remote_addr;
-  w->compare_add = add;
+  struct vhca_send_wqe *w = begin_remote(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr);
+  if (w) w->compare_add = add;
 }
 
 /* Builders for operations the device does not offer: create refuses their

@@ -158,6 +158,17 @@ void close_all(std::vector<int>& v) {
   v.clear();
 }
 
+// A registration request from `msg` whose addr/length point into the arena.
+template <class Req>
+Req steered(const std::vector<uint8_t>& msg) {
+  Req r;
+  std::memcpy(&r, msg.data(), sizeof(r));
+  const uint64_t off = r.addr % kArena;
+  r.addr = uint64_t(reinterpret_cast<uintptr_t>(g_arena)) + off;
+  r.length = r.length % (kArena - off + 1);
+  return r;
+}
+
 // Header filled in; with `steer`, the fields that name memory point into the
 // arena so registrations succeed and DMA happens.
 std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
@@ -168,20 +179,12 @@ std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
   vhca_req_hdr h{cmd, 7, uint32_t(len), VHCA_ABI_VERSION};
   std::memcpy(msg.data(), &h, sizeof(h));
   if (steer && cmd == VHCA_CMD_REG_MR) {
-    vhca_reg_mr_req r;
-    std::memcpy(&r, msg.data(), sizeof(r));
-    const uint64_t off = r.addr % kArena;
-    r.addr = uint64_t(reinterpret_cast<uintptr_t>(g_arena)) + off;
-    r.length = r.length % (kArena - off + 1);
+    auto r = steered<vhca_reg_mr_req>(msg);
     if (r.iova & 1) r.iova = r.addr;  // half named by their address, as ibv_reg_mr does
     std::memcpy(msg.data(), &r, sizeof(r));
   }
   if (steer && cmd == VHCA_CMD_REREG_MR) {
-    vhca_rereg_mr_req r;
-    std::memcpy(&r, msg.data(), sizeof(r));
-    const uint64_t off = r.addr % kArena;
-    r.addr = uint64_t(reinterpret_cast<uintptr_t>(g_arena)) + off;
-    r.length = r.length % (kArena - off + 1);
+    const auto r = steered<vhca_rereg_mr_req>(msg);
     std::memcpy(msg.data(), &r, sizeof(r));
   }
   return msg;

@@ -33,13 +33,13 @@ struct Case {
 // machine finishes in seconds (the default 5000 x 8 MiB would take minutes).
 const std::vector<Case> kCases = {
     {"ib_write_bw", {}, "Default"},
-    {"ib_write_bw", {"-a", "-n", "100"}, "All"},
+    {"ib_write_bw", {"-a", "-n", "20"}, "All"},
     {"ib_write_lat", {}, "Default"},
     {"ib_read_bw", {}, "Default"},
-    {"ib_read_bw", {"-a", "-n", "100"}, "All"},
+    {"ib_read_bw", {"-a", "-n", "20"}, "All"},
     {"ib_read_lat", {}, "Default"},
     {"ib_send_bw", {}, "Default"},
-    {"ib_send_bw", {"-a", "-n", "100"}, "All"},
+    {"ib_send_bw", {"-a", "-n", "20"}, "All"},
     {"ib_send_bw", {"-e"}, "Events"},
     {"ib_send_lat", {}, "Default"},
     {"ib_send_lat", {"-e"}, "Events"},

@@ -594,14 +594,22 @@ class Rereg : public ::testing::TestWithParam<FabricParam> {
     connect_to(a_, b_, c);
     connect_to(b_, a_, c);
   }
-  // One signalled WRITE or READ of 64 bytes at b's `offset`; its status.
-  ibv_wc_status remote(ibv_wr_opcode op, size_t offset) {
+  // One signalled 64-byte `op` from a's `a_off` at `remote_addr` of `mr`; its status.
+  ibv_wc_status remote_op(ibv_wr_opcode op, const ibv_mr* mr, uint64_t remote_addr, size_t a_off = 0) {
     RemoteOp r;
     r.op = op;
-    r.remote_addr = addr(b_, offset);
-    r.rkey = b_.mr->rkey;
-    EXPECT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, r), 0);
+    r.remote_addr = remote_addr;
+    r.rkey = mr->rkey;
+    EXPECT_EQ(post_remote(a_, 1, {sge(a_, a_off, 64)}, r), 0);
     return wait_one(a_).status;
+  }
+  // The same at b's `offset` through b's own MR.
+  ibv_wc_status remote(ibv_wr_opcode op, size_t offset) { return remote_op(op, b_.mr, addr(b_, offset)); }
+  // b's bytes 4096..12287 named from kIova, and 16384..20479 from 0.
+  static constexpr uint64_t kIova = 0x7000'0000'0000;
+  ibv_mr* reg_named() { return ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll); }
+  ibv_mr* reg_zero_based() {
+    return ibv_reg_mr(b_.pd, b_.buf.data() + 16384, 4096, kRemoteAll | IBV_ACCESS_ZERO_BASED);
   }
   VerbsSide a_, b_;
 };
@@ -691,17 +699,12 @@ TEST_P(Rereg, ARefusedReregLeavesTheMrAsItWas) {
 // the data lands at the matching place in the app's buffer, and the host
 // address of the buffer is no longer a valid name for it.
 TEST_P(Rereg, IovaAndZeroBasedRegionsAreAddressedInTheirOwnSpace) {
-  constexpr uint64_t kIova = 0x7000'0000'0000;
-  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ibv_mr* named = reg_named();
   ASSERT_NE(named, nullptr) << strerror(errno);
-  ibv_mr* zero = ibv_reg_mr(b_.pd, b_.buf.data() + 16384, 4096, kRemoteAll | IBV_ACCESS_ZERO_BASED);
+  ibv_mr* zero = reg_zero_based();
   ASSERT_NE(zero, nullptr) << strerror(errno);
-  auto write_to = [&](ibv_mr* mr, uint64_t remote, size_t a_off) {
-    RemoteOp w;
-    w.remote_addr = remote;
-    w.rkey = mr->rkey;
-    EXPECT_EQ(post_remote(a_, 1, {sge(a_, a_off, 64)}, w), 0);
-    return wait_one(a_).status;
+  const auto write_to = [&](ibv_mr* mr, uint64_t remote, size_t a_off) {
+    return remote_op(IBV_WR_RDMA_WRITE, mr, remote, a_off);
   };
   fill(a_, 0, 64, 11);
   fill(a_, 64, 64, 12);
@@ -727,31 +730,21 @@ TEST_P(Rereg, IovaAndZeroBasedRegionsAreAddressedInTheirOwnSpace) {
 // runs 32 bytes past either end is refused (the isolation property: the IOVA
 // never reaches past the registration), and so is a local SGE past the end.
 TEST_P(Rereg, NothingReachesPastTheEndOfAnIovaRange) {
-  constexpr uint64_t kIova = 0x7000'0000'0000;
-  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ibv_mr* named = reg_named();
   ASSERT_NE(named, nullptr) << strerror(errno);
-  RemoteOp w;
-  w.remote_addr = kIova + 8192 - 32;
-  w.rkey = named->rkey;
-  ASSERT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, w), 0);
-  EXPECT_EQ(wait_one(a_).status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(remote_op(IBV_WR_RDMA_WRITE, named, kIova + 8192 - 32), IBV_WC_REM_ACCESS_ERR);
   ibv_dereg_mr(named);
 }
 
 TEST_P(Rereg, NothingReachesPastTheEndOfAZeroBasedRegion) {
-  ibv_mr* zero = ibv_reg_mr(b_.pd, b_.buf.data() + 16384, 4096, kRemoteAll | IBV_ACCESS_ZERO_BASED);
+  ibv_mr* zero = reg_zero_based();
   ASSERT_NE(zero, nullptr) << strerror(errno);
-  RemoteOp w;
-  w.remote_addr = 4096 - 32;
-  w.rkey = zero->rkey;
-  ASSERT_EQ(post_remote(a_, 1, {sge(a_, 0, 64)}, w), 0);
-  EXPECT_EQ(wait_one(a_).status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(remote_op(IBV_WR_RDMA_WRITE, zero, 4096 - 32), IBV_WC_REM_ACCESS_ERR);
   ibv_dereg_mr(zero);
 }
 
 TEST_P(Rereg, ALocalSgePastTheEndOfAnIovaRangeIsAProtectionError) {
-  constexpr uint64_t kIova = 0x7000'0000'0000;
-  ibv_mr* named = ibv_reg_mr_iova(b_.pd, b_.buf.data() + 4096, 8192, kIova, kRemoteAll);
+  ibv_mr* named = reg_named();
   ASSERT_NE(named, nullptr) << strerror(errno);
   ASSERT_EQ(post_recv(a_, 5, {sge(a_, 0, 128)}), 0);
   ibv_sge local{kIova + 8192 - 32, 64, named->lkey};
