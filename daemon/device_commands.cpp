@@ -122,6 +122,14 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       vhca_rereg_mr_rsp rsp{};
       return reply(h, hca.rereg_mr(client, copy_request<vhca_rereg_mr_req>(msg), rsp), rsp);
     }
+    case VHCA_CMD_ALLOC_MW: {
+      vhca_alloc_mw_rsp rsp{};
+      return reply(h, hca.alloc_mw(client, copy_request<vhca_alloc_mw_req>(msg), rsp), rsp);
+    }
+    case VHCA_CMD_DEALLOC_MW: {
+      vhca_empty_rsp rsp{};
+      return reply(h, hca.dealloc_mw(client, copy_request<vhca_handle_req>(msg)), rsp);
+    }
     case VHCA_CMD_DEREG_MR: {
       vhca_empty_rsp rsp{};
       return reply(h, hca.dereg_mr(client, copy_request<vhca_handle_req>(msg)), rsp);

@@ -547,13 +547,13 @@ nlohmann::json hca_json(const VhcaInfo& info, const VhcaSnapshot& snap) {
       {"active_mtu", snap.port_info.mtu},
       {"objects",
        {{"clients", o.clients}, {"pds", o.pds}, {"mrs", o.mrs}, {"cqs", o.cqs}, {"qps", o.qps},
-        {"srqs", o.srqs}, {"ahs", o.ahs}}},
+        {"srqs", o.srqs}, {"ahs", o.ahs}, {"mws", o.mws}}},
       {"counters", std::move(counters)},
       {"classes", classes_json(snap.port_info.link_layer, snap.port.port)},
   };
   // What ibv_query_device reports: the ceilings the objects above count against.
   const engine::DeviceLimits& l = info.engine_config.limits;
-  out["limits"] = {{"pds", l.max_pd}, {"mrs", l.max_mr}, {"cqs", l.max_cq}, {"qps", l.max_qp},
+  out["limits"] = {{"pds", l.max_pd}, {"mrs", l.max_mr}, {"mws", l.max_mw}, {"cqs", l.max_cq}, {"qps", l.max_qp},
                    {"srqs", l.max_srq}, {"ahs", l.max_ah}, {"qp_wr", l.max_qp_wr}, {"cqe", l.max_cqe},
                    {"srq_wr", l.max_srq_wr}, {"mr_size", l.max_mr_size}, {"msg_size", l.max_msg_sz}};
   out["node_guid"] = addr::format_guid_hex(info.engine_config.node_guid);

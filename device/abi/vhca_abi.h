@@ -20,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 4
+#define VHCA_ABI_VERSION 5
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -63,15 +63,27 @@ struct vhca_send_wqe {
   uint8_t num_sge;     /* SGEs in sge[] (0 when inline) */
   uint16_t inline_len; /* bytes in inline_data when IBV_SEND_INLINE */
   uint32_t send_flags; /* enum ibv_send_flags */
-  uint32_t imm_data;   /* network order, as the app gave it; or invalidate_rkey */
-  uint32_t rkey;
-  uint64_t remote_addr;
-  uint64_t compare_add;
+  /* Network order, as the app gave it; LOCAL_INV and SEND_WITH_INV: the
+   * R_Key to invalidate, host order (ibv_send_wr's invalidate_rkey). */
+  uint32_t imm_data;
+  uint32_t rkey;        /* BIND_MW: the window's new R_Key */
+  uint64_t remote_addr; /* BIND_MW: the window's first address */
+  uint64_t compare_add; /* BIND_MW: the window's length (0: unbind a type 1 window) */
   uint64_t swap;
-  uint32_t ah_handle; /* UD */
-  uint32_t remote_qpn;
-  uint32_t remote_qkey;
-  uint32_t reserved;
+  union {
+    struct {
+      uint32_t ah_handle; /* UD */
+      uint32_t remote_qpn;
+      uint32_t remote_qkey;
+      uint32_t reserved;
+    };
+    struct {
+      uint32_t mw_handle;
+      uint32_t mr_lkey;   /* the region the window is bound to; 0 when unbinding */
+      uint32_t access;    /* mw_access_flags */
+      uint32_t reserved;
+    } bind;
+  };
   union {
     struct vhca_sge sge[VHCA_MAX_SGE];
     uint8_t inline_data[VHCA_MAX_INLINE];
@@ -146,6 +158,8 @@ enum vhca_cmd {
   VHCA_CMD_DESTROY_AH,
   VHCA_CMD_RESIZE_CQ, /* reply fds: [new ring memfd] on PREPARE */
   VHCA_CMD_REREG_MR,
+  VHCA_CMD_ALLOC_MW,
+  VHCA_CMD_DEALLOC_MW, /* struct vhca_handle_req */
   VHCA_CMD_MAX
 };
 
@@ -208,7 +222,8 @@ struct vhca_query_port_rsp {
   struct ibv_port_attr attr;
 };
 
-/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, QUERY_SRQ, DESTROY_SRQ, DESTROY_AH */
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, QUERY_SRQ, DESTROY_SRQ, DESTROY_AH,
+ * DEALLOC_MW */
 struct vhca_handle_req {
   struct vhca_req_hdr hdr;
   uint32_t handle;
@@ -262,6 +277,19 @@ struct vhca_rereg_mr_req {
 struct vhca_rereg_mr_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t lkey;
+  uint32_t rkey;
+};
+
+/* A window starts unbound: a type 1 window valid with no memory, a type 2
+ * window free (IBA 10.6.7). */
+struct vhca_alloc_mw_req {
+  struct vhca_req_hdr hdr;
+  uint32_t pd_handle;
+  uint32_t type; /* enum ibv_mw_type */
+};
+struct vhca_alloc_mw_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint32_t mw_handle;
   uint32_t rkey;
 };
 

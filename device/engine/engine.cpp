@@ -11,6 +11,7 @@ HcaConfig clamped(HcaConfig cfg) {
   DeviceLimits& l = cfg.limits;
   if (l.max_qp > kMaxQps) l.max_qp = kMaxQps;
   if (l.max_mr > kMaxMrs) l.max_mr = kMaxMrs;
+  if (l.max_mw > kMaxMws) l.max_mw = kMaxMws;
   if (l.max_qp_wr > (1u << 15)) l.max_qp_wr = 1u << 15;
   if (l.max_cqe > (1u << 22) - 1) l.max_cqe = (1u << 22) - 1;
   if (l.max_qp_rd_atom > 16) l.max_qp_rd_atom = 16;

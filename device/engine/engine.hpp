@@ -26,7 +26,8 @@ inline constexpr uint32_t kAckReqEvery = 16;       // AckReq at least every N pa
 inline constexpr unsigned kAckCoalesceMax = 16;    // owed ACKs before one is forced out
 inline constexpr unsigned kQpQuantum = 16;         // packets per QP per poll round
 inline constexpr uint32_t kMaxQps = 65535;         // QPN = gen << 16 | slot
-inline constexpr uint32_t kMaxMrs = 65535;         // key = tag << 16 | slot
+inline constexpr uint32_t kMaxMrs = 65535;         // key = tag << 16 | slot, tag < 0x8000
+inline constexpr uint32_t kMaxMws = 65535;         // key = 1 << 31 | tag << 24 | slot << 8 | byte
 
 struct Engine {
   // Takes the configuration with its limits clamped to what the engine's
@@ -63,6 +64,31 @@ struct Engine {
     Mr* m = objs.of<Mr>().get(key & 0xFFFF);
     return m && m->rkey == key ? m : nullptr;
   }
+  // Whether an R_Key names a window (bit 31) rather than a region.
+  static bool is_mw_key(uint32_t key) { return key >> 31; }
+  Mw* mw_by_rkey(uint32_t key) const {
+    if (!is_mw_key(key)) return nullptr;
+    Mw* w = objs.of<Mw>().get((key >> 8) & 0xFFFF);
+    return w && w->rkey == key ? w : nullptr;
+  }
+
+  // ---- mw.cpp
+  // What a remote request's R_Key lets it reach, with the IBA's checks for
+  // an MR (IBA 10.6.3.4) or a bound window (10.6.7.3): of the QP's PD, a
+  // type 2 window bound on this QP, `access` granted, [va, va+len) inside.
+  struct RemoteMem {
+    Client* client = nullptr;
+    uint64_t host = 0;  // the app's address of va
+    explicit operator bool() const { return client != nullptr; }
+  };
+  RemoteMem remote_mem(const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len, uint32_t access) const;
+  // A BIND_MW work request reached by `qp`'s requester: the window bound as
+  // it asks, or IBV_WC_MW_BIND_ERR and the window as it was.
+  ibv_wc_status bind_mw(Qp& qp, const vhca_send_wqe& wqe);
+  // LOCAL_INV (`remote` false) or a SEND with Invalidate received on `qp`:
+  // the type 2 window `rkey` unbound; false when the key names no window
+  // that may be invalidated there.
+  bool invalidate(Qp& qp, uint32_t rkey, bool remote);
 
   // ---- sge_walk.cpp
   // The pieces [off, off+len) of an SGE list, each SGE's lkey checked: of

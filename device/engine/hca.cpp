@@ -97,8 +97,12 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.hw_ver = eng_.cfg.hw_ver;
   a.max_qp = int(l.max_qp);
   a.max_qp_wr = int(l.max_qp_wr);
+  // Memory windows of both types (2B: tied to a QP) and the base memory
+  // management extensions they come with (LOCAL_INV, SEND_WITH_INV), as rxe.
   a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-                       IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_PORT_ACTIVE_EVENT;
+                       IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_PORT_ACTIVE_EVENT |
+                       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+                       IBV_DEVICE_MEM_MGT_EXTENSIONS;
   a.max_sge = VHCA_MAX_SGE;
   a.max_sge_rd = VHCA_MAX_SGE;
   a.max_cq = int(l.max_cq);
@@ -115,7 +119,7 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.atomic_cap = IBV_ATOMIC_HCA;
   a.max_ee = 0;
   a.max_rdd = 0;
-  a.max_mw = 0;
+  a.max_mw = int(l.max_mw);
   a.max_raw_ipv6_qp = 0;
   a.max_raw_ethy_qp = 0;
   a.max_mcast_grp = 0;
@@ -350,6 +354,10 @@ int Hca::modify_qp(ClientId id, const vhca_modify_qp_req& req) { return impl_->m
 int Hca::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
   return impl_->query_qp(id, req, rsp);
 }
+int Hca::alloc_mw(ClientId id, const vhca_alloc_mw_req& req, vhca_alloc_mw_rsp& rsp) {
+  return impl_->alloc_mw(id, req, rsp);
+}
+int Hca::dealloc_mw(ClientId id, const vhca_handle_req& req) { return impl_->dealloc_mw(id, req); }
 int Hca::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   return impl_->destroy_qp(id, req, rsp);
 }

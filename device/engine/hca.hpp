@@ -44,6 +44,7 @@ struct DeviceLimits {
   uint32_t max_cq = 4096;
   uint32_t max_cqe = 65535;  // ring entries are a power of two, so cqe+1 fits
   uint32_t max_mr = 65535;   // at most 65535 (key layout)
+  uint32_t max_mw = 65535;   // at most 65535 (key layout)
   uint32_t max_pd = 4096;
   uint64_t max_mr_size = 1ull << 40;
   uint32_t max_msg_sz = 1u << 31;
@@ -158,7 +159,11 @@ class Hca {
   int alloc_pd(ClientId, vhca_alloc_pd_rsp&);
   int dealloc_pd(ClientId, const vhca_handle_req&);  // EBUSY while MRs/QPs use it
   int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);
-  int dereg_mr(ClientId, const vhca_handle_req&);
+  int dereg_mr(ClientId, const vhca_handle_req&);  // EBUSY while windows are bound to it
+  // Memory windows: bound and invalidated by work requests (IBV_WR_BIND_MW,
+  // LOCAL_INV, SEND_WITH_INV); dealloc_pd is EBUSY while one exists.
+  int alloc_mw(ClientId, const vhca_alloc_mw_req&, vhca_alloc_mw_rsp&);
+  int dealloc_mw(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd& ring_memfd);
   int rereg_mr(ClientId, const vhca_rereg_mr_req&, vhca_rereg_mr_rsp&);
   int destroy_cq(ClientId, const vhca_handle_req&);  // EBUSY while QPs use it
@@ -212,7 +217,7 @@ class Hca {
 
   // ---- for fabricctl and tests.
   struct ObjectCounts {
-    unsigned clients, pds, mrs, cqs, qps, srqs, ahs;
+    unsigned clients, pds, mrs, cqs, qps, srqs, ahs, mws;
   };
   ObjectCounts counts() const;
 

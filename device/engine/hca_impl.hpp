@@ -1,6 +1,6 @@
 // Hca::Impl: the verbs front end and the poll loop over the transport's
 // stages (engine.hpp has the map). Slow path, one file per object: hca.cpp
-// (clients, device/port queries, PDs, poll and receive dispatch), mr.cpp,
+// (clients, device/port queries, PDs, poll and receive dispatch), mr.cpp, mw.cpp,
 // cq.cpp, qp.cpp (create/query/destroy), qp_state.cpp (modify_qp and the
 // IBA state machine), srq.cpp, ah.cpp. Object storage: object_tables.hpp.
 // Packet layouts come from dataplane/wire/opcode.hpp, work-request rules from
@@ -32,6 +32,8 @@ class Hca::Impl {
   int dealloc_pd(ClientId, const vhca_handle_req&);
   int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);
   int dereg_mr(ClientId, const vhca_handle_req&);
+  int alloc_mw(ClientId, const vhca_alloc_mw_req&, vhca_alloc_mw_rsp&);  // mw.cpp
+  int dealloc_mw(ClientId, const vhca_handle_req&);
   int create_cq(ClientId, const vhca_create_cq_req&, vhca_create_cq_rsp&, Fd&);
   int rereg_mr(ClientId, const vhca_rereg_mr_req&, vhca_rereg_mr_rsp&);
   int destroy_cq(ClientId, const vhca_handle_req&);
@@ -79,6 +81,8 @@ class Hca::Impl {
     for (uint32_t h : eng_.objs.handles_of<T>(c)) destroy_obj(*eng_.objs.of<T>().get(h));
   }
   void qp_reset_state(Qp&);
+  // A QP going away takes its type 2 windows' bindings with it (mw.cpp).
+  void invalidate_windows_of(Qp&);
   // A QP in ERR: every posted WQE completes flushed, at most `budget`.
   unsigned flush(Qp& qp, unsigned budget) {
     const unsigned n = comp_.flush_sq(qp, budget);
@@ -93,6 +97,7 @@ class Hca::Impl {
   Requester req_{eng_, comp_, place_};
 
   std::vector<uint32_t> mr_last_tags_;  // per MR slot: rkey tag << 16 | lkey tag
+  std::vector<uint32_t> mw_last_keys_;  // per MW slot: the last R_Key it had
   std::vector<uint8_t> qp_gen_;  // per QP slot: QPN generation (1..254)
   std::vector<Qp*> active_;      // every QP, for the poll scan
   size_t rr_ = 0;                // round-robin cursor into active_

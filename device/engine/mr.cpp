@@ -1,6 +1,7 @@
 // Memory regions: registration checks (PD, access flags, bounds, and that the
 // range is really mapped in the registering process) and key allocation.
-// Keys are slot | random tag << 16, lkey and rkey with independent tags, so a
+// Keys are slot | random tag << 16 (tag < 0x8000: bit 31 marks a window's
+// key, mw.cpp), lkey and rkey with independent tags, so a
 // key is tied to one registration and not guessable from another.
 #include <cerrno>
 
@@ -68,8 +69,8 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   const uint32_t old = mr_last_tags_[h];
   uint32_t ltag, rtag;
   do {
-    ltag = random32() & 0xFFFF;
-    rtag = random32() & 0xFFFF;
+    ltag = random32() & 0x7FFF;  // bit 31 of a key is a window's (mw.cpp)
+    rtag = random32() & 0x7FFF;
   } while (ltag == 0 || rtag == 0 || ltag == rtag || ltag == (old & 0xFFFF) ||
            rtag == (old >> 16) || ltag == (old >> 16) || rtag == (old & 0xFFFF));
   mr_last_tags_[h] = rtag << 16 | ltag;
@@ -90,6 +91,7 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
   Mr* mr = eng_.owned<Mr>(id, req.mr_handle);
   if (!mr) return EINVAL;
   if (req.flags == 0 || (req.flags & ~kFlags)) return EINVAL;
+  if (mr->windows) return EBUSY;  // windows were checked against it as it is
   Pd* pd = mr->pd;
   if ((req.flags & IBV_REREG_MR_CHANGE_PD) && !(pd = eng_.owned<Pd>(id, req.pd_handle))) return EINVAL;
   uint32_t access = mr->access;
@@ -127,6 +129,9 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
 int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
   Mr* mr = eng_.owned<Mr>(id, req.handle);
   if (!mr) return EINVAL;
+  // IBA 10.6.7.2.4 (as rxe, but EBUSY like every other "still in use"):
+  // windows bound to it must be unbound or invalidated first.
+  if (mr->windows) return EBUSY;
   // Queued payloads were accepted into this memory while it was registered:
   // they land now, never after the app may have reused or unmapped it.
   place_.flush();

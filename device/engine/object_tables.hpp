@@ -89,6 +89,14 @@ template <class F>
 void for_each_ref(Ah& o, F&& f) { f(o.pd->users); }
 template <class F>
 void for_each_ref(Srq& o, F&& f) { f(o.pd->users); }
+// A window's binding counts on its MR (and its type 2 QP) while it lasts:
+// mw.cpp moves those counts on bind and invalidate, release drops them.
+template <class F>
+void for_each_ref(Mw& o, F&& f) {
+  f(o.pd->users);
+  if (o.mr) f(o.mr->windows);
+  if (o.qp) f(o.qp->windows);
+}
 template <class F>
 void for_each_ref(Qp& o, F&& f) {
   f(o.pd->users);
@@ -101,13 +109,14 @@ template <class... T>
 struct TypeList {};
 // uverbs' teardown order for a context that goes away: every object before
 // the objects it holds references on.
-using TeardownOrder = TypeList<Qp, Ah, Srq, Cq, Mr, Pd>;
+using TeardownOrder = TypeList<Mw, Qp, Ah, Srq, Cq, Mr, Pd>;
 
 class ObjectTables {
  public:
   void set_capacity(const DeviceLimits& l) {
     of<Pd>().set_capacity(l.max_pd);
     of<Mr>().set_capacity(l.max_mr);
+    of<Mw>().set_capacity(l.max_mw);
     of<Cq>().set_capacity(l.max_cq);
     of<Qp>().set_capacity(l.max_qp);
     of<Srq>().set_capacity(l.max_srq);
@@ -163,13 +172,13 @@ class ObjectTables {
 
   Hca::ObjectCounts counts() const {
     return {unsigned(clients_.size()), of<Pd>().live(), of<Mr>().live(), of<Cq>().live(),
-            of<Qp>().live(), of<Srq>().live(), of<Ah>().live()};
+            of<Qp>().live(), of<Srq>().live(), of<Ah>().live(), of<Mw>().live()};
   }
 
  private:
   std::unordered_map<ClientId, std::unique_ptr<Client>> clients_;
   std::tuple<SlotTable<Pd>, SlotTable<Mr>, SlotTable<Cq>, SlotTable<Qp>, SlotTable<Srq>,
-             SlotTable<Ah>>
+             SlotTable<Ah>, SlotTable<Mw>>
       tables_;
 };
 

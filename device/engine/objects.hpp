@@ -1,5 +1,6 @@
 // Engine objects other than QPs: clients (one per provider context), protection
-// domains, memory regions, completion queues, SRQs and address handles. The
+// domains, memory regions and windows, completion queues, SRQs and address
+// handles. The
 // tables that hold them are in object_tables.hpp.
 #pragma once
 
@@ -22,7 +23,7 @@ struct Client {
 struct Pd {
   Client* client = nullptr;
   uint32_t handle = 0;
-  uint32_t users = 0;  // MRs, QPs, SRQs and AHs
+  uint32_t users = 0;  // MRs, MWs, QPs, SRQs and AHs
 };
 
 // An address handle: the validated ibv_ah_attr a UD send WQE names by handle.
@@ -69,6 +70,32 @@ struct Mr {
   }
   // The app's address of IOVA `a`; only for an `a` contains() accepted.
   uint64_t host(uint64_t a) const { return a - iova + addr; }
+  uint32_t windows = 0;  // MWs bound to it: dereg_mr is EBUSY meanwhile
+};
+
+struct Qp;
+
+// A memory window (IBA 10.6.7; mw.cpp): a remote key onto part of an MR,
+// bound and unbound by work requests in SQ order. Type 1 windows belong to
+// their PD; a type 2 window is also tied to the QP that bound it (2B).
+struct Mw {
+  Client* client = nullptr;
+  Pd* pd = nullptr;
+  uint32_t handle = 0;  // == slot index == bits 8..23 of the R_Key
+  uint32_t rkey = 0;    // 1 << 31 | tag << 24 | handle << 8 | key byte
+  uint8_t type = IBV_MW_TYPE_1;
+  // Bound (type 1: with a length; type 2: valid) -- what a remote access needs.
+  Mr* mr = nullptr;
+  Qp* qp = nullptr;  // type 2: the QP it was bound on
+  uint32_t access = 0;
+  uint64_t va = 0, length = 0;  // window space: 0-based when ZERO_BASED
+  uint64_t mr_iova = 0;         // the MR's IOVA of window address va
+
+  bool contains(uint64_t a, uint64_t len) const {
+    return a >= va && len <= length && a - va <= length - len;
+  }
+  // The MR's IOVA of window address `a`; only for an `a` contains() accepted.
+  uint64_t mr_addr(uint64_t a) const { return a - va + mr_iova; }
 };
 
 struct Cq {

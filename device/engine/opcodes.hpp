@@ -31,6 +31,9 @@ inline const WrOpInfo* wr_op_info(uint8_t op) {
       /* IBV_WR_RDMA_READ */ {kReadRequest, kReadRequest, kReadRequest, kReadRequest},
       /* IBV_WR_ATOMIC_CMP_AND_SWP */ {kCompareSwap, kCompareSwap, kCompareSwap, kCompareSwap},
       /* IBV_WR_ATOMIC_FETCH_AND_ADD */ {kFetchAdd, kFetchAdd, kFetchAdd, kFetchAdd},
+      /* IBV_WR_LOCAL_INV: no packet */ {0, 0, 0, 0},
+      /* IBV_WR_BIND_MW: no packet */ {0, 0, 0, 0},
+      /* IBV_WR_SEND_WITH_INV */ {kSendFirst, kSendMiddle, kSendLastInv, kSendOnlyInv},
   };
   return op < sizeof(kTable) / sizeof(kTable[0]) ? &kTable[op] : nullptr;
 }

@@ -99,6 +99,7 @@ void Hca::Impl::destroy_obj(Qp& qp) {
   eng_.sched.disarm(qp.pace_timer);
   eng_.sched.disarm(qp.rnr_timer);
   resp_.forget(qp);
+  invalidate_windows_of(qp);
   const size_t i = qp.active_index;
   if (i < active_.size() && active_[i] == &qp) {
     active_[i] = active_.back();

@@ -101,6 +101,7 @@ struct Qp {
   // daemon always passes two fds); receive WQEs come from `srq`.
   SharedRing sq, rq;
   Srq* srq = nullptr;
+  uint32_t windows = 0;  // type 2 MWs bound on it (invalidated when it goes)
   bool last_wqe_reported = false;  // IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QPs)
   std::unique_ptr<SendWqe[]> swqe;  // shadow, indexed like the SQ ring
 

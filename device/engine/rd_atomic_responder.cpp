@@ -37,17 +37,6 @@ namespace vf::engine {
 
 using namespace vf::wire;
 
-namespace {
-
-const Mr* rd_atomic_target(const Engine& h, const Qp& qp, uint32_t rkey, uint64_t va,
-                           uint64_t len, uint32_t access) {
-  const Mr* mr = h.mr_by_rkey(rkey);
-  if (!mr || mr->pd != qp.pd || !(mr->access & access) || !mr->contains(va, len)) return nullptr;
-  return mr;
-}
-
-}  // namespace
-
 bool Responder::response_blocked(const Qp& qp, uint32_t psn) const {
   for (const RdAtomicRes& r : qp.res)
     if (r.valid && r.pending && psn_diff(psn, r.next_psn) >= 0) return true;
@@ -85,8 +74,8 @@ Rx Responder::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered) {
   if (!(qp.attr.qp_access_flags & access))
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
   // A zero-length READ names no memory: no R_Key check (IBA 9.4.4).
-  const Mr* mr = len ? rd_atomic_target(eng_, qp, rkey, va, len, access) : nullptr;
-  if (len && !mr)
+  const Engine::RemoteMem mem = len ? eng_.remote_mem(qp, rkey, va, len, access) : Engine::RemoteMem{};
+  if (len && !mem)
     return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                   IBV_EVENT_QP_ACCESS_ERR);
   RdAtomicRes& r = qp.res[qp.res_next++ % kRdAtomicSlots];
@@ -105,8 +94,8 @@ Rx Responder::on_rd_atomic_request(Qp& qp, const Pkt& p, bool ordered) {
   } else {
     r.last_psn = p.psn;
     uint64_t old = 0;
-    iovec local{&old, 8}, remote{reinterpret_cast<void*>(mr->host(va)), 8};
-    Client& c = *mr->client;
+    iovec local{&old, 8}, remote{reinterpret_cast<void*>(mem.host), 8};
+    Client& c = *mem.client;
     if (c.mem.readv(&local, 1, &remote, 1, eng_.sched.now(), eng_.ctr.dma_calls) != 8) {
       r.valid = r.pending = false;
       ++eng_.ctr.dma_errors;
@@ -205,11 +194,11 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
       continue;
     }
     // READ: a burst of response packets, the data read with one call.
-    const Mr* mr = r->length ? rd_atomic_target(eng_, qp, r->rkey, r->va, r->length,
-                                                IBV_ACCESS_REMOTE_READ)
-                             : nullptr;
-    if (r->length && !mr) {
-      // Deregistered since the request: the READ cannot be answered.
+    const Engine::RemoteMem mem =
+        r->length ? eng_.remote_mem(qp, r->rkey, r->va, r->length, IBV_ACCESS_REMOTE_READ)
+                  : Engine::RemoteMem{};
+    if (r->length && !mem) {
+      // Deregistered or unbound since the request: the READ cannot be answered.
       r->pending = false;
       --qp.res_pending;
       owe_response(qp, make_syndrome(AckType::kNak, kNakRemoteAccessError), r->next_psn, true);
@@ -252,7 +241,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
       if (at.aeth != kAbsent) aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
       uint8_t* payload = b + kBthLen + at.payload;
       if (pad) std::memset(payload + len, 0, pad);
-      if (mr) remote.add(mr->host(r->va + off), len);  // none: a zero-length READ
+      if (mem) remote.add(mem.host + off, len);  // none: a zero-length READ
       eng_.txb.bth[built] = b;
       eng_.txb.local[built] = iovec{payload, len};
       off += len;
@@ -260,7 +249,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
     }
     unsigned ok = built;
     if (remote.bytes) {
-      const size_t got = mr->client->mem.readv(eng_.txb.local.data(), built, remote.iov, remote.n,
+      const size_t got = mem.client->mem.readv(eng_.txb.local.data(), built, remote.iov, remote.n,
                                                eng_.sched.now(), eng_.ctr.dma_calls);
       if (got < remote.bytes) {
         size_t whole = 0;

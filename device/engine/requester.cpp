@@ -57,6 +57,7 @@ bool Requester::fetch_send_wqe(Qp& qp) {
   const vhca_wr_op* op = vhca_wr_op_for(qp.type, s.w.opcode);
   if (!op) return fail(IBV_WC_LOC_QP_OP_ERR, s.w.opcode > IBV_WR_TSO);
   if (s.w.send_flags & ~kKnownSendFlags) return fail(IBV_WC_LOC_QP_OP_ERR, true);
+  if (op->local) return true;  // checked when executed, in SQ order (execute_local)
   if (op->rd_atomic) {
     // An initiator depth of 0 allows none (IBA 9.7: initiator depth).
     if (qp.attr.max_rd_atomic == 0 || (s.w.send_flags & IBV_SEND_INLINE))
@@ -101,6 +102,37 @@ bool Requester::fetch_send_wqe(Qp& qp) {
   return true;
 }
 
+// BIND_MW and LOCAL_INV: the window changes now, after every WR before it
+// was sent and before any after it is; the WR takes an empty PSN range where
+// it stands, so it completes once everything before it has (IBA 10.8.3.3).
+bool Requester::execute_local(Qp& qp, SendWqe& s) {
+  ibv_wc_status st = IBV_WC_SUCCESS;
+  if (s.w.opcode == IBV_WR_BIND_MW)
+    st = eng_.bind_mw(qp, s.w);
+  else if (!eng_.invalidate(qp, s.w.imm_data, false))
+    st = IBV_WC_LOC_QP_OP_ERR;  // as rxe: not a bound type 2 window of this PD
+  if (st != IBV_WC_SUCCESS) {
+    s.state = SendWqe::kError;
+    s.status = uint8_t(st);
+    return false;
+  }
+  s.pmtu = qp.mtu;
+  s.first_psn = qp.psn;
+  s.last_psn = (qp.psn - 1) & kPsnMask;
+  s.state = SendWqe::kStarted;
+  s.ranged = true;
+  qp.next_offset = 0;
+  qp.sq_started = qp.sq_next + 1;
+  if (qp.type == IBV_QPT_UC || qp.snd_una == qp.psn) {
+    // Nothing before it awaits an acknowledgement: it completes now.
+    if (qp.sq_cons == qp.sq_next) {
+      retire_sq_slot(qp);
+      if (s.signaled) comp_.post_send_cqe(qp, s, IBV_WC_SUCCESS);
+    }
+  }
+  return true;
+}
+
 bool Requester::gather_send(Qp& qp, const SendWqe& s, uint64_t off, uint32_t len, IoList& iol) {
   return eng_.collect_sges(s.w.sge, s.w.num_sge, qp.client, qp.pd, 0, off, len, iol);
 }
@@ -139,6 +171,12 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       if (qp.rd_outstanding && ((s.w.send_flags & IBV_SEND_FENCE) ||
                                 (rda && qp.rd_outstanding >= qp.attr.max_rd_atomic)))
         break;
+      if (vhca_wr_op_info(s.w.opcode)->local) {
+        if (!execute_local(qp, s)) continue;  // failed: completes in error once it is the head
+        ++qp.sq_next;
+        ++done;
+        continue;
+      }
       if (rda) ++qp.rd_outstanding;
       s.pmtu = qp.mtu;
       const uint64_t npkts = s.length ? (s.length + s.pmtu - 1) / s.pmtu : 1;
@@ -148,6 +186,10 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       s.ranged = true;
       qp.next_offset = 0;
       qp.sq_started = qp.sq_next + 1;
+    }
+    if (vhca_wr_op_info(s.w.opcode)->local) {  // executed already: go-back-N steps over it
+      ++qp.sq_next;
+      continue;
     }
     if (!eng_.io.can_transmit(qp.route)) {
       ++eng_.ctr.tx_stalls;
@@ -283,8 +325,11 @@ unsigned Requester::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     put_bth(b, opc, se, pad, qp.attr.dest_qp_num, ackreq, qp.psn);
     if (at.reth != kAbsent)
       reth_set(b + kBthLen + at.reth, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
-    if (at.imm != kAbsent)
-      std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // already network order
+    if (at.imm != kAbsent) {
+      // ImmDt is in network order already; the IETH's R_Key is the app's.
+      const uint32_t v = s.w.opcode == IBV_WR_SEND_WITH_INV ? htobe32(s.w.imm_data) : s.w.imm_data;
+      std::memcpy(b + kBthLen + at.imm, &v, kImmDtLen);
+    }
     if (psn_diff(qp.psn, qp.psn_hi) < 0) ++eng_.ctr.retransmitted_packets;
     ++eng_.ctr.tx_packets;
     eng_.ctr.tx_bytes += kBthLen + ext + len + pad;

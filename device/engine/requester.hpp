@@ -25,6 +25,8 @@ class Requester {
 
  private:
   bool fetch_send_wqe(Qp&);  // copies and validates one more SQ WQE
+  // Executes a BIND_MW / LOCAL_INV reached in SQ order; false: it failed.
+  bool execute_local(Qp&, SendWqe&);
   // Builds and sends up to `want` packets of `s`; returns how many went out.
   unsigned send_burst(Qp&, SendWqe& s, unsigned want, Nanos now);
   unsigned send_rd_atomic_request(Qp&, SendWqe&, Nanos now);

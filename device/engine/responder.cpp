@@ -128,6 +128,11 @@ void Responder::post_recv_cqe(Qp& qp, uint64_t wr_id, ibv_wc_status status, uint
   if (p && p->imm && (p->flags & kHasImm)) {
     cqe.wc_flags |= IBV_WC_WITH_IMM;
     std::memcpy(&cqe.imm_data, p->imm, 4);  // network order, as the sender gave it
+  } else if (p && p->imm && (p->flags & kHasIeth)) {
+    uint32_t key;  // ibv_wc's invalidated_rkey shares imm_data, in host order
+    std::memcpy(&key, p->imm, 4);
+    cqe.wc_flags |= IBV_WC_WITH_INV;
+    cqe.imm_data = be32toh(key);
   }
   if (!eng_.cq_post(*qp.rcq, cqe, p && p->se)) eng_.qp_to_error(qp, true);
 }
@@ -265,10 +270,13 @@ Rx Responder::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
   qp.nak_outstanding = false;  // (idempotent: safe to redo when offered again)
   if (f & (kIsRead | kIsAtomic)) return on_rd_atomic_request(qp, p, ordered);
   if (f & kIsWrite) return on_write_request(qp, p, meta, m, ordered);
-  // SEND. With invalidate: no memory windows exist, so invalid here.
-  if ((f & kHasIeth) || qp.in_message == first || (!first && qp.in_write) ||
-      (!last && p.paylen != qp.mtu) || p.paylen > qp.mtu)
+  // SEND.
+  if (qp.in_message == first || (!first && qp.in_write) || (!last && p.paylen != qp.mtu) ||
+      p.paylen > qp.mtu)
     return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, 0);
+  // With Invalidate (its Last/Only packet): the window goes once everything
+  // before it has landed.
+  if ((f & kHasIeth) && !ordered) return Rx::kUnordered;
   Rx early;
   if (first && !qp.rwqe_valid && !take_recv_wqe(qp, p, ordered, early)) return early;
   const uint64_t offset = first ? 0 : qp.rcv_offset;
@@ -278,6 +286,15 @@ Rx Responder::on_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
   IoList iol(e.iov, VHCA_MAX_SGE);
   if (p.paylen && !gather_recv(eng_, qp, offset, p.paylen, iol))
     return reject(qp, p, ordered, kNakRemoteOperationalError, IBV_WC_LOC_PROT_ERR, 0);
+  if (f & kHasIeth) {
+    // Only now, so an RNR NAK's retry does not invalidate twice. A key that
+    // names no window this QP may invalidate: Invalid Request (IBA 9.4.1.1,
+    // rxe's class J).
+    uint32_t key;
+    std::memcpy(&key, p.imm, 4);
+    if (!eng_.invalidate(qp, be32toh(key), true))
+      return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR, 0);
+  }
   // Accepted. The receive completion and the ACK wait for the placement.
   e.qp = &qp;
   e.m = m;

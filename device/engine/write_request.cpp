@@ -18,19 +18,6 @@ namespace vf::engine {
 
 using namespace vf::wire;
 
-namespace {
-
-// The MR [va, va+len) of a WRITE lands in; nullptr when any check fails.
-const Mr* write_target(const Engine& h, const Qp& qp, uint32_t rkey, uint64_t va,
-                       uint64_t len) {
-  const Mr* mr = h.mr_by_rkey(rkey);
-  if (!mr || mr->pd != qp.pd || !(mr->access & IBV_ACCESS_REMOTE_WRITE) || !mr->contains(va, len))
-    return nullptr;
-  return mr;
-}
-
-}  // namespace
-
 Rx Responder::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbuf* m,
                                           bool ordered) {
   const uint16_t f = p.flags;
@@ -51,7 +38,7 @@ Rx Responder::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbu
     if (!(qp.attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
       return reject(qp, p, ordered, kNakInvalidRequest, IBV_WC_REM_INV_REQ_ERR,
                     IBV_EVENT_QP_REQ_ERR);
-    if (len && !write_target(eng_, qp, rkey, va, len))
+    if (len && !eng_.remote_mem(qp, rkey, va, len, IBV_ACCESS_REMOTE_WRITE))
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
   }
@@ -64,13 +51,14 @@ Rx Responder::on_write_request(Qp& qp, const Pkt& p, const RxMeta& meta, rte_mbu
   RxPlacement& e = eng_.rxq.q[eng_.rxq.n];
   e.niov = 0;
   if (p.paylen) {
-    // Looked up again per packet: the MR may have been deregistered since the
-    // First packet (dereg_mr places the queue before it frees anything).
-    const Mr* mr = write_target(eng_, qp, rkey, va + offset, p.paylen);
-    if (!mr)
+    // Looked up again per packet: the MR may have been deregistered or the
+    // window unbound since the First packet (dereg_mr places the queue before
+    // it frees anything).
+    const Engine::RemoteMem mem = eng_.remote_mem(qp, rkey, va + offset, p.paylen, IBV_ACCESS_REMOTE_WRITE);
+    if (!mem)
       return reject(qp, p, ordered, kNakRemoteAccessError, IBV_WC_REM_ACCESS_ERR,
                     IBV_EVENT_QP_ACCESS_ERR);
-    e.iov[0] = iovec{reinterpret_cast<void*>(mr->host(va + offset)), p.paylen};
+    e.iov[0] = iovec{reinterpret_cast<void*>(mem.host), p.paylen};
     e.niov = 1;
   }
   // Accepted. A WITH_IMM completion and the ACK wait for the placement.

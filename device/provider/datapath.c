@@ -9,6 +9,22 @@
 static inline uint32_t load_acquire(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void store_release(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
+/* A bind names its window by handle (one of this context's: checked here),
+ * its region by L_Key as hardware does, so the engine refuses another
+ * context's region with MW_BIND_ERR rather than finding a namesake. */
+static int fill_bind(const struct vhca_qp *qp, const struct ibv_send_wr *wr, struct vhca_send_wqe *w) {
+  const struct ibv_mw *mw = wr->bind_mw.mw;
+  const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+  if (!mw || mw->context != qp->vqp.qp.context) return EINVAL;
+  w->rkey = wr->bind_mw.rkey;
+  w->remote_addr = b->addr;
+  w->compare_add = b->length;
+  w->bind.mw_handle = mw->handle;
+  w->bind.mr_lkey = b->mr ? b->mr->lkey : 0;
+  w->bind.access = (uint32_t)b->mw_access_flags;
+  return 0;
+}
+
 /* Checks one WR against the QP's limits and writes it into the slot. The
  * errnos are mlx5's: EINVAL for a bad opcode/SGE count/missing AH, ENOMEM for
  * inline data over max_inline_data (mlx5 set_data_inl_seg; rxe says EINVAL). */
@@ -36,6 +52,8 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
     w->compare_add = wr->wr.atomic.compare_add;
     w->swap = wr->wr.atomic.swap;
   }
+  if (wr->opcode == IBV_WR_BIND_MW) return fill_bind(qp, wr, w);
+  if (op->local) return 0; /* LOCAL_INV: the key is all it has */
   if (type == IBV_QPT_UD) {
     w->ah_handle = wr->wr.ud.ah->handle;
     w->remote_qpn = wr->wr.ud.remote_qpn;

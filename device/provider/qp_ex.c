@@ -10,12 +10,13 @@
 #include "device/abi/vhca_wr_ops.h"
 #include "vhca.h"
 
-/* Opcodes this device carries (vhca_wr_ops.h); memory windows, LOCAL_INV,
- * SEND_WITH_INV, TSO and ATOMIC_WRITE are not offered. */
+/* Opcodes this device carries (vhca_wr_ops.h); TSO, FLUSH and ATOMIC_WRITE
+ * are not offered. */
 #define VHCA_QP_EX_SEND_OPS                                                                       \
   (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |         \
    IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |      \
+   IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static inline struct vhca_qp *ex_to_vqp(struct ibv_qp_ex *qpx) { return (struct vhca_qp *)qpx; }
 
@@ -104,15 +105,38 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t r
   if (w) w->compare_add = add;
 }
 
+/* A window of this context, bound to a region named by its L_Key (as
+ * post_send's BIND_MW; the engine checks the rest in SQ order). */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+                       const struct ibv_mw_bind_info *b) {
+  struct vhca_qp *qp = ex_to_vqp(qpx);
+  if (!mw || mw->context != qp->vqp.qp.context || !b) {
+    close_current(qp);
+    fail(qp, EINVAL);
+    return;
+  }
+  struct vhca_send_wqe *w = begin_remote(qpx, IBV_WR_BIND_MW, rkey, b->addr);
+  if (!w) return;
+  w->compare_add = b->length;
+  w->bind.mw_handle = mw->handle;
+  w->bind.mr_lkey = b->mr ? b->mr->lkey : 0;
+  w->bind.access = (uint32_t)b->mw_access_flags;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey) {
+  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_LOCAL_INV);
+  if (w) w->imm_data = invalidate_rkey;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey) {
+  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_SEND_WITH_INV);
+  if (w) w->imm_data = invalidate_rkey;
+}
+
 /* Builders for operations the device does not offer: create refuses their
  * send_ops_flags, and an app that calls one anyway gets EOPNOTSUPP from
  * wr_complete rather than a jump through NULL. */
 static void wr_unsupported(struct ibv_qp_ex *qpx) { fail(ex_to_vqp(qpx), EOPNOTSUPP); }
-static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *m, uint32_t r, const struct ibv_mw_bind_info *b) {
-  wr_unsupported(q);
-}
-static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
-static void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
 static void wr_send_tso(struct ibv_qp_ex *q, void *h, uint16_t hs, uint16_t mss) { wr_unsupported(q); }
 static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn) { wr_unsupported(q); }
 static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t r, uint64_t a, const void *d) { wr_unsupported(q); }
@@ -243,12 +267,14 @@ static void set_ops(struct ibv_qp_ex *x) {
 /* The send_ops_flags a QP of `type` may ask for: those of the opcodes it can post. */
 static uint64_t send_ops_for(enum ibv_qp_type type) {
   uint64_t ok = 0;
-  for (unsigned op = IBV_WR_RDMA_WRITE; op <= IBV_WR_ATOMIC_FETCH_AND_ADD; op++)
+  for (unsigned op = IBV_WR_RDMA_WRITE; op <= IBV_WR_SEND_WITH_INV; op++)
     if (vhca_wr_op_for(type, op)) ok |= 1ull << op; /* IBV_QP_EX_WITH_* has the opcode's bit */
   return ok;
 }
 _Static_assert(IBV_QP_EX_WITH_RDMA_READ == 1 << IBV_WR_RDMA_READ &&
-                   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1 << IBV_WR_ATOMIC_FETCH_AND_ADD,
+                   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1 << IBV_WR_ATOMIC_FETCH_AND_ADD &&
+                   IBV_QP_EX_WITH_BIND_MW == 1 << IBV_WR_BIND_MW &&
+                   IBV_QP_EX_WITH_SEND_WITH_INV == 1 << IBV_WR_SEND_WITH_INV,
                "send_ops_flags bits follow the opcodes");
 
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr) {

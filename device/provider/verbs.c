@@ -10,8 +10,6 @@
 #include "device/abi/vhca_comp_channel.h"
 #include "vhca.h"
 
-#define CMD(ctx, code, req, rsp) vhca_cmd(ctx, code, &(req), sizeof(req), &(rsp), sizeof(rsp), NULL, 0)
-
 static int vhca_query_device_ex(struct ibv_context *ibctx, const struct ibv_query_device_ex_input *input,
                                 struct ibv_device_attr_ex *attr, size_t attr_size) {
   if (input && input->comp_mask) return EINVAL;
@@ -494,6 +492,9 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .reg_mr = vhca_reg_mr,
     .dereg_mr = vhca_dereg_mr,
     .rereg_mr = vhca_rereg_mr,
+    .alloc_mw = vhca_alloc_mw,
+    .dealloc_mw = vhca_dealloc_mw,
+    .bind_mw = vhca_bind_mw,
     .create_cq = vhca_create_cq,
     .create_cq_ex = vhca_create_cq_ex,
     .destroy_cq = vhca_destroy_cq,

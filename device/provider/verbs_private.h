@@ -94,10 +94,13 @@ struct verbs_cq {
 /* 76 entry points in alphabetical order; we fill the ones we implement and
  * libibverbs' defaults answer EOPNOTSUPP for the rest. */
 struct verbs_context_ops {
-  void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr, *alloc_parent_domain;
+  void *advise_mr, *alloc_dm;
+  struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+  void *alloc_null_mr, *alloc_parent_domain;
   struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-  void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw,
-      *close_xrcd, *cq_event;
+  void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast;
+  int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+  void *close_xrcd, *cq_event;
   struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
   void *create_counters;
   struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -108,7 +111,8 @@ struct verbs_context_ops {
   struct ibv_qp *(*create_qp_ex)(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_init_attr_ex);
   void *create_rwq_ind_table;
   struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-  void *create_srq_ex, *create_wq, *dealloc_mw;
+  void *create_srq_ex, *create_wq;
+  int (*dealloc_mw)(struct ibv_mw *mw);
   int (*dealloc_pd)(struct ibv_pd *pd);
   void *dealloc_td;
   int (*dereg_mr)(struct verbs_mr *vmr);
@@ -156,6 +160,9 @@ _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 8 * 69, "req
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 8 * 58, "query_device_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 8 * 39, "free_context slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 8 * 13, "create_ah slot");
+_Static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 8 * 2, "alloc_mw slot");
+_Static_assert(offsetof(struct verbs_context_ops, bind_mw) == 8 * 10, "bind_mw slot");
+_Static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 8 * 25, "dealloc_mw slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 8 * 16, "create_cq_ex slot");
 _Static_assert(offsetof(struct verbs_context_ops, resize_cq) == 8 * 71, "resize_cq slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 8 * 20, "create_qp_ex slot");

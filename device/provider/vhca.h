@@ -109,6 +109,8 @@ static inline struct vhca_srq *to_vsrq(struct ibv_srq *srq) { return (struct vhc
  * Reply fds the daemon did not send are left at -1. */
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds);
+/* One fixed-size request and reply, no fds. */
+#define CMD(ctx, code, req, rsp) vhca_cmd(ctx, code, &(req), sizeof(req), &(rsp), sizeof(rsp), NULL, 0)
 /* The same, sending `send_fd` (>= 0) with the request by SCM_RIGHTS. */
 int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
                 void *rsp, size_t rsp_len, int *fds, int nfds);
@@ -144,6 +146,9 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_a
 extern const struct verbs_context_ops vhca_ctx_ops;
 void vhca_free_context(struct ibv_context *ibctx);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int vhca_dealloc_mw(struct ibv_mw *mw);
+int vhca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -187,6 +187,13 @@ std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
     const auto r = steered<vhca_rereg_mr_req>(msg);
     std::memcpy(msg.data(), &r, sizeof(r));
   }
+  if (steer && cmd == VHCA_CMD_ALLOC_MW) {  // windows that exist, for SQ scribbles to bind
+    vhca_alloc_mw_req r;
+    std::memcpy(&r, msg.data(), sizeof(r));
+    r.pd_handle = 1 + r.pd_handle % 4;
+    r.type = IBV_MW_TYPE_1 + r.type % 2;
+    std::memcpy(msg.data(), &r, sizeof(r));
+  }
   return msg;
 }
 
@@ -298,7 +305,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   close_all(keep);
   close(async[0]);
   const auto c = g.hca->counts();
-  if (c.clients || c.pds || c.mrs || c.cqs || c.qps || c.srqs || c.ahs) std::abort();
+  if (c.clients || c.pds || c.mrs || c.cqs || c.qps || c.srqs || c.ahs || c.mws) std::abort();
   if (rte_mempool_in_use_count(pool()) != g.baseline_mbufs) std::abort();
   return 0;
 }

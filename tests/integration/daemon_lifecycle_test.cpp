@@ -372,7 +372,7 @@ TEST(DaemonLifecycle, AppKilledMidTransferHasEverythingReleased) {
   client->signal(SIGKILL);
   client->wait(std::chrono::seconds(10));
 
-  ASSERT_TRUE(wait_for([&] { return objects_of(d, "vib0") == nlohmann::json{{"clients", 0}, {"pds", 0}, {"mrs", 0}, {"cqs", 0}, {"qps", 0}, {"srqs", 0}, {"ahs", 0}}; },
+  ASSERT_TRUE(wait_for([&] { return objects_of(d, "vib0") == nlohmann::json{{"clients", 0}, {"pds", 0}, {"mrs", 0}, {"cqs", 0}, {"qps", 0}, {"srqs", 0}, {"ahs", 0}, {"mws", 0}}; },
                        std::chrono::seconds(10)))
       << objects_of(d, "vib0").dump();
   server.signal(SIGKILL);

@@ -338,7 +338,8 @@ TEST_P(QpEx, AFailedOrAbortedBatchPostsNothing) {
 
   ibv_wr_start(q);
   q->wr_id = 5;
-  ibv_wr_local_inv(q, 0x1234);  // not offered: reported, not a crash
+  const uint64_t word = 7;
+  ibv_wr_atomic_write(q, b_.v.mr->rkey, addr(b_.v, 0), &word);  // not offered: reported, not a crash
   EXPECT_EQ(ibv_wr_complete(q), EOPNOTSUPP);
 
   fill(a_.v, 0, 16, 9);

@@ -250,6 +250,7 @@ TEST_F(Protection, GarbageSendWqeFields) {
   struct Case {
     const char* what;
     std::function<void(vhca_send_wqe&)> edit;
+    ibv_wc_status status = IBV_WC_LOC_QP_OP_ERR;
   } cases[] = {
       {"opcode 77", [](vhca_send_wqe& w) { w.opcode = 77; }},
       {"num_sge 200", [](vhca_send_wqe& w) { w.num_sge = 200; }},
@@ -260,8 +261,18 @@ TEST_F(Protection, GarbageSendWqeFields) {
          w.inline_len = 5000;
        }},
       {"unknown send flag", [](vhca_send_wqe& w) { w.send_flags |= 1u << 20; }},
-      {"SEND with invalidate (no memory windows)",
-       [](vhca_send_wqe& w) { w.opcode = IBV_WR_SEND_WITH_INV; }},
+      {"TSO (not offered)", [](vhca_send_wqe& w) { w.opcode = IBV_WR_TSO; }},
+      {"LOCAL_INV of a key nobody has", [](vhca_send_wqe& w) {
+         w.opcode = IBV_WR_LOCAL_INV;
+         w.imm_data = 0x80123456;
+       }},
+      {"BIND_MW of a window nobody has",
+       [](vhca_send_wqe& w) {
+         w.opcode = IBV_WR_BIND_MW;
+         w.bind.mw_handle = 999;
+         w.compare_add = 10;
+       },
+       IBV_WC_MW_BIND_ERR},
   };
   uint64_t id = 1;
   for (auto& c : cases) {
@@ -274,7 +285,7 @@ TEST_F(Protection, GarbageSendWqeFields) {
     auto v = app_a->drain(*cq_a);
     ASSERT_EQ(v.size(), 1u);
     EXPECT_EQ(v[0].wr_id, id);
-    EXPECT_EQ(v[0].status, IBV_WC_LOC_QP_OP_ERR);
+    EXPECT_EQ(v[0].status, c.status);
     EXPECT_EQ(app_a->query(*qa).attr.qp_state, IBV_QPS_ERR);
     ++id;
   }
