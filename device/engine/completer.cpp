@@ -62,6 +62,17 @@ void Completer::complete_acked(Qp& qp, uint32_t acked) {
   complete_error_head(qp);
 }
 
+void Completer::retire_local_heads(Qp& qp) {
+  while (qp.sq_cons != qp.sq_started) {
+    const SendWqe& s = sq_wqe(qp, qp.sq_cons);
+    if (s.state != SendWqe::kStarted || !vhca_wr_op_info(s.w.opcode)->local ||
+        psn_diff(s.last_psn, (qp.snd_una - 1) & kPsnMask) > 0)
+      return;
+    retire_sq_slot(qp);
+    if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+  }
+}
+
 bool Completer::complete_error_head(Qp& qp) {
   if (qp.state == IBV_QPS_ERR || qp.sq_cons == qp.sq_fetched) return false;
   SendWqe& s = sq_wqe(qp, qp.sq_cons);

@@ -27,6 +27,9 @@ class Completer {
   // Completes the head WQE if it is marked kError (the requester stopped there).
   bool complete_error_head(Qp&);
   void post_send_cqe(Qp&, const SendWqe&, ibv_wc_status);
+  // BIND_MW / LOCAL_INV WQEs at the head whose place in PSN order is behind
+  // snd_una: complete, in order (an ACK or a READ's responses acknowledge them).
+  void retire_local_heads(Qp&);
   // SQD: raises IBV_EVENT_SQ_DRAINED once nothing is outstanding.
   void check_sq_drained(Qp&);
   // Completes every posted send WQE with WR_FLUSH_ERR, at most `budget`.

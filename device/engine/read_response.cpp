@@ -161,11 +161,15 @@ void Completer::response_placed(RxPlacement& e, bool dead) {
   qp.retry_left = qp.attr.retry_cnt;
   qp.rnr_retry_left = qp.attr.rnr_retry;
   qp.rd_retry_armed = false;
+  // A local operation executed while an earlier READ/atomic was outstanding
+  // stands between it and this one: this response acknowledges it.
+  retire_local_heads(qp);
   SendWqe& s = sq_wqe(qp, qp.sq_cons);
   if (e.p.psn == s.last_psn) {
     if (qp.rd_outstanding) --qp.rd_outstanding;
     retire_sq_slot(qp);
     if (s.signaled) post_send_cqe(qp, s, IBV_WC_SUCCESS);
+    retire_local_heads(qp);
   }
   if (qp.state == IBV_QPS_ERR) return;
   // The requester may have been rewound behind what is now answered.

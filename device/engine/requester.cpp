@@ -123,13 +123,7 @@ bool Requester::execute_local(Qp& qp, SendWqe& s) {
   s.ranged = true;
   qp.next_offset = 0;
   qp.sq_started = qp.sq_next + 1;
-  if (qp.type == IBV_QPT_UC || qp.snd_una == qp.psn) {
-    // Nothing before it awaits an acknowledgement: it completes now.
-    if (qp.sq_cons == qp.sq_next) {
-      retire_sq_slot(qp);
-      if (s.signaled) comp_.post_send_cqe(qp, s, IBV_WC_SUCCESS);
-    }
-  }
+  comp_.retire_local_heads(qp);  // nothing before it awaits an acknowledgement: done now
   return true;
 }
 

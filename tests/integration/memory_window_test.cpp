@@ -545,6 +545,48 @@ TEST_P(Type2Window, BoundByPostCarriesWritesAndReads) {
   EXPECT_TRUE(same(b_, kWin + 512, a_, 512, 64)) << "READ";
 }
 
+// Local operations posted between READs (one post list, nothing awaited):
+// each executes in SQ order and completes after the READ before it and
+// before the READ after it, as a READ's responses acknowledge it.
+TEST_P(Type2Window, BindAndInvalidateBehindReadsCompleteInOrder) {
+  Window w = alloc(IBV_MW_TYPE_2);
+  fill(a_, 0, 256, 3);
+  ibv_sge g[3];
+  ibv_send_wr wr[5]{}, *bad = nullptr;
+  for (int i = 0; i < 5; ++i) {
+    wr[i].wr_id = uint64_t(i + 1);
+    wr[i].send_flags = IBV_SEND_SIGNALED;
+    if (i + 1 < 5) wr[i].next = &wr[i + 1];
+  }
+  for (int r = 0; r < 3; ++r) {  // READs at wr[0], wr[2], wr[4]
+    g[r] = sge(b_, kSpare + size_t(r) * 64, 64);
+    ibv_send_wr& x = wr[2 * r];
+    x.opcode = IBV_WR_RDMA_READ;
+    x.sg_list = &g[r];
+    x.num_sge = 1;
+    x.wr.rdma.remote_addr = remote_addr(a_, size_t(r) * 64);
+    x.wr.rdma.rkey = a_.mr->rkey;
+  }
+  wr[1].opcode = IBV_WR_BIND_MW;
+  wr[1].bind_mw.mw = w.mw;
+  wr[1].bind_mw.rkey = ibv_inc_rkey(w.key);
+  wr[1].bind_mw.bind_info = over(kWin, kWinLen, kWrite);
+  wr[3].opcode = IBV_WR_LOCAL_INV;
+  wr[3].invalidate_rkey = wr[1].bind_mw.rkey;
+  ASSERT_EQ(ibv_post_send(b_.qp, wr, &bad), 0) << "one post list: the engine sees all five at once";
+  const ibv_wc_opcode want[] = {IBV_WC_RDMA_READ, IBV_WC_BIND_MW, IBV_WC_RDMA_READ, IBV_WC_LOCAL_INV,
+                                IBV_WC_RDMA_READ};
+  for (uint64_t id = 1; id <= 5; ++id) {
+    const ibv_wc wc = wait_one(b_);
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << id;
+    EXPECT_EQ(wc.wr_id, id) << "completions in SQ order";
+    EXPECT_EQ(wc.opcode, want[id - 1]) << id;
+  }
+  EXPECT_TRUE(same(a_, 0, b_, kSpare, 192)) << "all three READs landed";
+  EXPECT_EQ(access(a_, IBV_WR_RDMA_WRITE, remote_addr(b_, kWin), wr[1].bind_mw.rkey), IBV_WC_REM_ACCESS_ERR)
+      << "the LOCAL_INV behind the second READ took effect";
+}
+
 // A second QP of the same PD reaches b_'s memory through a type 1 window, so
 // only the type 2 window's binding to b_'s QP stands in its way.
 TEST_P(Type2Window, OnlyTheQpThatBoundItCanUseIt) {
