@@ -47,6 +47,10 @@ struct PortInfo {
   // What query_port and sysfs report; 0 = gids.size() / the link layer's default.
   uint32_t gid_tbl_len = 0;
   uint32_t port_cap_flags = 0;
+  // P_Key table by index (bit 15: full member); entries past pkeys.size()
+  // up to pkey_tbl_len (0 = pkeys.size()) are 0x0000, invalid. RoCE: 0xFFFF only.
+  std::vector<uint16_t> pkeys{0xFFFF};
+  uint32_t pkey_tbl_len = 0;
 
   bool passes_data() const { return state == PortState::kActive; }
 };

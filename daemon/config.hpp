@@ -145,6 +145,9 @@ struct Hca {
   // fast as the link). Slower, its receive buffer fills and flow control
   // (PFC, IB credits) pushes back on the link.
   uint64_t rx_rate_bps = 0;
+  // IB: the port's P_Key table from index 0 (bit 15 = full member), as the
+  // SM's partition configuration gives it; RoCE ports have 0xFFFF only.
+  std::vector<uint16_t> pkeys{0xFFFF};
   friend bool operator==(const Hca&, const Hca&) = default;
 };
 

@@ -90,6 +90,8 @@ void check_l3(const Reader& r, Fabric& f, const std::vector<Pos>& link_pos, cons
               const std::vector<Pos>& hca_pos);
 // An Ethernet HCA's `vlan` key.
 void read_hca_vlan(const Reader& r, const YAML::Node& v, Hca& h);
+// An IB HCA's `pkeys` (config_pkeys.cpp).
+void read_hca_pkeys(const Reader& r, const YAML::Node& v, Hca& h);
 // Fails when the links between an Ethernet fabric's switches form a loop: a
 // bridged domain must be a tree, as nothing here runs a spanning tree
 // (`link_pos`: where each link was written).

@@ -341,7 +341,7 @@ class FabricReader {
 
   void read_hca(const YAML::Node& n) {
     std::string what = fmt::format("HCA {} of {}", f_.hcas.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn", "rx_rate"});
+    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn", "rx_rate", "pkeys"});
     Hca h;
     YAML::Node name = r_.required(n, "name", what, "name: vib0");
     h.name = read_name(r_, name, "HCA", reg_);
@@ -352,6 +352,8 @@ class FabricReader {
     only_for(n, "mac", LinkLayer::Ethernet, "IB ports have no MAC address");
     only_for(n, "vlan", LinkLayer::Ethernet, "IB partitions are P_Keys, not VLANs");
     if (const auto v = n["vlan"]) read_hca_vlan(r_, v, h);
+    only_for(n, "pkeys", LinkLayer::Infiniband, "RoCE ports have the default P_Key 0xffff only, as mlx5's");
+    if (const auto v = n["pkeys"]) read_hca_pkeys(r_, v, h);
     only_for(n, "dcqcn", LinkLayer::Ethernet, "IB has no ECN/DCQCN here: credits keep it lossless");
     if (const auto v = n["dcqcn"]) read_hca_dcqcn(r_, v, h);
     if (const auto v = n["rx_rate"]) {

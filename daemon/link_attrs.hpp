@@ -35,9 +35,9 @@ uint32_t active_mtu_bytes(LinkLayer ll, const Link& link);
 // GID / P_Key table sizes a vHCA port has. The sysfs tree writes exactly this
 // many entries and the provider's query_port must report the same lengths.
 inline constexpr uint32_t kGidTableLen = 16;
-// One P_Key (0xFFFF, full membership) at index 0: the engine checks P_Key
-// indexes against exactly that, so the table is no longer than what it enforces.
-inline constexpr uint32_t kPkeyTableLenIb = 1;
+// IB: the configured P_Keys (default: 0xFFFF, full membership, at index 0),
+// then invalid 0x0000 entries, as an SM leaves a table it did not fill.
+inline constexpr uint32_t kPkeyTableLenIb = 16;
 inline constexpr uint32_t kPkeyTableLenEth = 1;  // mlx5 RoCE ports have one P_Key
 
 // port_cap_flags (IB_PORT_* bits, also sysfs cap_mask). IB: CM_SUP |

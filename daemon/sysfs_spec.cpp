@@ -41,8 +41,10 @@ DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const
   if (gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "vfabric");
   d.node_desc = (std::string(host) + " " + h.name).substr(0, 64);  // IB NodeDescription is 64 bytes
   d.pkey_table_len = attrs.pkey_tbl_len;
-  d.pkeys = {0xffff};  // default partition, full membership
+  d.pkeys = h.pkeys;
   PortInfo& p = d.port;
+  p.pkeys = h.pkeys;
+  p.pkey_tbl_len = attrs.pkey_tbl_len;
   p.link_layer = config::to_core(f.link_layer);
   p.mac = h.mac;
   p.mtu = attrs.active_mtu_bytes;

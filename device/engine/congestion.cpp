@@ -45,7 +45,7 @@ void note_congestion(Engine& eng, Qp& qp, const wire::RxMeta& meta) {
     ++eng.ctr.tx_stalls;
     return;
   }
-  put_bth(b, kOpcodeCnp, false, 0, qp.attr.dest_qp_num, false, 0);
+  put_bth(b, kOpcodeCnp, false, 0, qp.attr.dest_qp_num, false, 0, qp.pkey);
   std::memset(b + wire::kBthLen, 0, kCnpReservedLen);
   qp.np_last_cnp = now;
   qp.np_cnp_sent = true;

@@ -17,7 +17,7 @@ inline vhca_cqe recv_cqe(const Qp& qp, uint64_t wr_id, ibv_wc_status status, uin
   cqe.opcode = IBV_WC_RECV;
   cqe.byte_len = byte_len;
   cqe.qp_num = qp.qpn;
-  cqe.pkey_index = 0;  // the only P_Key
+  cqe.pkey_index = uint16_t(qp.attr.pkey_index);  // only a matching P_Key gets this far
   cqe.slid = slid;
   cqe.sl = sl;
   return cqe;

@@ -131,7 +131,10 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.max_srq = int(l.max_srq);
   a.max_srq_wr = int(l.max_srq_wr);
   a.max_srq_sge = int(l.max_srq_sge);
-  a.max_pkeys = 1;
+  {
+    const PortInfo& p = eng_.io.info();
+    a.max_pkeys = uint16_t(p.pkey_tbl_len ? p.pkey_tbl_len : p.pkeys.size());
+  }
   a.local_ca_ack_delay = 15;
   a.phys_port_cnt = 1;
   return 0;
@@ -154,9 +157,9 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
                      : eth ? uint32_t(IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS)
                          : uint32_t(IBV_PORT_CM_SUP | IBV_PORT_TRAP_SUP | IBV_PORT_SYS_IMAGE_GUID_SUP);
   a.max_msg_sz = eng_.cfg.limits.max_msg_sz;
-  a.bad_pkey_cntr = 0;
+  a.bad_pkey_cntr = uint32_t(eng_.ctr.pkey_violations > 0xFFFF ? 0xFFFF : eng_.ctr.pkey_violations);
   a.qkey_viol_cntr = uint32_t(eng_.ctr.qkey_violations > 0xFFFF ? 0xFFFF : eng_.ctr.qkey_violations);
-  a.pkey_tbl_len = 1;
+  a.pkey_tbl_len = uint16_t(p.pkey_tbl_len ? p.pkey_tbl_len : p.pkeys.size());
   a.lid = eth ? 0 : p.lid;
   a.sm_lid = eth ? 0 : p.sm_lid;
   a.lmc = p.lmc;
@@ -249,15 +252,22 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   eng_.ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
   if (take_cnp(eng_, m)) return;
   Pkt p;
-  const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p) &&
-                  (vf::wire::bth_pkey(p.bth) & 0x7FFF) == 0x7FFF;
+  const bool ok = (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0) && parse_packet(m, p);
+  // IBA 10.9.3: a packet whose P_Key does not match its QP's is dropped
+  // silently and counted (PortInfo's P_KeyViolations; ibv bad_pkey_cntr).
+  auto pkey_ok = [&](const Qp& q) {
+    if (pkeys_match(vf::wire::bth_pkey(p.bth), q.pkey)) return true;
+    ++eng_.ctr.pkey_violations;
+    rte_pktmbuf_free(m);
+    return false;
+  };
   const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
   if (tt == vf::wire::Transport::kUD) {
     Qp* qp = eng_.qp_by_qpn(p.dqpn);
     // A UD QP receives from RTR on, including SQE (only its SQ failed).
     if (qp && qp->type == IBV_QPT_UD && qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&
         qp->state != IBV_QPS_ERR) {
-      resp_.ud_receive(*qp, p, meta, m);
+      if (pkey_ok(*qp)) resp_.ud_receive(*qp, p, meta, m);
       return;
     }
   }
@@ -275,6 +285,7 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     rte_pktmbuf_free(m);
     return;
   }
+  if (!pkey_ok(*qp)) return;
   const bool response = !(p.flags & vf::wire::kIsRequest);
   if (!response) note_congestion(eng_, *qp, meta);
   if (response &&
@@ -343,6 +354,10 @@ int Hca::destroy_cq(ClientId id, const vhca_handle_req& req) { return impl_->des
 int Hca::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr_rsp& rsp) {
   return impl_->rereg_mr(id, req, rsp);
 }
+int Hca::alloc_mw(ClientId id, const vhca_alloc_mw_req& req, vhca_alloc_mw_rsp& rsp) {
+  return impl_->alloc_mw(id, req, rsp);
+}
+int Hca::dealloc_mw(ClientId id, const vhca_handle_req& req) { return impl_->dealloc_mw(id, req); }
 int Hca::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize_cq_rsp& rsp, Fd& fd) {
   return impl_->resize_cq(id, req, rsp, fd);
 }
@@ -354,10 +369,6 @@ int Hca::modify_qp(ClientId id, const vhca_modify_qp_req& req) { return impl_->m
 int Hca::query_qp(ClientId id, const vhca_query_qp_req& req, vhca_query_qp_rsp& rsp) {
   return impl_->query_qp(id, req, rsp);
 }
-int Hca::alloc_mw(ClientId id, const vhca_alloc_mw_req& req, vhca_alloc_mw_rsp& rsp) {
-  return impl_->alloc_mw(id, req, rsp);
-}
-int Hca::dealloc_mw(ClientId id, const vhca_handle_req& req) { return impl_->dealloc_mw(id, req); }
 int Hca::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   return impl_->destroy_qp(id, req, rsp);
 }

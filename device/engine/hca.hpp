@@ -115,6 +115,7 @@ struct Counters {
   // UD receive drops (also counted in rx_dropped): Q_Key mismatch (reported
   // as the port's qkey_viol_cntr) and no receive WQE posted (UD has no RNR).
   uint64_t qkey_violations = 0;
+  uint64_t pkey_violations = 0;
   uint64_t ud_no_wqe_drops = 0;
   // RC responder: request packets that arrived ahead of the expected PSN (a
   // packet before them was lost), each one, as mlx5's out_of_sequence.

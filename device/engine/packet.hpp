@@ -57,9 +57,9 @@ inline bool parse_packet(rte_mbuf* m, Pkt& p) {
   return true;
 }
 
-// Fills a BTH (TVer 0, default P_Key, no FECN/BECN, MigReq 0).
+// Fills a BTH (TVer 0, no FECN/BECN, MigReq 0) with the sending QP's P_Key.
 inline void put_bth(uint8_t* b, uint8_t opcode, bool se, unsigned pad, uint32_t dqpn, bool ackreq,
-                    uint32_t psn) {
+                    uint32_t psn, uint16_t pkey) {
   using namespace vf::wire;
   b[1] = 0;
   b[4] = 0;
@@ -67,10 +67,17 @@ inline void put_bth(uint8_t* b, uint8_t opcode, bool se, unsigned pad, uint32_t 
   bth_set_se(b, se);
   bth_set_padcnt(b, pad);
   bth_set_tver(b, 0);
-  bth_set_pkey(b, 0xFFFF);
+  bth_set_pkey(b, pkey);
   bth_set_dqpn(b, dqpn);
   bth_set_ackreq(b, ackreq);
   bth_set_psn(b, psn);
+}
+
+// IBA 10.9.3: two P_Keys match when their partitions (low 15 bits) are equal
+// and at least one of them is a full member (bit 15); two limited members
+// cannot talk.
+inline bool pkeys_match(uint16_t a, uint16_t b) {
+  return (a & 0x7FFF) == (b & 0x7FFF) && (a & 0x7FFF) != 0 && ((a | b) & 0x8000);
 }
 
 }  // namespace vf::engine

@@ -189,7 +189,10 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
 
   // Values.
   const DeviceLimits& l = eng_.cfg.limits;
-  if ((mask & IBV_QP_PKEY_INDEX) && a.pkey_index != 0) return EINVAL;
+  // An index into the port's P_Key table, naming a valid entry.
+  const std::vector<uint16_t>& pkeys = eng_.io.info().pkeys;
+  auto pkey_valid = [&](uint16_t i) { return i < pkeys.size() && (pkeys[i] & 0x7FFF) != 0; };
+  if ((mask & IBV_QP_PKEY_INDEX) && !pkey_valid(a.pkey_index)) return EINVAL;
   if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
   if ((mask & IBV_QP_ACCESS_FLAGS) &&
       (a.qp_access_flags & ~uint32_t(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -209,7 +212,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > vf::wire::kPsnMask) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > vf::wire::kPsnMask) return EINVAL;
   if (mask & IBV_QP_ALT_PATH) {
-    if (!ah_ok(eng_.io.info(), a.alt_ah_attr) || a.alt_port_num != 1 || a.alt_pkey_index != 0 ||
+    if (!ah_ok(eng_.io.info(), a.alt_ah_attr) || a.alt_port_num != 1 || !pkey_valid(a.alt_pkey_index) ||
         a.alt_timeout > 31)
       return EINVAL;
   }
@@ -218,7 +221,10 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   ibv_qp_attr& s = qp.attr;
   if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) s.en_sqd_async_notify = a.en_sqd_async_notify;
   if (mask & IBV_QP_ACCESS_FLAGS) s.qp_access_flags = a.qp_access_flags;
-  if (mask & IBV_QP_PKEY_INDEX) s.pkey_index = a.pkey_index;
+  if (mask & IBV_QP_PKEY_INDEX) {
+    s.pkey_index = a.pkey_index;
+    qp.pkey = pkeys[a.pkey_index];
+  }
   if (mask & IBV_QP_PORT) s.port_num = a.port_num;
   if (mask & IBV_QP_QKEY) s.qkey = a.qkey;
   if (mask & IBV_QP_AV) {

@@ -35,7 +35,7 @@ unsigned Requester::send_rd_atomic_request(Qp& qp, SendWqe& s, Nanos now) {
     s.status = IBV_WC_GENERAL_ERR;
     return 0;
   }
-  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, true, qp.psn);
+  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, true, qp.psn, qp.pkey);
   uint32_t span = 1;
   if (read) {
     const uint64_t off = qp.next_offset;

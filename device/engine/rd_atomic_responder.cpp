@@ -182,7 +182,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
         rte_pktmbuf_free(m);
         break;
       }
-      put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, r->first_psn);
+      put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, r->first_psn, qp.pkey);
       aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
       atmack_set(b + kBthLen + at.atomic_ack_eth, r->orig);
       ++eng_.ctr.tx_packets;
@@ -237,7 +237,7 @@ unsigned Responder::rd_atomic_respond(Qp& qp, unsigned budget) {
                        ? nullptr
                        : reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m[built], uint16_t(total)));
       if (!b) break;
-      put_bth(b, opc, false, pad, qp.attr.dest_qp_num, false, psn);
+      put_bth(b, opc, false, pad, qp.attr.dest_qp_num, false, psn, qp.pkey);
       if (at.aeth != kAbsent) aeth_set(b + kBthLen + at.aeth, syn, qp.msn);
       uint8_t* payload = b + kBthLen + at.payload;
       if (pad) std::memset(payload + len, 0, pad);

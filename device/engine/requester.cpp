@@ -316,7 +316,7 @@ unsigned Requester::send_burst(Qp& qp, SendWqe& s, unsigned want, Nanos now) {
     if (ackreq) qp.pkts_since_ackreq = 0;
     if (uc) ackreq = false;  // UC has no acknowledgements
     const bool se = last && (s.w.send_flags & IBV_SEND_SOLICITED);
-    put_bth(b, opc, se, pad, qp.attr.dest_qp_num, ackreq, qp.psn);
+    put_bth(b, opc, se, pad, qp.attr.dest_qp_num, ackreq, qp.psn, qp.pkey);
     if (at.reth != kAbsent)
       reth_set(b + kBthLen + at.reth, s.w.remote_addr, s.w.rkey, uint32_t(s.length));
     if (at.imm != kAbsent) {

@@ -100,7 +100,7 @@ bool Responder::send_response(Qp& qp) {
     rte_pktmbuf_free(m);
     return false;
   }
-  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, qp.resp_psn);
+  put_bth(b, opc, false, 0, qp.attr.dest_qp_num, false, qp.resp_psn, qp.pkey);
   aeth_set(b + kBthLen + layout(opc).aeth, qp.resp_syndrome, qp.resp_msn);
   switch (syndrome_type(qp.resp_syndrome)) {
     case AckType::kAck: ++eng_.ctr.acks_sent; break;

@@ -101,7 +101,7 @@ unsigned Requester::run_ud(Qp& qp, unsigned budget) {
     }
     if (pad) std::memset(payload + len, 0, pad);
     const bool se = s.w.send_flags & IBV_SEND_SOLICITED;
-    put_bth(b, opc, se, pad, s.w.remote_qpn & kQpnMask, false, qp.psn);
+    put_bth(b, opc, se, pad, s.w.remote_qpn & kQpnMask, false, qp.psn, qp.pkey);
     const uint32_t qkey = (s.w.remote_qkey & 0x80000000u) ? qp.attr.qkey : s.w.remote_qkey;
     deth_set(b + kBthLen + at.deth, qkey, qp.qpn);
     if (at.imm != kAbsent)

@@ -1,6 +1,8 @@
 // Unmodified ibverbs-utils see the vHCAs of a real fabricd.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "fabricd_fixture.hpp"
 
 namespace vf::test {
@@ -73,7 +75,12 @@ TEST_F(Devices, QueryPortAgreesWithSysfs) {
     std::snprintf(want, sizeof(want), "port_cap_flags:\t\t0x%08lx", cap);
     EXPECT_NE(out.find(want), std::string::npos) << dev << ": " << want << "\n" << out;
     EXPECT_NE(out.find("gid_tbl_len:\t\t16"), std::string::npos) << out;
-    EXPECT_NE(out.find("pkey_tbl_len:\t\t1\n"), std::string::npos) << out;
+    // IB: a 16-entry table (the default P_Key, then invalid entries); RoCE: one.
+    const bool ib = dev == "vib0";
+    EXPECT_NE(out.find(ib ? "pkey_tbl_len:\t\t16\n" : "pkey_tbl_len:\t\t1\n"), std::string::npos) << out;
+    int files = 0;
+    while (std::filesystem::exists(port + "pkeys/" + std::to_string(files))) ++files;
+    EXPECT_EQ(files, ib ? 16 : 1) << "sysfs and query_port must agree";
     EXPECT_NE(out.find("fw_ver:\t\t\t\t" + read_file(daemon_->runtime_dir() + "/sys/class/infiniband/" + dev + "/fw_ver").substr(0, 5)),
               std::string::npos) << out;
   }

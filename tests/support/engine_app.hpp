@@ -249,12 +249,14 @@ struct ConnParams {
   uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;  // qp_access_flags
   uint8_t static_rate = 0;  // ibv_rate of both paths (0: IBV_RATE_MAX)
   uint8_t traffic_class = 0;  // RoCE: the GRH / IP traffic class of both paths (0: the port's default)
+  uint16_t pkey_index_a = 0, pkey_index_b = 0;  // each side's P_Key table index
 };
 
-inline ibv_qp_attr init_attr(uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) {
+inline ibv_qp_attr init_attr(uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                             uint16_t pkey_index = 0) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
-  a.pkey_index = 0;
+  a.pkey_index = pkey_index;
   a.port_num = 1;
   a.qp_access_flags = access;
   return a;
@@ -295,8 +297,8 @@ inline constexpr uint32_t kRtsMask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEO
 
 inline void connect(App& a, AppQp& qa, uint16_t lid_a, App& b, AppQp& qb, uint16_t lid_b,
                     const ConnParams& p = {}) {
-  ASSERT_EQ(a.modify(qa, init_attr(p.access), kInitMask), 0);
-  ASSERT_EQ(b.modify(qb, init_attr(p.access), kInitMask), 0);
+  ASSERT_EQ(a.modify(qa, init_attr(p.access, p.pkey_index_a), kInitMask), 0);
+  ASSERT_EQ(b.modify(qb, init_attr(p.access, p.pkey_index_b), kInitMask), 0);
   ASSERT_EQ(a.modify(qa, rtr_attr(qb.qpn, lid_b, p.psn_b, p), kRtrMask), 0);
   ASSERT_EQ(b.modify(qb, rtr_attr(qa.qpn, lid_a, p.psn_a, p), kRtrMask), 0);
   ASSERT_EQ(a.modify(qa, rts_attr(p.psn_a, p), kRtsMask), 0);

@@ -451,6 +451,19 @@ std::vector<BadCase> bad_cases() {
        "vlan: 4095", "vlan 4095 of HCA 'h0' is not a VLAN ID", "use 1 to 4094"},
       {"vlan_on_ib", replace(kIb, "      - name: h0\n", "      - {name: h0, vlan: 10}\n"), "vlan: 10",
        "'vlan' applies to ethernet fabrics", "P_Keys"},
+      {"pkeys_on_ethernet", replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, pkeys: [0xffff]}"),
+       "pkeys: [0xffff]", "'pkeys' applies to infiniband fabrics", "0xffff only"},
+      {"pkey_in_decimal", replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: [32769]}\n"), "pkeys:",
+       "P_Key '32769' of HCA 'h0' is not a P_Key", "in hex"},
+      {"pkey_invalid", replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: [0xffff, 0x8000]}\n"),
+       "pkeys:", "P_Key 0x8000 of HCA 'h0' is invalid", "0x0000 and 0x8000"},
+      {"pkey_partition_twice",
+       replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: [0xffff, 0x8001, 0x0001]}\n"), "pkeys:",
+       "P_Key 0x0001 of HCA 'h0' repeats partition 0x0001", "keep one"},
+      {"pkeys_empty", replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: []}\n"), "pkeys:",
+       "pkeys of HCA 'h0' lists 0 P_Keys", "1 to 16"},
+      {"pkeys_beyond_the_table", replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: [0x8001, 0x8002, 0x8003, 0x8004, 0x8005, 0x8006, 0x8007, 0x8008, 0x8009, 0x800a, 0x800b, 0x800c, 0x800d, 0x800e, 0x800f, 0x8010, 0x8011]}\n"),
+       "pkeys:", "lists 17 P_Keys", "1 to 16"},
       {"ageing_too_short", replace(kEth, "{name: sw0, ports: 4}", "{name: sw0, ports: 4, ageing: 10ms}"),
        "ageing: 10ms", "ageing 10ms of switch 'sw0' is not an FDB ageing time", "from 1s"},
       {"fdb_port_out_of_range",
@@ -750,6 +763,15 @@ TEST(Config, BufferAlphaIsAPowerOfTwo) {
                                         "a.yaml");
     EXPECT_EQ(c.fabrics[0].eth_qos.buffer_alpha_log2, log2) << text;
   }
+}
+
+// The port's P_Key table, as an SM's partition configuration writes it.
+TEST(Config, IbPkeysAreRead) {
+  const Config c =
+      load_config_string(replace(kIb, "      - name: h0\n", "      - {name: h0, pkeys: [0xffff, 0x8001, 0x0002]}\n"),
+                         "pk.yaml");
+  EXPECT_EQ(c.fabrics[0].hcas[0].pkeys, (std::vector<uint16_t>{0xFFFF, 0x8001, 0x0002}));
+  EXPECT_EQ(c.fabrics[0].hcas[1].pkeys, (std::vector<uint16_t>{0xFFFF})) << "the default partition";
 }
 
 TEST(Config, EthernetL2KeysAreRead) {

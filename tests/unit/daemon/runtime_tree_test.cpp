@@ -145,7 +145,8 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
       want[p + fmt::format("gids/{}", i)] = gid;
       want[p + fmt::format("gid_attrs/types/{}", i)] = (!ib && i < 2) ? "RoCE v2\n" : "IB/RoCE v1\n";
     }
-    for (int i = 0; i < 1; ++i) want[p + fmt::format("pkeys/{}", i)] = i == 0 ? "0xffff\n" : "0x0000\n";
+    // IB: a 16-entry P_Key table, the default partition then invalid entries.
+    for (int i = 0; i < (ib ? 16 : 1); ++i) want[p + fmt::format("pkeys/{}", i)] = i == 0 ? "0xffff\n" : "0x0000\n";
   }
   auto got = snapshot(sys());
   for (const auto& [path, content] : want) {

@@ -684,7 +684,7 @@ void inject(Hca& to, uint16_t from_lid, uint8_t opcode, uint32_t dqpn, uint32_t 
       rte_pktmbuf_append(m, uint16_t(vf::wire::kBthLen + ext_len + paylen + pad)));
   ASSERT_NE(b, nullptr);
   std::memset(b, 0, vf::wire::kBthLen + ext_len + paylen + pad);
-  put_bth(b, opcode, false, pad, dqpn, true, psn);
+  put_bth(b, opcode, false, pad, dqpn, true, psn, 0xFFFF);
   RxMeta meta;
   meta.slid = from_lid;
   to.receive(m, meta);
@@ -710,7 +710,7 @@ TEST_F(Rdma, WriteShorterThanItsRethIsInvalidRequest) {
   rte_mbuf* m = rte_pktmbuf_alloc(vf::test::test_mbuf_pool());
   auto* b = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kBthLen + kRethLen + 100));
   std::memset(b, 0, kBthLen + kRethLen + 100);
-  put_bth(b, opcode(Transport::kRC, kWriteOnly), false, 0, qp_b->qpn, true, params.psn_a);
+  put_bth(b, opcode(Transport::kRC, kWriteOnly), false, 0, qp_b->qpn, true, params.psn_a, 0xFFFF);
   reth_set(b + kBthLen, addr(buf_b.data()), mr_b.rkey, 200);
   RxMeta meta;
   meta.slid = kLidA;
