@@ -106,6 +106,10 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       int st = hca.query_port(client, copy_request<vhca_query_port_req>(msg), rsp);
       return reply(h, st, rsp);
     }
+    case VHCA_CMD_QUERY_CLOCK: {
+      vhca_query_clock_rsp rsp{};
+      return reply(h, hca.query_clock(client, rsp), rsp);
+    }
     case VHCA_CMD_ALLOC_PD: {
       vhca_alloc_pd_rsp rsp{};
       return reply(h, hca.alloc_pd(client, rsp), rsp);

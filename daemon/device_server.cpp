@@ -18,7 +18,8 @@ size_t request_size(uint32_t cmd) {
   switch (cmd) {
     case VHCA_CMD_OPEN_CONTEXT: return sizeof(vhca_open_context_req);
     case VHCA_CMD_QUERY_DEVICE:
-    case VHCA_CMD_ALLOC_PD: return sizeof(vhca_req_hdr);
+    case VHCA_CMD_ALLOC_PD:
+    case VHCA_CMD_QUERY_CLOCK: return sizeof(vhca_req_hdr);
     case VHCA_CMD_QUERY_PORT: return sizeof(vhca_query_port_req);
     case VHCA_CMD_DEALLOC_PD:
     case VHCA_CMD_DEREG_MR:

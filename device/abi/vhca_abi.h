@@ -20,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 5
+#define VHCA_ABI_VERSION 6
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -160,6 +160,7 @@ enum vhca_cmd {
   VHCA_CMD_REREG_MR,
   VHCA_CMD_ALLOC_MW,
   VHCA_CMD_DEALLOC_MW, /* struct vhca_handle_req */
+  VHCA_CMD_QUERY_CLOCK, /* struct vhca_req_hdr */
   VHCA_CMD_MAX
 };
 
@@ -240,6 +241,12 @@ struct vhca_destroy_cq_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t comp_events_reported;
   uint32_t async_events_reported;
+};
+
+/* The device clock of ibv_query_rt_values_ex: what CQE completion_ts holds. */
+struct vhca_query_clock_rsp {
+  struct vhca_rsp_hdr hdr;
+  uint64_t now_ns;
 };
 
 struct vhca_alloc_pd_rsp {

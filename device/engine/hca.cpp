@@ -140,6 +140,12 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   return 0;
 }
 
+int Hca::Impl::query_clock(ClientId id, vhca_query_clock_rsp& rsp) {
+  if (!eng_.client(id)) return EINVAL;
+  rsp.now_ns = uint64_t(eng_.sched.now());
+  return 0;
+}
+
 int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_query_port_rsp& rsp) {
   if (!eng_.client(id)) return EINVAL;
   if (req.port_num != 1) return EINVAL;
@@ -354,6 +360,7 @@ int Hca::destroy_cq(ClientId id, const vhca_handle_req& req) { return impl_->des
 int Hca::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr_rsp& rsp) {
   return impl_->rereg_mr(id, req, rsp);
 }
+int Hca::query_clock(ClientId id, vhca_query_clock_rsp& rsp) { return impl_->query_clock(id, rsp); }
 int Hca::alloc_mw(ClientId id, const vhca_alloc_mw_req& req, vhca_alloc_mw_rsp& rsp) {
   return impl_->alloc_mw(id, req, rsp);
 }

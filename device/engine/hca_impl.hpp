@@ -28,6 +28,7 @@ class Hca::Impl {
   void close_client(ClientId);
   int query_device(ClientId, vhca_query_device_rsp&);
   int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);
+  int query_clock(ClientId, vhca_query_clock_rsp&);
   int alloc_pd(ClientId, vhca_alloc_pd_rsp&);
   int dealloc_pd(ClientId, const vhca_handle_req&);
   int reg_mr(ClientId, const vhca_reg_mr_req&, vhca_reg_mr_rsp&);

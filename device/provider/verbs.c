@@ -10,6 +10,24 @@
 #include "device/abi/vhca_comp_channel.h"
 #include "vhca.h"
 
+/* The device clock the CQE timestamps use (emulated ns, hca_core_clock
+ * 1 GHz), as mlx5 returns its free-running counter: in raw_clock.tv_nsec. */
+static int vhca_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *values) {
+  if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) return EINVAL;
+  uint32_t done = 0;
+  if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+    struct vhca_req_hdr req;
+    struct vhca_query_clock_rsp rsp;
+    int ret = CMD(to_vctx(ibctx), VHCA_CMD_QUERY_CLOCK, req, rsp);
+    if (ret) return ret;
+    values->raw_clock.tv_sec = 0;
+    values->raw_clock.tv_nsec = (long)rsp.now_ns;
+    done |= IBV_VALUES_MASK_RAW_CLOCK;
+  }
+  values->comp_mask = done;
+  return 0;
+}
+
 static int vhca_query_device_ex(struct ibv_context *ibctx, const struct ibv_query_device_ex_input *input,
                                 struct ibv_device_attr_ex *attr, size_t attr_size) {
   if (input && input->comp_mask) return EINVAL;
@@ -486,6 +504,7 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .destroy_ah = vhca_destroy_ah,
     .req_notify_cq = vhca_req_notify_cq,
     .query_device_ex = vhca_query_device_ex,
+    .query_rt_values = vhca_query_rt_values,
     .query_port = vhca_query_port,
     .alloc_pd = vhca_alloc_pd,
     .dealloc_pd = vhca_dealloc_pd,

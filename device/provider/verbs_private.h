@@ -144,7 +144,8 @@ struct verbs_context_ops {
                     struct ibv_port_attr *port_attr);
   int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
                   struct ibv_qp_init_attr *init_attr);
-  void *query_qp_data_in_order, *query_rt_values;
+  void *query_qp_data_in_order;
+  int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
   int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
   void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
   struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
@@ -161,6 +162,7 @@ _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 8 * 58, "q
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 8 * 39, "free_context slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 8 * 13, "create_ah slot");
 _Static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 8 * 2, "alloc_mw slot");
+_Static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 8 * 63, "query_rt_values slot");
 _Static_assert(offsetof(struct verbs_context_ops, bind_mw) == 8 * 10, "bind_mw slot");
 _Static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 8 * 25, "dealloc_mw slot");
 _Static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 8 * 16, "create_cq_ex slot");

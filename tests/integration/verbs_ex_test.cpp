@@ -201,6 +201,34 @@ TEST_P(CqEx, TimestampsFollowTheFabricsClock) {
   }
 }
 
+// ibv_query_rt_values_ex reads the clock the completions are stamped with
+// (as mlx5 returns its cycle counter in tv_nsec): a completion falls between
+// two readings taken around it.
+TEST_P(CqEx, RtValuesReadTheClockCompletionsAreStampedWith) {
+  auto clock = [&] {
+    ibv_values_ex v{};
+    v.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+    EXPECT_EQ(ibv_query_rt_values_ex(a_.v.ctx, &v), 0);
+    EXPECT_EQ(v.comp_mask, uint32_t(IBV_VALUES_MASK_RAW_CLOCK));
+    EXPECT_EQ(v.raw_clock.tv_sec, 0);
+    return uint64_t(v.raw_clock.tv_nsec);
+  };
+  const uint64_t before = clock();
+  ASSERT_EQ(post_recv(b_.v, 1, {sge(b_.v, 0, 64)}), 0);
+  ASSERT_EQ(post_send(a_.v, 1, {sge(a_.v, 0, 64)}), 0);
+  std::vector<uint64_t> ts;
+  poll_ex(a_.cqx, 1, &ts);
+  poll_ex(b_.cqx, 1);
+  const uint64_t after = clock();
+  ASSERT_EQ(ts.size(), 1u);
+  EXPECT_LE(before, ts[0]);
+  EXPECT_LE(ts[0], after);
+  EXPECT_LT(before, after) << "the fabric's clock runs";
+  ibv_values_ex bad{};
+  bad.comp_mask = IBV_VALUES_MASK_RAW_CLOCK | (1u << 7);
+  EXPECT_EQ(ibv_query_rt_values_ex(a_.v.ctx, &bad), EINVAL) << "an unknown request bit";
+}
+
 // Many completions in one pass, oldest first; an empty CQ is ENOENT from
 // start_poll (and end_poll is not called); a bad attribute is EINVAL.
 TEST_P(CqEx, ABatchIsReadInOrderAndAnEmptyCqIsEnoent) {
