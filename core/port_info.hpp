@@ -51,6 +51,7 @@ struct PortInfo {
   // up to pkey_tbl_len (0 = pkeys.size()) are 0x0000, invalid. RoCE: 0xFFFF only.
   std::vector<uint16_t> pkeys{0xFFFF};
   uint32_t pkey_tbl_len = 0;
+  uint32_t pkey_table_len() const { return pkey_tbl_len ? pkey_tbl_len : uint32_t(pkeys.size()); }
 
   bool passes_data() const { return state == PortState::kActive; }
 };

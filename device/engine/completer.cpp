@@ -65,7 +65,7 @@ void Completer::complete_acked(Qp& qp, uint32_t acked) {
 void Completer::retire_local_heads(Qp& qp) {
   while (qp.sq_cons != qp.sq_started) {
     const SendWqe& s = sq_wqe(qp, qp.sq_cons);
-    if (s.state != SendWqe::kStarted || !vhca_wr_op_info(s.w.opcode)->local ||
+    if (s.state != SendWqe::kStarted || !wr_is_local(s.w.opcode) ||
         psn_diff(s.last_psn, (qp.snd_una - 1) & kPsnMask) > 0)
       return;
     retire_sq_slot(qp);

@@ -131,10 +131,7 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.max_srq = int(l.max_srq);
   a.max_srq_wr = int(l.max_srq_wr);
   a.max_srq_sge = int(l.max_srq_sge);
-  {
-    const PortInfo& p = eng_.io.info();
-    a.max_pkeys = uint16_t(p.pkey_tbl_len ? p.pkey_tbl_len : p.pkeys.size());
-  }
+  a.max_pkeys = uint16_t(eng_.io.info().pkey_table_len());
   a.local_ca_ack_delay = 15;
   a.phys_port_cnt = 1;
   return 0;
@@ -165,7 +162,7 @@ int Hca::Impl::query_port(ClientId id, const vhca_query_port_req& req, vhca_quer
   a.max_msg_sz = eng_.cfg.limits.max_msg_sz;
   a.bad_pkey_cntr = uint32_t(eng_.ctr.pkey_violations > 0xFFFF ? 0xFFFF : eng_.ctr.pkey_violations);
   a.qkey_viol_cntr = uint32_t(eng_.ctr.qkey_violations > 0xFFFF ? 0xFFFF : eng_.ctr.qkey_violations);
-  a.pkey_tbl_len = uint16_t(p.pkey_tbl_len ? p.pkey_tbl_len : p.pkeys.size());
+  a.pkey_tbl_len = uint16_t(p.pkey_table_len());
   a.lid = eth ? 0 : p.lid;
   a.sm_lid = eth ? 0 : p.sm_lid;
   a.lmc = p.lmc;

@@ -43,6 +43,12 @@ struct SendWqe {
 };
 
 // READ and atomics: the requester waits for response data, never an ACK.
+// BIND_MW and LOCAL_INV: executed by the HCA, no packets.
+inline bool wr_is_local(uint8_t opcode) {
+  const vhca_wr_op* op = vhca_wr_op_info(opcode);
+  return op && op->local;
+}
+
 inline bool wr_is_rd_atomic(uint8_t opcode) {
   const vhca_wr_op* op = vhca_wr_op_info(opcode);
   return op && op->rd_atomic;

@@ -165,7 +165,7 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       if (qp.rd_outstanding && ((s.w.send_flags & IBV_SEND_FENCE) ||
                                 (rda && qp.rd_outstanding >= qp.attr.max_rd_atomic)))
         break;
-      if (vhca_wr_op_info(s.w.opcode)->local) {
+      if (wr_is_local(s.w.opcode)) {
         if (!execute_local(qp, s)) continue;  // failed: completes in error once it is the head
         ++qp.sq_next;
         ++done;
@@ -181,7 +181,7 @@ unsigned Requester::run(Qp& qp, unsigned budget) {
       qp.next_offset = 0;
       qp.sq_started = qp.sq_next + 1;
     }
-    if (vhca_wr_op_info(s.w.opcode)->local) {  // executed already: go-back-N steps over it
+    if (wr_is_local(s.w.opcode)) {  // executed already: go-back-N steps over it
       ++qp.sq_next;
       continue;
     }

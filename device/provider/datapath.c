@@ -16,12 +16,7 @@ static int fill_bind(const struct vhca_qp *qp, const struct ibv_send_wr *wr, str
   const struct ibv_mw *mw = wr->bind_mw.mw;
   const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
   if (!mw || mw->context != qp->vqp.qp.context) return EINVAL;
-  w->rkey = wr->bind_mw.rkey;
-  w->remote_addr = b->addr;
-  w->compare_add = b->length;
-  w->bind.mw_handle = mw->handle;
-  w->bind.mr_lkey = b->mr ? b->mr->lkey : 0;
-  w->bind.access = (uint32_t)b->mw_access_flags;
+  vhca_set_bind(w, mw, wr->bind_mw.rkey, b);
   return 0;
 }
 

@@ -115,12 +115,8 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
     fail(qp, EINVAL);
     return;
   }
-  struct vhca_send_wqe *w = begin_remote(qpx, IBV_WR_BIND_MW, rkey, b->addr);
-  if (!w) return;
-  w->compare_add = b->length;
-  w->bind.mw_handle = mw->handle;
-  w->bind.mr_lkey = b->mr ? b->mr->lkey : 0;
-  w->bind.access = (uint32_t)b->mw_access_flags;
+  struct vhca_send_wqe *w = begin_wr(qpx, IBV_WR_BIND_MW);
+  if (w) vhca_set_bind(w, mw, rkey, b);
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey) {

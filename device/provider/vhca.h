@@ -109,6 +109,18 @@ static inline struct vhca_srq *to_vsrq(struct ibv_srq *srq) { return (struct vhc
  * Reply fds the daemon did not send are left at -1. */
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds);
+/* A BIND_MW WQE's fields: the window by handle, its region by L_Key (as
+ * hardware names it), the window's new R_Key, range and rights. */
+static inline void vhca_set_bind(struct vhca_send_wqe *w, const struct ibv_mw *mw, uint32_t rkey,
+                                 const struct ibv_mw_bind_info *b) {
+  w->rkey = rkey;
+  w->remote_addr = b->addr;
+  w->compare_add = b->length;
+  w->bind.mw_handle = mw->handle;
+  w->bind.mr_lkey = b->mr ? b->mr->lkey : 0;
+  w->bind.access = (uint32_t)b->mw_access_flags;
+}
+
 /* One fixed-size request and reply, no fds. */
 #define CMD(ctx, code, req, rsp) vhca_cmd(ctx, code, &(req), sizeof(req), &(rsp), sizeof(rsp), NULL, 0)
 /* The same, sending `send_fd` (>= 0) with the request by SCM_RIGHTS. */

@@ -239,13 +239,7 @@ class WindowFixture : public ::testing::TestWithParam<FabricParam> {
       err = ibv_post_send(on.qp, &wr, &bad);
       if (!err) w.key = wr.bind_mw.rkey;
     }
-    if (err) {
-      ADD_FAILURE() << "posting the bind: " << std::strerror(err);
-      ibv_wc wc{};
-      wc.status = IBV_WC_GENERAL_ERR;
-      return wc;
-    }
-    return wait_one(on);
+    return completion_of(on, err, "posting the bind");
   }
   ibv_wc local_inv(VerbsSide& on, uint32_t rkey, uint64_t wr_id = kInvId) {
     ibv_send_wr wr{}, *bad = nullptr;
@@ -253,9 +247,13 @@ class WindowFixture : public ::testing::TestWithParam<FabricParam> {
     wr.opcode = IBV_WR_LOCAL_INV;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.invalidate_rkey = rkey;
-    const int err = ibv_post_send(on.qp, &wr, &bad);
+    return completion_of(on, ibv_post_send(on.qp, &wr, &bad), "posting LOCAL_INV");
+  }
+  // The completion of what was just posted on `on` (`err`: the post's
+  // result; a failed post is a test failure and a GENERAL_ERR completion).
+  static ibv_wc completion_of(VerbsSide& on, int err, const char* what) {
     if (err) {
-      ADD_FAILURE() << "posting LOCAL_INV: " << std::strerror(err);
+      ADD_FAILURE() << what << ": " << std::strerror(err);
       ibv_wc wc{};
       wc.status = IBV_WC_GENERAL_ERR;
       return wc;
