@@ -3,11 +3,13 @@
 // applied on the lcore -- a link's rate and delay -- and the rest is named
 // in the journal and `fabricctl events` as needing a restart, because
 // rebuilding the fabric would end every program's contexts.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "daemon/config_reload.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/mbuf_pool.hpp"
 #include "daemon/sd_notify.hpp"
 #include "daemon/topology.hpp"
 
@@ -39,6 +41,15 @@ void DaemonState::reload() {
     fabric_event("link", t.what);
     applied_.fabrics[t.fabric].links[t.link].rate_bps = t.rate_bps;
     applied_.fabrics[t.fabric].links[t.link].delay_ns = t.delay_ns;
+  }
+  // The pool was sized for the links as they were at start; it cannot grow.
+  if (const uint32_t need = mbuf_pool_size(applied_); need > eal_.pool()->size) {
+    const std::string why = fmt::format(
+        "the links now hold up to {} frames in flight, more than the {} packet buffers sized at start: senders "
+        "will wait for buffers; restart fabricd to size the pool",
+        need, eal_.pool()->size);
+    spdlog::warn("reload: {}", why);
+    fabric_event("daemon", why);
   }
   std::string restart;
   for (const auto& r : plan.restart) restart += (restart.empty() ? "" : ", ") + r;

@@ -11,14 +11,12 @@
 namespace vf {
 namespace {
 
-// Enough mbufs for every port queue and link in flight of a lab-sized fabric;
-// each holds a 4096-byte MTU frame with headers.
-constexpr unsigned kPoolMbufs = 32767;
+// Each mbuf holds a 4096-byte MTU frame with headers; how many: mbuf_pool.hpp.
 constexpr unsigned kMbufDataRoom = RTE_PKTMBUF_HEADROOM + 4608;
 
 }  // namespace
 
-Eal::Eal(const std::vector<std::string>& args) {
+Eal::Eal(const std::vector<std::string>& args, unsigned pool_mbufs) {
   std::vector<std::string> argv_s{"fabricd"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   // Two daemons (or a test run beside a lab) must not share EAL files.
@@ -29,10 +27,11 @@ Eal::Eal(const std::vector<std::string>& args) {
     throw std::runtime_error(std::string("DPDK EAL initialisation failed: ") +
                              rte_strerror(rte_errno) +
                              " (check daemon.eal_args in the config)");
-  pool_ = rte_pktmbuf_pool_create("vf_mbufs", kPoolMbufs, 256, 0, kMbufDataRoom, SOCKET_ID_ANY);
+  pool_ = rte_pktmbuf_pool_create("vf_mbufs", pool_mbufs, 256, 0, kMbufDataRoom, SOCKET_ID_ANY);
   if (!pool_)
-    throw std::runtime_error(std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno) +
-                             " (raise -m in daemon.eal_args)");
+    throw std::runtime_error("cannot create the pool of " + std::to_string(pool_mbufs) +
+                             " packet buffers the fabric needs: " + rte_strerror(rte_errno) +
+                             " (raise -m in daemon.eal_args: each buffer takes 4.9 KiB)");
 }
 
 Eal::~Eal() {

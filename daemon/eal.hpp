@@ -1,5 +1,5 @@
 // DPDK EAL lifetime for fabricd: init with the config's arguments, one mbuf
-// pool, and launching the dataplane loop on a worker lcore.
+// pool of `pool_mbufs` buffers (mbuf_pool_size), and launching the dataplane loop on a worker lcore.
 #pragma once
 
 #include <rte_mempool.h>
@@ -13,7 +13,7 @@ namespace vf {
 
 class Eal {
  public:
-  explicit Eal(const std::vector<std::string>& args);
+  Eal(const std::vector<std::string>& args, unsigned pool_mbufs);
   ~Eal();
   Eal(const Eal&) = delete;
   Eal& operator=(const Eal&) = delete;

@@ -27,6 +27,7 @@
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/eal.hpp"
+#include "daemon/mbuf_pool.hpp"
 #include "daemon/privileges.hpp"
 
 namespace {
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   try {
-    vf::Eal eal(cfg.daemon.eal_args);
+    vf::Eal eal(cfg.daemon.eal_args, vf::mbuf_pool_size(cfg));
     vf::DaemonState state(cfg, eal);
     return state.run();
   } catch (const std::exception& e) {
