@@ -65,7 +65,7 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
     std::string dir = r.scalar(v, "daemon.runtime_dir", "runtime_dir: /run/vfabric");
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (dir.empty() || dir.front() != '/')
-      r.fail(v, "runtime_dir " + detail::quoted(dir) + " is not an absolute path",
+      r.fail(v, "runtime_dir " + detail::quote(dir) + " is not an absolute path",
              "use an absolute directory such as /run/vfabric");
     if (dir == "/")
       r.fail(v, "runtime_dir must not be /", "use a directory of its own such as /run/vfabric");
@@ -75,7 +75,7 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
              fmt::format("use a path of at most {} characters", kMaxRuntimeDirLen));
     for (std::string_view part : {"/../", "/./"})
       if ((dir + "/").find(part) != std::string::npos)
-        r.fail(v, "runtime_dir " + detail::quoted(dir) + " contains '.' or '..' components",
+        r.fail(v, "runtime_dir " + detail::quote(dir) + " contains '.' or '..' components",
                "write the directory without them");
     for (unsigned char c : dir)
       if (c < 0x20 || c == 0x7f)
@@ -91,7 +91,7 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
     for (const auto& a : v) {
       std::string s = r.scalar(a, "an EAL argument", "--no-huge");
       if (s.empty() || s.size() > 256 || s.find('\0') != std::string::npos)
-        r.fail(a, "EAL argument " + detail::quoted(s) + " is empty or too long",
+        r.fail(a, "EAL argument " + detail::quote(s) + " is empty or too long",
                "each argument must be 1..256 characters");
       d.eal_args.push_back(std::move(s));
     }
@@ -102,7 +102,7 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
     double x = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(x))
-      r.fail(v, "time_dilation " + detail::quoted(s) + " is not a number",
+      r.fail(v, "time_dilation " + detail::quote(s) + " is not a number",
              "write a number >= 1, e.g. time_dilation: 4");
     if (x < 1.0 || x > 10000.0)
       r.fail(v, fmt::format("time_dilation {} is out of range", s),
@@ -116,11 +116,11 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
     bool ok = !g.empty() && g.size() <= 32 && (std::islower(static_cast<unsigned char>(g[0])) || g[0] == '_');
     for (unsigned char c : g) ok = ok && (std::islower(c) || std::isdigit(c) || c == '_' || c == '-');
     if (!ok)
-      r.fail(v, "admin_group " + detail::quoted(g) + " is not a group name",
+      r.fail(v, "admin_group " + detail::quote(g) + " is not a group name",
              "use [a-z_][a-z0-9_-]*, at most 32 characters, e.g. admin_group: vfabric-admin");
     d.admin_gid = group_id(g);
     if (!d.admin_gid)
-      r.fail(v, "admin_group " + detail::quoted(g) + " does not exist on this host",
+      r.fail(v, "admin_group " + detail::quote(g) + " does not exist on this host",
              fmt::format("create it (groupadd {}; usermod -aG {} <user>) or remove the key", g, g));
     d.admin_group = std::move(g);
   }
@@ -130,7 +130,7 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
     if (s == "off") d.metrics.reset();
     else if (auto m = parse_metrics_listen(s)) d.metrics = *m;
     else
-      r.fail(v, "metrics_listen " + detail::quoted(s) + " is not an address and port",
+      r.fail(v, "metrics_listen " + detail::quote(s) + " is not an address and port",
              "write IP:PORT with an IP address (not a host name), e.g. 127.0.0.1:9469 or [::1]:9469, or off");
   }
   return d;
@@ -325,7 +325,7 @@ void Reader::fail(Pos at, std::string problem, std::string fix) const {
   throw ConfigError(file_, at.line, at.col, std::move(problem), std::move(fix));
 }
 
-std::string quoted(std::string_view s) {
+std::string quote(std::string_view s) {
   std::string out = "'";
   std::size_t n = 0;
   for (unsigned char c : s) {
@@ -353,14 +353,14 @@ void Reader::expect_map(const YAML::Node& n, std::string_view what,
            fmt::format("allowed keys: {}", fmt::join(allowed, ", ")));
     const std::string key = k.Scalar();
     if (auto prev = seen.find(key); prev != seen.end())
-      fail(k, fmt::format("duplicate key {} in {} (first at line {})", quoted(key), what, prev->second.line),
+      fail(k, fmt::format("duplicate key {} in {} (first at line {})", quote(key), what, prev->second.line),
            "keep one of them");
     seen.emplace(key, pos_of(k));
     bool ok = false;
     for (auto a : allowed) ok = ok || a == key;
     if (!ok) {
       std::string hint = units::did_you_mean(key, names);
-      fail(k, fmt::format("unknown key {} in {}", quoted(key), what),
+      fail(k, fmt::format("unknown key {} in {}", quote(key), what),
            hint.empty() ? fmt::format("allowed keys: {}", fmt::join(allowed, ", "))
                         : fmt::format("did you mean '{}'?", hint));
     }
@@ -402,11 +402,11 @@ std::string read_name(const Reader& r, const YAML::Node& n, std::string_view wha
   bool ok = !name.empty() && name.size() <= kMaxNameLen;
   for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
   if (!ok)
-    r.fail(n, fmt::format("{} name {} is not valid", what, quoted(name)),
+    r.fail(n, fmt::format("{} name {} is not valid", what, quote(name)),
            fmt::format("names become RDMA device names: use 1-{} characters from a-z, 0-9 and _",
                        kMaxNameLen));
   if (auto prev = reg.names.find(name); prev != reg.names.end())
-    r.fail(n, fmt::format("name {} is already used (line {})", quoted(name), prev->second.line),
+    r.fail(n, fmt::format("name {} is already used (line {})", quote(name), prev->second.line),
            "fabric, switch and HCA names must be unique across the whole config");
   reg.names.emplace(name, pos_of(n));
   return name;

@@ -107,6 +107,6 @@ void derive_identifiers(const Reader& r, std::vector<Fabric>& fabrics,
 // Validated name: [a-z0-9_]{1,63}, unique across the config.
 std::string read_name(const Reader& r, const YAML::Node& n, std::string_view what, Registry& reg);
 
-std::string quoted(std::string_view s);  // 'x', truncated and made printable for messages
+std::string quote(std::string_view s);  // 'x', truncated and made printable for messages
 
 }  // namespace vf::config::detail

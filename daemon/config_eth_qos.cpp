@@ -21,7 +21,7 @@ constexpr uint64_t kMaxDcqcnTimeNs = 100'000'000;       // 100 ms
 
 uint8_t read_priority(const Reader& r, const YAML::Node& n, std::string_view what, std::string_view example) {
   const auto p = units::parse_uint(r.scalar(n, what, example), 7);
-  if (!p) r.fail(n, fmt::format("{} {} is not a priority", what, quoted(n.Scalar())), "use 0 to 7");
+  if (!p) r.fail(n, fmt::format("{} {} is not a priority", what, quote(n.Scalar())), "use 0 to 7");
   return uint8_t(*p);
 }
 
@@ -29,7 +29,7 @@ uint8_t read_pfc(const Reader& r, const YAML::Node& v) {
   if (v.IsScalar()) {
     const std::string s = units::lower(v.Scalar());
     if (s == "off" || s == "none" || s == "false") return 0;
-    r.fail(v, fmt::format("pfc {} is not a list of priorities", quoted(v.Scalar())),
+    r.fail(v, fmt::format("pfc {} is not a list of priorities", quote(v.Scalar())),
            "list the lossless priorities, e.g. pfc: [3], or write pfc: off for lossy Ethernet");
   }
   r.expect_seq(v, "qos pfc", "pfc: [3]");
@@ -48,7 +48,7 @@ void read_dscp_map(const Reader& r, const YAML::Node& v, EthQos& q) {
   for (const auto& kv : v) {
     const auto d = units::parse_uint(r.scalar(kv.first, "DSCP", "26: 3"), 63);
     if (!d)
-      r.fail(kv.first, fmt::format("DSCP {} is out of range", quoted(kv.first.Scalar())),
+      r.fail(kv.first, fmt::format("DSCP {} is out of range", quote(kv.first.Scalar())),
              "a DSCP is 0 to 63 (the upper six bits of the IP traffic class)");
     q.dscp2prio[*d] = read_priority(r, kv.second, "priority", "26: 3");
   }
@@ -58,7 +58,7 @@ uint32_t read_threshold(const Reader& r, const YAML::Node& v, std::string_view k
   const std::string t = r.scalar(v, key, fmt::format("{}: 16KiB", key));
   const auto b = units::parse_size_bytes(t, kMaxThresholdBytes);
   if (!b || *b == 0)
-    r.fail(v, fmt::format("{} {} is not a buffer size", key, quoted(t)),
+    r.fail(v, fmt::format("{} {} is not a buffer size", key, quote(t)),
            "write a size with a unit, at most 64MiB, e.g. 16KiB");
   return uint32_t(*b);
 }
@@ -80,7 +80,7 @@ int8_t read_alpha(const Reader& r, const YAML::Node& v) {
   }
   const int e = a > 0 ? std::ilogb(a) : 0;
   if (!(a > 0) || std::ldexp(1.0, e) != a || e < -7 || e > 6)
-    r.fail(v, fmt::format("buffer_alpha {} is not a dynamic threshold", quoted(t)),
+    r.fail(v, fmt::format("buffer_alpha {} is not a dynamic threshold", quote(t)),
            "use a power of two from 1/128 to 64 (e.g. 1/8, 1/2, 1, 2), or off for static thresholds");
   return int8_t(e);
 }
@@ -90,7 +90,7 @@ uint64_t read_time(const Reader& r, const YAML::Node& v, std::string_view key, u
   if (off_ok && units::lower(t) == "off") return 0;
   const auto d = units::parse_delay_ns(t, max);
   if (!d || (off_ok && *d == 0))
-    r.fail(v, fmt::format("{} {} is not a time", key, quoted(t)),
+    r.fail(v, fmt::format("{} {} is not a time", key, quote(t)),
            fmt::format("write a time with a unit, at most {}{}", units::format_delay(max), off_ok ? ", or off" : ""));
   return *d;
 }
@@ -106,7 +106,7 @@ void read_ecn(const Reader& r, const YAML::Node& v, EthQos& q) {
   if (const auto t = v["wred"]) {
     const std::string s = units::lower(r.scalar(t, "wred", "wred: on"));
     if (s != "on" && s != "off")
-      r.fail(t, fmt::format("wred {} is neither on nor off", quoted(t.Scalar())),
+      r.fail(t, fmt::format("wred {} is neither on nor off", quote(t.Scalar())),
              "wred: on drops what ECN cannot mark on the lossy priorities; off (the default) lets it pass");
     q.ecn_wred = s == "on";
   }
@@ -117,7 +117,7 @@ void read_ecn(const Reader& r, const YAML::Node& v, EthQos& q) {
     char* end = nullptr;
     const double p = std::strtod(s.c_str(), &end);
     if (s.empty() || *end || !(p > 0 && p <= 1))
-      r.fail(t, fmt::format("pmax {} is not a probability", quoted(s)), "write a number above 0 and at most 1, e.g. 0.05");
+      r.fail(t, fmt::format("pmax {} is not a probability", quote(s)), "write a number above 0 and at most 1, e.g. 0.05");
     q.ecn_pmax = p;
   }
   if (q.ecn_kmin_bytes >= q.ecn_kmax_bytes)
@@ -132,7 +132,7 @@ void read_dcqcn(const Reader& r, const YAML::Node& v, EthQos& q) {
       q.dcqcn = s == "on";
       return;
     }
-    r.fail(v, fmt::format("dcqcn {} is neither on nor off", quoted(v.Scalar())),
+    r.fail(v, fmt::format("dcqcn {} is neither on nor off", quote(v.Scalar())),
            "write dcqcn: on, dcqcn: off, or a mapping of its parameters");
   }
   r.expect_map(v, "qos dcqcn", {"min_time_between_cnps", "rpg_time_reset", "rpg_ai_rate", "rpg_hai_rate"});
@@ -144,7 +144,7 @@ void read_dcqcn(const Reader& r, const YAML::Node& v, EthQos& q) {
     if (const auto t = v[key]) {
       const auto bps = units::parse_rate_bps(r.scalar(t, key, "rpg_ai_rate: 5Mbps"));
       if (!bps || *bps < 1'000'000 || *bps > 100'000'000'000ULL)
-        r.fail(t, fmt::format("{} {} is not a rate", key, quoted(t.Scalar())),
+        r.fail(t, fmt::format("{} {} is not a rate", key, quote(t.Scalar())),
                "write a rate from 1Mbps to 100Gbps, e.g. 5Mbps");
       *out = uint32_t(*bps / 1'000'000);
     }
@@ -177,7 +177,7 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
     else if (s == "pcp") q.trust_dscp = false;
     else {
       const std::string hint = units::did_you_mean(s, {"dscp", "pcp"});
-      r.fail(t, fmt::format("trust {} is not a trust mode", quoted(t.Scalar())),
+      r.fail(t, fmt::format("trust {} is not a trust mode", quote(t.Scalar())),
              hint.empty() ? "use dscp (the IP DSCP picks the priority) or pcp (the 802.1Q tag does)"
                           : fmt::format("did you mean '{}'?", hint));
     }
@@ -187,14 +187,14 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
   if (const auto t = v["roce_tclass"]) {
     const auto n = units::parse_uint(r.scalar(t, "roce_tclass", "roce_tclass: 106"), 255);
     if (!n)
-      r.fail(t, fmt::format("roce_tclass {} is not a traffic class", quoted(t.Scalar())),
+      r.fail(t, fmt::format("roce_tclass {} is not a traffic class", quote(t.Scalar())),
              "use 0 to 255 (DSCP << 2 | ECN; 106 = DSCP 26 with ECT(0); 0 = what each application sets)");
     q.roce_tclass = uint8_t(*n);
   }
   if (const auto t = v["pause_quanta"]) {
     const auto n = units::parse_uint(r.scalar(t, "pause_quanta", "pause_quanta: 65535"), 65535);
     if (!n || *n == 0)
-      r.fail(t, fmt::format("pause_quanta {} is out of range", quoted(t.Scalar())),
+      r.fail(t, fmt::format("pause_quanta {} is out of range", quote(t.Scalar())),
              "use 1 to 65535 (units of 512 bit times at the link's speed)");
     q.pause_quanta = uint16_t(*n);
   }

@@ -25,7 +25,7 @@ void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q) {
     for (std::size_t p = 0; p < 8; ++p) {
       const auto tc = units::parse_uint(r.scalar(v[p], "prio_tc", "prio_tc: [1, 0, ...]"), 7);
       if (!tc)
-        r.fail(v[p], fmt::format("priority {} maps to traffic class {}", p, quoted(v[p].Scalar())),
+        r.fail(v[p], fmt::format("priority {} maps to traffic class {}", p, quote(v[p].Scalar())),
                "a traffic class is 0 to 7");
       q.prio_tc[p] = uint8_t(*tc);
     }
@@ -36,7 +36,7 @@ void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q) {
       const std::string s = units::lower(r.scalar(v[tc], "tsa", "tsa: [ets, ...]"));
       if (s != "ets" && s != "strict") {
         const std::string hint = units::did_you_mean(s, {"ets", "strict"});
-        r.fail(v[tc], fmt::format("tsa {} of traffic class {} is not a selection algorithm", quoted(v[tc].Scalar()), tc),
+        r.fail(v[tc], fmt::format("tsa {} of traffic class {} is not a selection algorithm", quote(v[tc].Scalar()), tc),
                hint.empty() ? "use strict (before every ETS class) or ets (a bandwidth share)"
                             : fmt::format("did you mean '{}'?", hint));
       }
@@ -49,7 +49,7 @@ void read_ets(const Reader& r, const YAML::Node& qos, EthQos& q) {
     for (std::size_t tc = 0; tc < 8; ++tc) {
       const auto n = units::parse_uint(r.scalar(bw[tc], "tc_bw", "tc_bw: [13, ...]"), 100);
       if (!n)
-        r.fail(bw[tc], fmt::format("tc_bw {} of traffic class {} is not a percentage", quoted(bw[tc].Scalar()), tc),
+        r.fail(bw[tc], fmt::format("tc_bw {} of traffic class {} is not a percentage", quote(bw[tc].Scalar()), tc),
                "use 0 to 100");
       q.tc_bw[tc] = uint8_t(*n);
     }

@@ -127,7 +127,7 @@ class FabricReader {
     else if (s == "ethernet") f_.link_layer = LinkLayer::Ethernet;
     else {
       std::string hint = units::did_you_mean(s, {"infiniband", "ethernet"});
-      r_.fail(v, fmt::format("unknown link_layer {}", quoted(v.Scalar())),
+      r_.fail(v, fmt::format("unknown link_layer {}", quote(v.Scalar())),
               hint.empty() ? "use infiniband or ethernet (RoCEv2)" : fmt::format("did you mean '{}'?", hint));
     }
   }
@@ -142,7 +142,7 @@ class FabricReader {
       else if (t == "updn") f_.sm.routing = Routing::UpDown;
       else {
         const std::string hint = units::did_you_mean(t, {"minhop", "updn"});
-        r_.fail(r, fmt::format("unknown routing {}", quoted(r.Scalar())),
+        r_.fail(r, fmt::format("unknown routing {}", quote(r.Scalar())),
                 hint.empty() ? "use minhop or updn" : fmt::format("did you mean '{}'?", hint));
       }
     }
@@ -176,7 +176,7 @@ class FabricReader {
     if (const auto d = v["data_vls"]) {
       const auto n = units::parse_uint(r_.scalar(d, "data_vls", "data_vls: 4"), 8);
       if (!n || (*n != 1 && *n != 2 && *n != 4 && *n != 8))
-        r_.fail(d, fmt::format("data_vls {} is not an operational VL count", quoted(d.Scalar())),
+        r_.fail(d, fmt::format("data_vls {} is not an operational VL count", quote(d.Scalar())),
                 "use 1, 2, 4 or 8 (VL0..VL7; VL15 is always there for management)");
       q.data_vls = uint8_t(*n);
     }
@@ -189,7 +189,7 @@ class FabricReader {
         const auto vl = units::parse_uint(r_.scalar(t[sl], "sl2vl", "sl2vl: [0, 1, ...]"), 15);
         if (!vl || (*vl >= q.data_vls && *vl != 15))
           r_.fail(t[sl], fmt::format("SL{} maps to VL {}, which is not one of the {} data VLs", sl,
-                                     quoted(t[sl].Scalar()), q.data_vls),
+                                     quote(t[sl].Scalar()), q.data_vls),
                   fmt::format("use a VL from 0 to {} (or 15: the SL may not be used)", q.data_vls - 1));
         m[sl] = uint8_t(*vl);
       }
@@ -208,10 +208,10 @@ class FabricReader {
         const auto w = units::parse_uint(r_.scalar(r_.required(e, "weight", key, "weight: 64"), "weight", "weight: 64"), 1000);
         if (!vl || *vl >= q.data_vls)
           r_.fail(e["vl"], fmt::format("{} names VL {}, which is not one of the {} data VLs", key,
-                                       quoted(e["vl"].Scalar()), q.data_vls),
+                                       quote(e["vl"].Scalar()), q.data_vls),
                   fmt::format("use a VL from 0 to {}", q.data_vls - 1));
         if (!w || *w > 255)
-          r_.fail(e["weight"], fmt::format("weight {} is out of range", quoted(e["weight"].Scalar())),
+          r_.fail(e["weight"], fmt::format("weight {} is out of range", quote(e["weight"].Scalar())),
                   "use 0 to 255 (units of 64 bytes; 0 skips the entry)");
         entries.add({uint8_t(*vl), uint8_t(*w)});  // at most 8: checked above
       }
@@ -220,7 +220,7 @@ class FabricReader {
     if (const auto h = v["high_limit"]) {
       const auto n = units::parse_uint(r_.scalar(h, "high_limit", "high_limit: 4"), 255);
       if (!n)
-        r_.fail(h, fmt::format("high_limit {} is out of range", quoted(h.Scalar())),
+        r_.fail(h, fmt::format("high_limit {} is out of range", quote(h.Scalar())),
                 "use 0 to 255 (4 KiB units the high table may send before a low packet; 255 = unbounded)");
       q.high_limit = uint8_t(*n);
     }
@@ -243,12 +243,12 @@ class FabricReader {
         lo = lo << 8 | (*g)[8 + i];
       }
       if (lo != 0)
-        r_.fail(v, fmt::format("subnet_prefix {} sets bits in the lower 64 bits", quoted(s)),
+        r_.fail(v, fmt::format("subnet_prefix {} sets bits in the lower 64 bits", quote(s)),
                 "the lower 64 bits of a GID are the port GUID; write only the prefix, e.g. fe80::");
       prefix = hi;
     }
     if (!prefix)
-      r_.fail(v, fmt::format("subnet_prefix {} is not an IPv6 prefix", quoted(s)),
+      r_.fail(v, fmt::format("subnet_prefix {} is not an IPv6 prefix", quote(s)),
               "write it like fe80:: or 0xfe80000000000000");
     f_.subnet_prefix = *prefix;
   }
@@ -257,7 +257,7 @@ class FabricReader {
     std::string s = r_.scalar(v, "node_guid", "node_guid: 0x0002c90300a1b2c3");
     auto g = addr::parse_guid(s);
     if (!g)
-      r_.fail(v, fmt::format("node_guid {} of '{}' is not a GUID", quoted(s), owner),
+      r_.fail(v, fmt::format("node_guid {} of '{}' is not a GUID", quote(s), owner),
               "write 16 hex digits, e.g. 0x0002c90300a1b2c3 or 0002:c903:00a1:b2c3");
     if (*g == 0 || *g == ~0ULL)
       r_.fail(v, fmt::format("node_guid of '{}' must not be all zeros or all ones", owner),
@@ -274,7 +274,7 @@ class FabricReader {
     std::string t = r_.scalar(v, "vl_buffer", "vl_buffer: 32KiB");
     auto b = units::parse_size_bytes(t, kMaxVlBufferBytes);
     if (!b || *b == 0)
-      r_.fail(v, fmt::format("vl_buffer {} of {} is not a buffer size", quoted(t), what),
+      r_.fail(v, fmt::format("vl_buffer {} of {} is not a buffer size", quote(t), what),
               "write a size with a unit, at most 16MiB, e.g. 32KiB or 64kB");
     return static_cast<uint32_t>(*b);
   }
@@ -297,7 +297,7 @@ class FabricReader {
     YAML::Node ports = r_.required(n, "ports", what, "ports: 8");
     auto p = units::parse_uint(r_.scalar(ports, "ports", "ports: 8"), kMaxSwitchPorts);
     if (!p || *p == 0)
-      r_.fail(ports, fmt::format("ports {} of {} is not a port count", quoted(ports.Scalar()), what),
+      r_.fail(ports, fmt::format("ports {} of {} is not a port count", quote(ports.Scalar()), what),
               fmt::format("use a whole number from 1 to {}", kMaxSwitchPorts));
     s.ports = static_cast<uint32_t>(*p);
 
@@ -308,7 +308,7 @@ class FabricReader {
       std::string t = r_.scalar(v, "latency", "latency: 100ns");
       auto d = units::parse_delay_ns(t, kMaxLatencyNs);
       if (!d)
-        r_.fail(v, fmt::format("latency {} of {} is not a delay", quoted(t), what),
+        r_.fail(v, fmt::format("latency {} of {} is not a delay", quote(t), what),
                 "write a whole number of nanoseconds with a unit, up to 1ms, e.g. 100ns or 0.3us");
       s.latency_ns = *d;
     }
@@ -317,7 +317,7 @@ class FabricReader {
       const std::string t = r_.scalar(v, "buffer", "buffer: 16MiB");
       const auto b = units::parse_size_bytes(t, kMaxSwitchBufferBytes);
       if (!b || *b == 0)
-        r_.fail(v, fmt::format("buffer {} of {} is not a buffer size", quoted(t), what),
+        r_.fail(v, fmt::format("buffer {} of {} is not a buffer size", quote(t), what),
                 "write a size with a unit, at most 1GiB, e.g. 16MiB");
       s.buffer_bytes = *b;
       switch_buffer_pos_.back() = pos_of(v);
@@ -360,7 +360,7 @@ class FabricReader {
       const std::string t = r_.scalar(v, "rx_rate", "rx_rate: 10Gbps");
       const auto bps = units::parse_rate_bps(t);
       if (!bps || *bps < kMinRateBps)
-        r_.fail(v, fmt::format("rx_rate {} of HCA '{}' is not a rate", quoted(t), h.name),
+        r_.fail(v, fmt::format("rx_rate {} of HCA '{}' is not a rate", quote(t), h.name),
                 "write a rate of at least 1Mbps with a unit, e.g. 10Gbps: how fast the host takes received "
                 "frames off its NIC");
       h.rx_rate_bps = *bps;
@@ -372,14 +372,14 @@ class FabricReader {
       if (const auto slash = t.find('/'); slash != std::string::npos) {
         const auto len = units::parse_uint(std::string_view(t).substr(slash + 1), 32);
         if (!len || *len == 0 || *len > 30)
-          r_.fail(ipn, fmt::format("ip {} of HCA '{}' has a bad prefix length", quoted(t), h.name),
+          r_.fail(ipn, fmt::format("ip {} of HCA '{}' has a bad prefix length", quote(t), h.name),
                   "write the host's subnet as /1 to /30, e.g. 192.0.2.10/26, or leave it out");
         h.prefix_len = uint8_t(*len);
         t.resize(slash);
       }
       auto ip = addr::parse_ipv4(t);
       if (!ip)
-        r_.fail(ipn, fmt::format("ip {} of HCA '{}' is not an IPv4 address", quoted(t), h.name),
+        r_.fail(ipn, fmt::format("ip {} of HCA '{}' is not an IPv4 address", quote(t), h.name),
                 "write a dotted quad such as 192.0.2.1, optionally with the subnet's prefix length (/26)");
       if (std::string why = addr::ipv4_unusable_reason(*ip); !why.empty())
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' cannot be a host address: {}", t, h.name, why),
@@ -396,7 +396,7 @@ class FabricReader {
       std::string t = r_.scalar(v, "mac", "mac: 02:00:00:00:00:01");
       auto mac = addr::parse_mac(t);
       if (!mac)
-        r_.fail(v, fmt::format("mac {} of HCA '{}' is not a MAC address", quoted(t), h.name),
+        r_.fail(v, fmt::format("mac {} of HCA '{}' is not a MAC address", quote(t), h.name),
                 "write six hex pairs, e.g. 02:00:00:00:00:01");
       if ((*mac)[0] & 1)
         r_.fail(v, fmt::format("mac {} of HCA '{}' is a multicast address", t, h.name),
@@ -447,10 +447,10 @@ class FabricReader {
       if (f_.hcas[i].name == node) ref = {false, i}, found = true;
     if (!found) {
       if (reg_.names.count(node))
-        r_.fail(v, fmt::format("link end {} is not part of {}", quoted(node), what_),
+        r_.fail(v, fmt::format("link end {} is not part of {}", quote(node), what_),
                 "a link joins nodes of one fabric; define the node in this fabric or link it in its own");
       std::string hint = units::did_you_mean(node, node_names());
-      r_.fail(v, fmt::format("link end {} names no switch or HCA of {}", quoted(node), what_),
+      r_.fail(v, fmt::format("link end {} names no switch or HCA of {}", quote(node), what_),
               hint.empty() ? fmt::format("define it first; nodes here: {}", fmt::join(node_names(), ", "))
                            : fmt::format("did you mean '{}'?", hint));
     }
@@ -462,7 +462,7 @@ class FabricReader {
                 fmt::format("write {}/<port>, port 1..{}", s.name, s.ports));
       auto p = units::parse_uint(port_text, 100000);
       if (!p)
-        r_.fail(v, fmt::format("link end {}: {} is not a port number", quoted(t), quoted(port_text)),
+        r_.fail(v, fmt::format("link end {}: {} is not a port number", quote(t), quote(port_text)),
                 fmt::format("write {}/<port>, port 1..{}", s.name, s.ports));
       if (*p == 0 || *p > s.ports)
         r_.fail(v, fmt::format("switch '{}' has ports 1..{}; port {} does not exist", s.name, s.ports, *p),
@@ -520,7 +520,7 @@ class FabricReader {
       }
       if (!ok) {
         std::string hint = units::did_you_mean(st, names);
-        r_.fail(sp, fmt::format("unknown InfiniBand speed {}", quoted(st)),
+        r_.fail(sp, fmt::format("unknown InfiniBand speed {}", quote(st)),
                 hint.empty() ? fmt::format("use one of {}", fmt::join(names, ", "))
                              : fmt::format("did you mean '{}'?", hint));
       }
@@ -533,7 +533,7 @@ class FabricReader {
         else if (wt == "8x") l.width = IbWidth::X8;
         else if (wt == "12x") l.width = IbWidth::X12;
         else
-          r_.fail(w, fmt::format("unknown link width {}", quoted(w.Scalar())), "use 1x, 2x, 4x, 8x or 12x");
+          r_.fail(w, fmt::format("unknown link width {}", quote(w.Scalar())), "use 1x, 2x, 4x, 8x or 12x");
       }
       l.rate_bps = lane_bps(l.speed) * lanes(l.width);
     } else {
@@ -542,7 +542,7 @@ class FabricReader {
       for (uint32_t g : kEthGbps)
         if (bps && *bps == uint64_t{g} * 1'000'000'000ULL) l.eth_speed_gbps = g, ok = true;
       if (!ok)
-        r_.fail(sp, fmt::format("unknown Ethernet speed {}", quoted(st)),
+        r_.fail(sp, fmt::format("unknown Ethernet speed {}", quote(st)),
                 "use one of 1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G (add rate: to model a slower link)");
       std::tie(l.width, l.speed) = mlx5_eth_encoding(l.eth_speed_gbps);
       l.rate_bps = uint64_t{l.eth_speed_gbps} * 1'000'000'000ULL;
@@ -552,7 +552,7 @@ class FabricReader {
       std::string t = r_.scalar(v, "rate", "rate: 40Gbps");
       auto bps = units::parse_rate_bps(t);
       if (!bps)
-        r_.fail(v, fmt::format("rate {} is not a bit rate", quoted(t)),
+        r_.fail(v, fmt::format("rate {} is not a bit rate", quote(t)),
                 "write a number with a unit, e.g. 40G, 25Gbps or 800Mb/s");
       if (*bps < kMinRateBps)
         r_.fail(v, fmt::format("rate {} is below 1 Mb/s", t), "use at least 1Mbps");
@@ -576,7 +576,7 @@ class FabricReader {
       std::string t = r_.scalar(v, "delay", "delay: 100ns");
       auto d = units::parse_delay_ns(t, kMaxDelayNs);
       if (!d)
-        r_.fail(v, fmt::format("delay {} is not a delay", quoted(t)),
+        r_.fail(v, fmt::format("delay {} is not a delay", quote(t)),
                 "write a whole number of nanoseconds with a unit (ns, us, ms), up to 1s, e.g. 100ns or 1.5us");
       l.delay_ns = *d;
     }
@@ -587,10 +587,10 @@ class FabricReader {
       auto m = units::parse_uint(t, 1'000'000);
       if (ib()) {
         if (!m || (*m != 256 && *m != 512 && *m != 1024 && *m != 2048 && *m != 4096))
-          r_.fail(v, fmt::format("InfiniBand MTU {} is not valid", quoted(t)),
+          r_.fail(v, fmt::format("InfiniBand MTU {} is not valid", quote(t)),
                   "use 256, 512, 1024, 2048 or 4096");
       } else if (!m || *m < 576 || *m > 9216) {
-        r_.fail(v, fmt::format("Ethernet MTU {} is out of range", quoted(t)),
+        r_.fail(v, fmt::format("Ethernet MTU {} is out of range", quote(t)),
                 "use an IP MTU from 576 to 9216, e.g. 1500 or 9000");
       }
       l.mtu = static_cast<uint32_t>(*m);

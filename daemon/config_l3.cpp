@@ -40,7 +40,7 @@ uint32_t read_port(const Reader& r, const YAML::Node& v, const Switch& s, std::s
   const std::string t = r.scalar(v, "port", "routed_ports: [7, 8]");
   const auto p = units::parse_uint(t, kMaxSwitchPorts);
   if (!p || *p == 0 || *p > s.ports)
-    r.fail(v, fmt::format("port {} in {} is not a port of switch '{}'", quoted(t), what, s.name),
+    r.fail(v, fmt::format("port {} in {} is not a port of switch '{}'", quote(t), what, s.name),
            fmt::format("use ports from 1 to {}", s.ports));
   return uint32_t(*p);
 }
@@ -49,7 +49,7 @@ void read_gateway(const Reader& r, const YAML::Node& v, Switch::Router& rt, cons
   const std::string t = r.scalar(v, "gateway", "gateway: 192.0.2.1/26");
   const auto g = parse_prefix(t, 1, 30);
   if (!g)
-    r.fail(v, fmt::format("gateway {} of {} is not an address with a prefix length", quoted(t), what),
+    r.fail(v, fmt::format("gateway {} of {} is not an address with a prefix length", quote(t), what),
            "write the router's address on its hosts' subnet, e.g. 192.0.2.1/26 (prefix 1 to 30)");
   const uint32_t host = g->ip & ~mask_of(g->len);
   if (host == 0 || host == ~mask_of(g->len))
@@ -74,7 +74,7 @@ void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::
     const auto d = r.required(e, "dst", ew, "dst: 192.0.2.64/26");
     const std::string dt = r.scalar(d, "dst", "dst: 192.0.2.64/26");
     const auto p = parse_prefix(dt, 0, 32);
-    if (!p) r.fail(d, fmt::format("dst {} of {} is not a prefix", quoted(dt), ew), "write A.B.C.D/LEN, e.g. 192.0.2.64/26");
+    if (!p) r.fail(d, fmt::format("dst {} of {} is not a prefix", quote(dt), ew), "write A.B.C.D/LEN, e.g. 192.0.2.64/26");
     if (p->ip & ~mask_of(p->len))
       r.fail(d, fmt::format("dst {} of {} has host bits set", dt, ew),
              fmt::format("write the network address: {}", prefix_text(p->ip & mask_of(p->len), p->len)));

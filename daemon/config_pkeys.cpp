@@ -32,7 +32,7 @@ void read_hca_pkeys(const Reader& r, const YAML::Node& v, Hca& h) {
     const std::string t = r.scalar(e, "pkey", "0x8001");
     const auto k = parse_pkey(t);
     if (!k)
-      r.fail(e, fmt::format("P_Key {} of HCA '{}' is not a P_Key", quoted(t), h.name),
+      r.fail(e, fmt::format("P_Key {} of HCA '{}' is not a P_Key", quote(t), h.name),
              "write 16 bits in hex, e.g. 0x8001 (full member of partition 1) or 0x0001 (limited member)");
     if ((*k & 0x7FFF) == 0)
       r.fail(e, fmt::format("P_Key {} of HCA '{}' is invalid", t, h.name),
