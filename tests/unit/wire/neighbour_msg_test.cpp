@@ -134,11 +134,11 @@ TEST(Ndp, AdvertisementCarriesFlagsAndTheTargetsAddress) {
 }
 
 std::vector<uint8_t> eth_frame(const MacAddr& dst, uint16_t type, const uint8_t* body, size_t n) {
-  std::vector<uint8_t> f(kEthHdrLen + n);
-  std::memcpy(f.data(), dst.data(), 6);
-  std::memcpy(f.data() + 6, kMacA.data(), 6);
-  put16(f.data() + 12, type);
-  std::memcpy(f.data() + kEthHdrLen, body, n);
+  std::vector<uint8_t> f(dst.begin(), dst.end());
+  f.insert(f.end(), kMacA.begin(), kMacA.end());
+  f.push_back(uint8_t(type >> 8));
+  f.push_back(uint8_t(type));
+  f.insert(f.end(), body, body + n);
   if (f.size() < 60) f.resize(60);
   return f;
 }
