@@ -1,5 +1,6 @@
 #include "dataplane/fabric/ib_switch.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "dataplane/wire/ib_framing.hpp"
@@ -18,6 +19,22 @@ IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
 void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
   if (dlid >= kLftSize) throw std::invalid_argument("switch " + name_ + ": LFT covers unicast LIDs only");
   lft_[dlid] = port;
+}
+
+void IbSwitch::set_mft(uint16_t mlid, const PortMask& ports) {
+  if (mlid < kMlidFirst || mlid > kMlidLast) {
+    char lid[8];
+    std::snprintf(lid, sizeof lid, "0x%04X", mlid);
+    throw std::invalid_argument("switch " + name_ + ": MFT entry for LID " + lid +
+                                ", outside the multicast LIDs 0xC000..0xFFFE");
+  }
+  if (ports.test(0) || (ports >> (nports() + 1)).any())
+    throw std::invalid_argument("switch " + name_ + ": MFT port mask names a port outside 1.." +
+                                std::to_string(nports()));
+  if (ports.none())
+    mft_.erase(mlid);
+  else
+    mft_[mlid] = ports;
 }
 
 void IbSwitch::set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl) {
@@ -40,28 +57,78 @@ void IbSwitch::set_vlarb(unsigned out_port, const VlArbTable& high, const VlArbT
                                 std::to_string(out_port));
 }
 
+unsigned IbSwitch::out_class(const Port& in, const Port& out, unsigned cls, uint8_t sl) const {
+  if (cls == kMgmtClass) return kMgmtClass;
+  return pair_sl2vl_[pair(in.number(), out.number())][sl];
+}
+
 void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   auto& sw = *static_cast<IbSwitch*>(self);
   // The ingress port classified the frame by its LRH, so the LRH is there.
   const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
-  Port* out = sw.egress(in, sw.lft(wire::lrh_dlid(f)));
+  const uint16_t dlid = wire::lrh_dlid(f);
+  if (dlid >= kMlidFirst && dlid <= kMlidLast) [[unlikely]] {
+    const PortMask* ports = sw.mft(dlid);
+    if (!ports) return sw.relay_error(in, m, cls);
+    return sw.multicast(in, m, cls, *ports);
+  }
+  Port* out = sw.egress(in, sw.lft(dlid));
   if (!out) return sw.relay_error(in, m, cls);
-  unsigned out_cls = kMgmtClass;
-  if (cls != kMgmtClass) {
-    const uint8_t vl = sw.pair_sl2vl_[sw.pair(in.number(), out->number())][wire::lrh_sl(f)];
-    if (vl == kVl15) return sw.relay_error(in, m, cls);
-    // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
-    // is already bad is a link error here. (Frames that keep their VL are not
-    // re-checked: the HCA checks.)
-    if (vl != cls && wire::ib_frame_set_vl(m, vl) != wire::RxError::kOk) {
-      const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-      in.counters().rcv_errors.add();
-      rte_pktmbuf_free(m);
-      return in.release(cls, bytes);
-    }
-    out_cls = vl;
+  const unsigned out_cls = sw.out_class(in, *out, cls, wire::lrh_sl(f));
+  if (out_cls == kVl15) return sw.relay_error(in, m, cls);
+  // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
+  // is already bad is a link error here. (Frames that keep their VL are not
+  // re-checked: the HCA checks.)
+  if (out_cls != cls && wire::ib_frame_set_vl(m, uint8_t(out_cls)) != wire::RxError::kOk) {
+    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+    in.counters().rcv_errors.add();
+    rte_pktmbuf_free(m);
+    return in.release(cls, bytes);
   }
   sw.forward(in, cls, *out, out_cls, m);
+}
+
+// Copies for every port but the last, which takes the packet itself and so
+// keeps holding the ingress buffer (its credits return when it leaves), as
+// the Ethernet bridge floods. A copy holds no ingress buffer, so nothing would
+// bound it on a credit-gated queue: copies go only to a queue below the
+// port's queue_pkts. Each copy gets the VL of its own (in, out) pair.
+void IbSwitch::multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& ports) {
+  const uint8_t sl = wire::lrh_sl(rte_pktmbuf_mtod(m, const uint8_t*));
+  Port* last = nullptr;
+  unsigned last_cls = 0;
+  for (unsigned n = 1; n <= nports(); ++n) {
+    if (!ports.test(n)) continue;
+    Port* out = egress(in, n);  // never back out of the ingress port
+    if (!out) continue;
+    const unsigned out_cls = out_class(in, *out, cls, sl);
+    if (out_cls == kVl15) continue;  // this SL may not take that port
+    if (last) send_copy(cls, *last, last_cls, m);
+    last = out;
+    last_cls = out_cls;
+  }
+  if (!last) return relay_error(in, m, cls);
+  if (last_cls != cls && wire::ib_frame_set_vl(m, uint8_t(last_cls)) != wire::RxError::kOk) {
+    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+    in.counters().rcv_errors.add();
+    rte_pktmbuf_free(m);
+    return in.release(cls, bytes);
+  }
+  ctr_.mcast_forwarded.add();
+  ctr_.mcast_copies.add();
+  forward(in, cls, *last, last_cls, m);
+}
+
+void IbSwitch::send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m) {
+  if (out.class_queued(out_cls) >= cfg_.port.queue_pkts) return ctr_.mcast_no_room.add();
+  rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+  if (!copy) return ctr_.mcast_no_mbuf.add();
+  // A bad VCRC is counted where the original is checked (below, or by the
+  // HCA that receives it), once.
+  if (out_cls != cls && wire::ib_frame_set_vl(copy, uint8_t(out_cls)) != wire::RxError::kOk)
+    return rte_pktmbuf_free(copy);
+  ctr_.mcast_copies.add();
+  out.enqueue(out_cls, copy, sched_.now() + cfg_.latency_ns);
 }
 
 }  // namespace vf::dp

@@ -1,7 +1,11 @@
 // An InfiniBand switch: egress port = LFT[DLID]. The LFT is linear, 0xC000
 // entries (the unicast LID space), 0xFF = unset, filled by the subnet
-// manager. Multicast DLIDs (no MFT yet), unset entries, port 0, ports out of
-// range and the ingress port itself are relay errors. Every port has the
+// manager. Unset entries, port 0, ports out of range and the ingress port
+// itself are relay errors. A multicast DLID (an MLID, 0xC000..0xFFFE) is
+// looked up in the MulticastForwardingTable instead: a port mask per MLID,
+// and the packet is replicated to every port of it except the one it came
+// in on (IBA 18.2.4.3.2; a spanning tree's masks name the upstream port
+// too). An MLID without an entry is a relay error. Every port has the
 // same per-port VL record as an HCA port (core/port_qos.hpp: operational VLs,
 // SL→VL, VL arbitration; default_port_qos at start). The egress VL is the
 // egress port's SL→VL entry for the packet's SL; an SL mapped to VL15 is a
@@ -17,24 +21,46 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/port_qos.hpp"
+#include "dataplane/fabric/counter.hpp"
 #include "dataplane/fabric/switch.hpp"
 
 namespace vf::dp {
+
+// Multicast replication, counted on the lcore.
+struct IbSwitchCounters {
+  Counter mcast_forwarded;  // multicast packets replicated through the MFT
+  Counter mcast_copies;     // copies sent, the original included
+  Counter mcast_no_room;    // copies not made: the egress queue held queue_pkts packets
+  Counter mcast_no_mbuf;    // copies not made: no mbuf
+};
 
 class IbSwitch final : public Switch {
  public:
   static constexpr uint8_t kNoRoute = 0xFF;
   static constexpr size_t kLftSize = 0xC000;
+  static constexpr uint16_t kMlidFirst = 0xC000, kMlidLast = 0xFFFE;  // 0xFFFF is the permissive LID
+  using PortMask = std::bitset<256>;  // bit n = port n (bit 0, the management port, unused)
 
   IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg);
 
   void set_lft(uint16_t dlid, uint8_t port);  // kNoRoute clears
   uint8_t lft(uint16_t dlid) const { return dlid < kLftSize ? lft_[dlid] : kNoRoute; }
+  // The MFT entry of `mlid`; an empty mask clears it. Throws
+  // std::invalid_argument for a LID outside the multicast range or a port
+  // the switch does not have.
+  void set_mft(uint16_t mlid, const PortMask& ports);
+  const PortMask* mft(uint16_t mlid) const {
+    const auto it = mft_.find(mlid);
+    return it == mft_.end() ? nullptr : &it->second;
+  }
+  const IbSwitchCounters& counters() const { return ctr_; }
   void set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl);
   void set_sl2vl(unsigned in_port, unsigned out_port, uint8_t sl, uint8_t vl);
   uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return qos(out_port).sl2vl[sl & 15]; }
@@ -49,10 +75,17 @@ class IbSwitch final : public Switch {
 
  private:
   static void on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls);
+  void multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& ports);
+  // The class a packet of SL `sl` takes from `in` to `out`, or kVl15 when the
+  // SL may not use that pair (a relay error); VL15 packets stay on VL15.
+  unsigned out_class(const Port& in, const Port& out, unsigned cls, uint8_t sl) const;
+  void send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m);
 
   size_t pair(unsigned in_port, unsigned out_port) const { return size_t(in_port) * nports() + out_port - 1; }
 
   std::vector<uint8_t> lft_;
+  std::unordered_map<uint16_t, PortMask> mft_;  // MLIDs in use are few and sparse
+  IbSwitchCounters ctr_;
   std::vector<PortQos> qos_;  // by port number - 1
   std::vector<std::array<uint8_t, kNumSls>> pair_sl2vl_;  // by pair(in, out)
 };

@@ -1,8 +1,9 @@
-// Switch forwarding in virtual time: by DLID through the LFT and by MAC through
-// the FDB, relay errors, store-and-forward latency, SL→VL, PCP classes, egress
+// Switch forwarding in virtual time: by DLID through the LFT (and MLIDs through
+// the MFT) and by MAC through the FDB, relay errors, store-and-forward latency, SL→VL, PCP classes, egress
 // discards and receive-buffer accounting.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -226,6 +227,101 @@ TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
   const PortSnapshot in = b.sw.port(1).snapshot(0);
   EXPECT_EQ(in.classes[0].rx_buffered_bytes, 0u);
   EXPECT_EQ(in.classes[0].rx_buffered_peak, 3000u);  // two queued + the arriving one
+}
+
+IbSwitch::PortMask ports(std::initializer_list<unsigned> nums) {
+  IbSwitch::PortMask m;
+  for (unsigned n : nums) m.set(n);
+  return m;
+}
+
+// An MLID's packet goes to every port of its MFT entry but the one it came
+// in on: a spanning tree's entries name the upstream port as well.
+TEST(SwitchIb, MulticastIsReplicatedToTheMftPortsButNeverBackOut) {
+  Bench b(LinkLayer::kInfiniBand, 4, ib_cfg(50));
+  b.ib->set_mft(0xC001, ports({1, 2, 3}));
+  b.host[0]->enqueue(0, make_ib(1000, 0, 0, 0xC001, 7));
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[0]->got.empty()) << "not back out of the ingress port";
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{7}));
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{7}));
+  EXPECT_TRUE(b.rec[3]->got.empty()) << "port 4 is not in the entry";
+  EXPECT_EQ(b.rec[1]->got[0].at, 410u);  // the same store-and-forward timing as unicast
+  EXPECT_EQ(b.rec[2]->got[0].at, 410u);
+  EXPECT_EQ(b.ib->counters().mcast_forwarded.get(), 1u);
+  EXPECT_EQ(b.ib->counters().mcast_copies.get(), 2u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+  // From port 2 the same entry reaches ports 1 and 3.
+  b.host[1]->enqueue(0, make_ib(1000, 0, 0, 0xC001, 8));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[0]->tags(), (std::vector<uint32_t>{8}));
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{7, 8}));
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{7}));
+}
+
+TEST(SwitchIb, EachMulticastCopyTakesTheVlOfItsOwnPortPair) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
+  b.ib->set_mft(0xC002, ports({2, 3}));
+  b.ib->set_sl2vl(1, 3, 3, 5);  // from port 1 to port 3, SL3 moves to VL5
+  b.host[0]->enqueue(3, framed_ib(3, 3, 0xC002, 9));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[1]->got.size(), 1u);
+  ASSERT_EQ(b.rec[2]->got.size(), 1u);
+  EXPECT_EQ(b.rec[1]->got[0].cls, 3u);
+  EXPECT_EQ(b.rec[1]->got[0].byte0 >> 4, 3);
+  EXPECT_EQ(b.rec[2]->got[0].cls, 5u);
+  EXPECT_EQ(b.rec[2]->got[0].byte0 >> 4, 5);  // LRH VL rewritten in that copy only
+  // An SL a port may not carry skips that port, not the others.
+  b.ib->set_sl2vl(1, 2, 3, kVl15);
+  b.host[0]->enqueue(3, framed_ib(3, 3, 0xC002, 10));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{9}));
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{9, 10}));
+}
+
+TEST(SwitchIb, MftTakesMulticastLidsAndTheSwitchsPortsOnly) {
+  Scheduler s;
+  IbSwitch sw(s, "sw", ib_cfg());
+  EXPECT_THROW(sw.set_mft(0xBFFF, ports({1})), std::invalid_argument);
+  EXPECT_THROW(sw.set_mft(0xFFFF, ports({1})), std::invalid_argument);  // the permissive LID
+  EXPECT_THROW(sw.set_mft(0xC000, ports({0, 1})), std::invalid_argument);  // management port
+  EXPECT_THROW(sw.set_mft(0xC000, ports({5})), std::invalid_argument);  // 4 ports
+  EXPECT_EQ(sw.mft(0xC000), nullptr);
+  sw.set_mft(0xFFFE, ports({4}));
+  ASSERT_NE(sw.mft(0xFFFE), nullptr);
+  EXPECT_EQ(*sw.mft(0xFFFE), ports({4}));
+  sw.set_mft(0xFFFE, {});  // an empty mask clears the entry
+  EXPECT_EQ(sw.mft(0xFFFE), nullptr);
+}
+
+TEST(SwitchIb, MulticastWithNowhereToGoIsARelayError) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  b.ib->set_mft(0xC003, ports({1}));  // only the ingress port
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 0xC003));
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 0xC004));  // no entry
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[1]->got.empty());
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 2u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+  EXPECT_EQ(b.ib->counters().mcast_forwarded.get(), 0u);
+}
+
+// A copy holds no ingress buffer, so nothing would bound it on its queue:
+// copies go only to a queue with room, the original (which holds the ingress
+// buffer, and so the sender's credits) to the last port of the entry.
+TEST(SwitchIb, MulticastCopiesGoOnlyToQueuesWithRoom) {
+  // Port 2 drains at 1 Gb/s, port 3 at 100 Gb/s; both queues hold 2.
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg(0, 2), {},
+          {{100 * G, 100, 4096}, {1 * G, 100, 4096}, {100 * G, 100, 4096}});
+  b.ib->set_mft(0xC005, ports({2, 3}));
+  for (uint32_t i = 0; i < 10; ++i) b.host[0]->enqueue(0, make_ib(1000, 0, 0, 0xC005, i));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{0, 1, 2}));  // one on the wire, two queued
+  EXPECT_EQ(b.rec[2]->got.size(), 10u);
+  EXPECT_EQ(b.ib->counters().mcast_no_room.get(), 7u);
+  EXPECT_EQ(b.ib->counters().mcast_copies.get(), 13u);
+  EXPECT_EQ(b.sw.port(2).snapshot(0).port_xmit_discards, 0u) << "skipped, not queued and dropped";
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
 }
 
 TEST(SwitchIb, TwoSendersShareAnEgressPort) {
