@@ -6,7 +6,12 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
 #include <stdexcept>
+
+#include "daemon/mbuf_pool.hpp"
 
 namespace vf {
 namespace {
@@ -27,11 +32,22 @@ Eal::Eal(const std::vector<std::string>& args, unsigned pool_mbufs) {
     throw std::runtime_error(std::string("DPDK EAL initialisation failed: ") +
                              rte_strerror(rte_errno) +
                              " (check daemon.eal_args in the config)");
-  pool_ = rte_pktmbuf_pool_create("vf_mbufs", pool_mbufs, 256, 0, kMbufDataRoom, SOCKET_ID_ANY);
-  if (!pool_)
-    throw std::runtime_error("cannot create the pool of " + std::to_string(pool_mbufs) +
-                             " packet buffers the fabric needs: " + rte_strerror(rte_errno) +
-                             " (raise -m in daemon.eal_args: each buffer takes 4.9 KiB)");
+  // A large fabric may need more than the EAL's memory (-m) holds: run with
+  // the largest pool that fits rather than not at all, and say so.
+  for (unsigned n = pool_mbufs;; n = (n + 1) / 2 - 1) {
+    pool_ = rte_pktmbuf_pool_create("vf_mbufs", n, 256, 0, kMbufDataRoom, SOCKET_ID_ANY);
+    if (pool_) {
+      if (n < pool_mbufs)
+        spdlog::warn("the fabric needs {} packet buffers, the EAL memory holds {}: senders may wait for buffers "
+                     "(raise -m in daemon.eal_args: each buffer takes 4.9 KiB)",
+                     pool_mbufs, n);
+      return;
+    }
+    if (rte_errno != ENOMEM || n <= kMinPoolMbufs) break;
+  }
+  throw std::runtime_error("cannot create the pool of " + std::to_string(pool_mbufs) +
+                           " packet buffers the fabric needs: " + rte_strerror(rte_errno) +
+                           " (raise -m in daemon.eal_args: each buffer takes 4.9 KiB)");
 }
 
 Eal::~Eal() {

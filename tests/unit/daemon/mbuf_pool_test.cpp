@@ -27,7 +27,7 @@ TEST(MbufPool, ShortLinksCountFramesInFlightAsOne) {
   l.rate_bps = 100'000'000'000;
   l.delay_ns = 100;  // 1250 bytes on the wire: less than one 4 KiB frame
   l.mtu = 4096;
-  EXPECT_EQ(link_flight_frames(l), 1u);
+  EXPECT_EQ(link_flight_frames(config::LinkLayer::Infiniband, l), 1u);
 }
 
 TEST(MbufPool, LongFastLinksHoldTheirBandwidthDelayProduct) {
@@ -35,10 +35,20 @@ TEST(MbufPool, LongFastLinksHoldTheirBandwidthDelayProduct) {
   l.rate_bps = 100'000'000'000;
   l.delay_ns = 1'000'000;  // 12.5 MB in flight
   l.mtu = 4096;
-  EXPECT_EQ(link_flight_frames(l), 12'500'000 / (4096 + 128) + 1);
-  l.delay_ns = 1'000'000'000;  // the longest delay at the fastest rate does not overflow
-  l.rate_bps = 400'000'000'000;
-  EXPECT_EQ(link_flight_frames(l), 50'000'000'000ULL / (4096 + 128) + 1);
+  EXPECT_EQ(link_flight_frames(config::LinkLayer::Infiniband, l), 12'500'000 / 4096 + 1);
+  l.delay_ns = 1'000'000'000;  // the longest delay at 12X NDR's 1.2 Tb/s does not overflow
+  l.rate_bps = 1'200'000'000'000;
+  EXPECT_EQ(link_flight_frames(config::LinkLayer::Infiniband, l), 150'000'000'000ULL / 4096 + 1);
+}
+
+TEST(MbufPool, RoceLinksCountFramesOfTheirPathMtu) {
+  config::Link l{};
+  l.rate_bps = 100'000'000'000;
+  l.delay_ns = 1'000'000;
+  l.mtu = 1500;  // the IP MTU: RoCE runs a 1024-byte path MTU on it
+  EXPECT_EQ(link_flight_frames(config::LinkLayer::Ethernet, l), 12'500'000 / 1024 + 1);
+  l.mtu = 9000;  // 4096, the largest IB MTU
+  EXPECT_EQ(link_flight_frames(config::LinkLayer::Ethernet, l), 12'500'000 / 4096 + 1);
 }
 
 TEST(MbufPool, ASmallLabGetsASmallPool) {
