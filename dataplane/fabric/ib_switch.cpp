@@ -100,7 +100,7 @@ void IbSwitch::multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& po
   for (unsigned n = 1; n <= nports(); ++n) {
     if (!ports.test(n)) continue;
     Port* out = egress(in, n);  // never back out of the ingress port
-    if (!out) continue;
+    if (!out || !out->connected() || !out->link_up()) continue;  // a tree may outlive a link
     const unsigned out_cls = out_class(in, *out, cls, sl);
     if (out_cls == kVl15) continue;  // this SL may not take that port
     if (last) send_copy(cls, *last, last_cls, m);
@@ -123,8 +123,8 @@ void IbSwitch::send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m)
   if (out.class_queued(out_cls) >= cfg_.port.queue_pkts) return ctr_.mcast_no_room.add();
   rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
   if (!copy) return ctr_.mcast_no_mbuf.add();
-  // A bad VCRC is counted where the original is checked (below, or by the
-  // HCA that receives it), once.
+  // A copy whose VL cannot be rewritten has a bad VCRC: the original's
+  // check (in multicast(), or at the HCA that receives it) counts it.
   if (out_cls != cls && wire::ib_frame_set_vl(copy, uint8_t(out_cls)) != wire::RxError::kOk)
     return rte_pktmbuf_free(copy);
   ctr_.mcast_copies.add();

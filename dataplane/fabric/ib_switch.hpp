@@ -5,7 +5,8 @@
 // looked up in the MulticastForwardingTable instead: a port mask per MLID,
 // and the packet is replicated to every port of it except the one it came
 // in on (IBA 18.2.4.3.2; a spanning tree's masks name the upstream port
-// too). An MLID without an entry is a relay error. Every port has the
+// too); ports whose link is down are skipped. An MLID without an entry, or
+// with no port left to take it, is a relay error. Every port has the
 // same per-port VL record as an HCA port (core/port_qos.hpp: operational VLs,
 // SL→VL, VL arbitration; default_port_qos at start). The egress VL is the
 // egress port's SL→VL entry for the packet's SL; an SL mapped to VL15 is a
@@ -36,7 +37,7 @@ namespace vf::dp {
 // Multicast replication, counted on the lcore.
 struct IbSwitchCounters {
   Counter mcast_forwarded;  // multicast packets replicated through the MFT
-  Counter mcast_copies;     // copies sent, the original included
+  Counter mcast_copies;     // copies handed to egress queues, the original included
   Counter mcast_no_room;    // copies not made: the egress queue held queue_pkts packets
   Counter mcast_no_mbuf;    // copies not made: no mbuf
 };

@@ -262,21 +262,29 @@ TEST(SwitchIb, MulticastIsReplicatedToTheMftPortsButNeverBackOut) {
 TEST(SwitchIb, EachMulticastCopyTakesTheVlOfItsOwnPortPair) {
   Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
   b.ib->set_mft(0xC002, ports({2, 3}));
-  b.ib->set_sl2vl(1, 3, 3, 5);  // from port 1 to port 3, SL3 moves to VL5
+  // Port 2 gets a copy, port 3 (the last) the original: move the copy to VL5.
+  b.ib->set_sl2vl(1, 2, 3, 5);
   b.host[0]->enqueue(3, framed_ib(3, 3, 0xC002, 9));
   b.s.run_until_idle();
   ASSERT_EQ(b.rec[1]->got.size(), 1u);
   ASSERT_EQ(b.rec[2]->got.size(), 1u);
-  EXPECT_EQ(b.rec[1]->got[0].cls, 3u);
-  EXPECT_EQ(b.rec[1]->got[0].byte0 >> 4, 3);
-  EXPECT_EQ(b.rec[2]->got[0].cls, 5u);
-  EXPECT_EQ(b.rec[2]->got[0].byte0 >> 4, 5);  // LRH VL rewritten in that copy only
-  // An SL a port may not carry skips that port, not the others.
-  b.ib->set_sl2vl(1, 2, 3, kVl15);
+  EXPECT_EQ(b.rec[1]->got[0].cls, 5u);
+  EXPECT_EQ(b.rec[1]->got[0].byte0 >> 4, 5);  // the copy's LRH VL rewritten...
+  EXPECT_EQ(b.rec[2]->got[0].cls, 3u);
+  EXPECT_EQ(b.rec[2]->got[0].byte0 >> 4, 3);  // ...and the original's left alone
+  // The original moves too when its own pair says so.
+  b.ib->set_sl2vl(1, 3, 3, 6);
   b.host[0]->enqueue(3, framed_ib(3, 3, 0xC002, 10));
   b.s.run_until_idle();
-  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{9}));
-  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{9, 10}));
+  ASSERT_EQ(b.rec[2]->got.size(), 2u);
+  EXPECT_EQ(b.rec[2]->got[1].byte0 >> 4, 6);
+  EXPECT_EQ(b.rec[1]->got.at(1).byte0 >> 4, 5);
+  // An SL a port may not carry skips that port, not the others.
+  b.ib->set_sl2vl(1, 2, 3, kVl15);
+  b.host[0]->enqueue(3, framed_ib(3, 3, 0xC002, 11));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{9, 10}));
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{9, 10, 11}));
 }
 
 TEST(SwitchIb, MftTakesMulticastLidsAndTheSwitchsPortsOnly) {
@@ -292,6 +300,25 @@ TEST(SwitchIb, MftTakesMulticastLidsAndTheSwitchsPortsOnly) {
   EXPECT_EQ(*sw.mft(0xFFFE), ports({4}));
   sw.set_mft(0xFFFE, {});  // an empty mask clears the entry
   EXPECT_EQ(sw.mft(0xFFFE), nullptr);
+}
+
+// A tree may name a port whose link went down before the SM's next sweep:
+// that port is skipped, and the original goes to a port that is up.
+TEST(SwitchIb, MulticastSkipsPortsWhoseLinkIsDown) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
+  b.ib->set_mft(0xC006, ports({2, 3, 4}));  // port 4 has no link at all
+  b.sw.port(3).set_link_up(false);
+  b.host[0]->enqueue(0, make_ib(1000, 0, 0, 0xC006, 12));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{12}));
+  EXPECT_TRUE(b.rec[2]->got.empty());
+  EXPECT_EQ(b.ib->counters().mcast_copies.get(), 1u) << "no copy for the ports that cannot send";
+  EXPECT_EQ(b.sw.port(3).snapshot(0).port_xmit_discards, 0u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+  b.sw.port(2).set_link_up(false);  // nothing left: a relay error
+  b.host[0]->enqueue(0, make_ib(1000, 0, 0, 0xC006, 13));
+  b.s.run_until_idle();
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 1u);
 }
 
 TEST(SwitchIb, MulticastWithNowhereToGoIsARelayError) {
