@@ -57,6 +57,15 @@ void IbSwitch::set_vlarb(unsigned out_port, const VlArbTable& high, const VlArbT
                                 std::to_string(out_port));
 }
 
+// A frame whose VCRC fails when its VL is rewritten is a link error on the
+// port it came in on.
+void IbSwitch::drop_bad_vcrc(Port& in, rte_mbuf* m, unsigned cls) {
+  const uint32_t bytes = rte_pktmbuf_pkt_len(m);
+  in.counters().rcv_errors.add();
+  rte_pktmbuf_free(m);
+  in.release(cls, bytes);
+}
+
 unsigned IbSwitch::out_class(const Port& in, const Port& out, unsigned cls, uint8_t sl) const {
   if (cls == kMgmtClass) return kMgmtClass;
   return pair_sl2vl_[pair(in.number(), out.number())][sl];
@@ -79,12 +88,8 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   // Moving to another VL rewrites the LRH and its VCRC; a frame whose VCRC
   // is already bad is a link error here. (Frames that keep their VL are not
   // re-checked: the HCA checks.)
-  if (out_cls != cls && wire::ib_frame_set_vl(m, uint8_t(out_cls)) != wire::RxError::kOk) {
-    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-    in.counters().rcv_errors.add();
-    rte_pktmbuf_free(m);
-    return in.release(cls, bytes);
-  }
+  if (out_cls != cls && wire::ib_frame_set_vl(m, uint8_t(out_cls)) != wire::RxError::kOk)
+    return sw.drop_bad_vcrc(in, m, cls);
   sw.forward(in, cls, *out, out_cls, m);
 }
 
@@ -108,12 +113,8 @@ void IbSwitch::multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& po
     last_cls = out_cls;
   }
   if (!last) return relay_error(in, m, cls);
-  if (last_cls != cls && wire::ib_frame_set_vl(m, uint8_t(last_cls)) != wire::RxError::kOk) {
-    const uint32_t bytes = rte_pktmbuf_pkt_len(m);
-    in.counters().rcv_errors.add();
-    rte_pktmbuf_free(m);
-    return in.release(cls, bytes);
-  }
+  if (last_cls != cls && wire::ib_frame_set_vl(m, uint8_t(last_cls)) != wire::RxError::kOk)
+    return drop_bad_vcrc(in, m, cls);
   ctr_.mcast_forwarded.add();
   ctr_.mcast_copies.add();
   forward(in, cls, *last, last_cls, m);
@@ -123,10 +124,12 @@ void IbSwitch::send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m)
   if (out.class_queued(out_cls) >= cfg_.port.queue_pkts) return ctr_.mcast_no_room.add();
   rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
   if (!copy) return ctr_.mcast_no_mbuf.add();
-  // A copy whose VL cannot be rewritten has a bad VCRC: the original's
-  // check (in multicast(), or at the HCA that receives it) counts it.
-  if (out_cls != cls && wire::ib_frame_set_vl(copy, uint8_t(out_cls)) != wire::RxError::kOk)
+  // A copy whose VL cannot be rewritten has a bad VCRC; the original is
+  // checked (and counted in PortRcvErrors) only where its own VL changes.
+  if (out_cls != cls && wire::ib_frame_set_vl(copy, uint8_t(out_cls)) != wire::RxError::kOk) {
+    ctr_.mcast_bad_vcrc.add();
     return rte_pktmbuf_free(copy);
+  }
   ctr_.mcast_copies.add();
   out.enqueue(out_cls, copy, sched_.now() + cfg_.latency_ns);
 }

@@ -40,6 +40,7 @@ struct IbSwitchCounters {
   Counter mcast_copies;     // copies handed to egress queues, the original included
   Counter mcast_no_room;    // copies not made: the egress queue held queue_pkts packets
   Counter mcast_no_mbuf;    // copies not made: no mbuf
+  Counter mcast_bad_vcrc;   // copies dropped: the VCRC failed when their VL was rewritten
 };
 
 class IbSwitch final : public Switch {
@@ -81,6 +82,7 @@ class IbSwitch final : public Switch {
   // SL may not use that pair (a relay error); VL15 packets stay on VL15.
   unsigned out_class(const Port& in, const Port& out, unsigned cls, uint8_t sl) const;
   void send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m);
+  void drop_bad_vcrc(Port& in, rte_mbuf* m, unsigned cls);
 
   size_t pair(unsigned in_port, unsigned out_port) const { return size_t(in_port) * nports() + out_port - 1; }
 

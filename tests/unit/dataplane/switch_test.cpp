@@ -321,6 +321,20 @@ TEST(SwitchIb, MulticastSkipsPortsWhoseLinkIsDown) {
   EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 1u);
 }
 
+// A copy whose VL must change fails its VCRC check: dropped and counted,
+// while the original, keeping its VL, goes on for its HCA to judge.
+TEST(SwitchIb, AMulticastCopyWithABadVcrcIsDroppedAndCounted) {
+  Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
+  b.ib->set_mft(0xC007, ports({2, 3}));
+  b.ib->set_sl2vl(1, 2, 0, 1);  // port 2's copy moves to VL1
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 0xC007, 14));  // no valid VCRC
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[1]->got.empty());
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{14}));
+  EXPECT_EQ(b.ib->counters().mcast_bad_vcrc.get(), 1u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+}
+
 TEST(SwitchIb, MulticastWithNowhereToGoIsARelayError) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
   b.ib->set_mft(0xC003, ports({1}));  // only the ingress port
