@@ -6,6 +6,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/multicast.hpp"
 #include "dataplane/wire/ib_framing.hpp"
 #include "dataplane/wire/lrh.hpp"
 #include "dataplane/wire/roce_framing.hpp"
@@ -131,6 +132,14 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (!framed) return;
   if (own) [[unlikely]]
     return loop_back(m);
+  if (route.mcast_loopback) [[unlikely]] {
+    // The copy is made after framing, so the receive side checks the CRCs
+    // of exactly what went on the wire.
+    if (rte_mbuf* c = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX))
+      loop_back(c);
+    else
+      loopback_drops_.add();
+  }
   if (unresolved) [[unlikely]]
     return neighbours_.park(*unresolved, m, tx_class(route));
   port_.enqueue(tx_class(route), m);
@@ -177,17 +186,23 @@ Gid HcaPort::source(bool ipv4) const {
 bool HcaPort::frame_roce(rte_mbuf* m, const Route& av, bool& own, const Gid*& unresolved) {
   if (!av.is_global || av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;
   const Gid& dgid = av.dgid;
-  const Gid* hop = next_hop(av);
-  if (!hop) return drop_tx(m, tx_no_route_), false;  // off the subnet, no gateway: ENETUNREACH
   Mac dst{};  // zeros until the neighbour answers (Neighbours::park)
-  bool resolved = neighbours_.lookup(*hop, dst);
-  // A link-local GID resolves to its MAC without a lookup, our own included.
-  own = resolved ? dst == cfg_.mac : is_own_gid(av);
-  if (own) {
-    dst = cfg_.mac;
-    resolved = true;
+  if (is_multicast_gid(dgid.data())) [[unlikely]] {
+    // A group's frames go to its group MAC on the local segment: no
+    // neighbour, no gateway (the routers here do not forward multicast).
+    multicast_mac(dgid.data(), dst.data());
+  } else {
+    const Gid* hop = next_hop(av);
+    if (!hop) return drop_tx(m, tx_no_route_), false;  // off the subnet, no gateway: ENETUNREACH
+    bool resolved = neighbours_.lookup(*hop, dst);
+    // A link-local GID resolves to its MAC without a lookup, our own included.
+    own = resolved ? dst == cfg_.mac : is_own_gid(av);
+    if (own) {
+      dst = cfg_.mac;
+      resolved = true;
+    }
+    if (!resolved) unresolved = hop;
   }
-  if (!resolved) unresolved = hop;
   wire::RoceRoute r;
   std::memcpy(r.src_mac, cfg_.mac.data(), 6);
   std::memcpy(r.dst_mac, dst.data(), 6);

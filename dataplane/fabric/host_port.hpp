@@ -25,6 +25,10 @@ struct Route {
   uint8_t traffic_class = 0;  // DSCP << 2 | ECN on RoCEv2
   uint32_t flow_label = 0;    // 20 bits
   Gid dgid{};
+  // A multicast datagram with members on this port: the port also loops a
+  // copy back to its own receive side, as an HCA does (never via the switch,
+  // which does not send a packet back out of its ingress port).
+  bool mcast_loopback = false;
 };
 
 class HostPort {

@@ -3,10 +3,13 @@
 // and the refusals — wrong destination, broken frames, no route.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "core/multicast.hpp"
+#include "dataplane/fabric/ib_switch.hpp"
 #include "dataplane/wire/ndp.hpp"
 #include "dataplane/fabric/fabric.hpp"
 #include "dataplane/wire/lrh.hpp"
@@ -275,6 +278,34 @@ TEST(HcaPortIb, VlRecordStartsFromDataVlsAndPicksTheClass) {
 
 // ---------------------------------------------------------------- RoCEv2
 
+// A multicast datagram (an MLID, a GRH to the MGID): the switch copies it to
+// the other members' ports by its MFT, and the sending port loops a copy
+// back to its own members when the engine asks (mlx5), never via the switch.
+TEST(HcaPortIb, MulticastLoopsBackOnlyWhenAskedAndTheSwitchReplicates) {
+  IbLab lab;
+  IbSwitch::PortMask both;
+  both.set(1).set(2);
+  static_cast<IbSwitch*>(lab.f.find_switch("ibsw0"))->set_mft(0xC012, both);
+  vf::dp::Route av{};
+  av.dlid = 0xC012;
+  av.is_global = 1;
+  av.dgid = Gid{0xFF, 0x12, 0x40, 0x1B, 0xFF, 0xFF};
+  av.dgid[15] = 1;
+  lab.h0->transmit(engine_packet(*lab.h0, 0xFFFFFF, 8, 1), av);
+  lab.s.run_until_idle();
+  EXPECT_EQ(lab.e1.got.size(), 1u) << "the switch's copy to the other member";
+  EXPECT_TRUE(lab.e0.got.empty()) << "never back out of the ingress port, no loopback unasked";
+  av.mcast_loopback = true;
+  lab.h0->transmit(engine_packet(*lab.h0, 0xFFFFFF, 8, 2), av);
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e0.got.size(), 1u) << "the loopback copy";
+  EXPECT_EQ(lab.e1.got.size(), 2u);
+  EXPECT_EQ(lab.e0.got[0].bytes, lab.e1.got[1].bytes);
+  EXPECT_EQ(lab.e0.got[0].meta.dlid, 0xC012);
+  EXPECT_EQ(0, std::memcmp(lab.e0.got[0].meta.dgid, av.dgid.data(), 16));
+  EXPECT_EQ(lab.h0->snapshot(lab.s.now()).loopback_pkts, 1u);
+}
+
 const Mac kMac0{0x02, 0, 0, 0, 0, 0x10};
 const Mac kMac1{0x02, 0, 0, 0, 0, 0x11};
 
@@ -351,6 +382,35 @@ TEST(HcaPortRoce, Ipv4RoundTripThroughASwitch) {
   // 300 ns switching; out: 489 + 88.48 + 100 = 677.48 -> 678.
   EXPECT_EQ(lab.h0->port().snapshot(0).tx_bytes, 1082u);
   EXPECT_EQ(r.at, 678u);
+}
+
+// A RoCE datagram to a group goes to the group's MAC at once -- no ARP, no
+// gateway -- and the bridge floods it; IPv4 and IPv6 groups map as RFC 1112
+// and RFC 2464 say.
+TEST(HcaPortRoce, MulticastGoesToTheGroupMacWithoutResolution) {
+  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), /*wired=*/false);
+  vf::dp::Route av = lab.ah_to_1();
+  av.dgid = v4_gid(239, 129, 2, 3);
+  av.mcast_loopback = true;
+  lab.h0->transmit(engine_packet(*lab.h0, 0xFFFFFF, 8, 1), av);
+  lab.s.run_until_idle();
+  ASSERT_EQ(lab.e1.got.size(), 1u) << "flooded to the other station, which takes group MACs";
+  EXPECT_EQ(0, std::memcmp(lab.e1.got[0].meta.dgid, av.dgid.data(), 16));
+  EXPECT_EQ(lab.e0.got.size(), 1u) << "and looped back to the sender's own members";
+  const HcaPortSnapshot snap = lab.h0->snapshot(lab.s.now());
+  EXPECT_EQ(snap.neigh_solicits_sent, 0u) << "a group needs no ARP";
+  EXPECT_EQ(snap.tx_no_route, 0u);
+
+  uint8_t mac[6];
+  multicast_mac(v4_gid(239, 129, 2, 3).data(), mac);
+  EXPECT_EQ(Mac(std::to_array(mac)), (Mac{0x01, 0x00, 0x5E, 0x01, 0x02, 0x03})) << "the low 23 bits";
+  const Gid v6{0xFF, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xFF, 0x00, 0x00, 0x02};
+  multicast_mac(v6.data(), mac);
+  EXPECT_EQ(Mac(std::to_array(mac)), (Mac{0x33, 0x33, 0xFF, 0x00, 0x00, 0x02})) << "the low 32 bits";
+  EXPECT_TRUE(is_multicast_gid(v6.data()));
+  EXPECT_TRUE(is_multicast_gid(v4_gid(224, 0, 0, 1).data()));
+  EXPECT_FALSE(is_multicast_gid(v4_gid(240, 0, 0, 1).data()));
+  EXPECT_FALSE(is_multicast_gid(ib_gid(1).data()));
 }
 
 TEST(HcaPortRoce, Ipv6AndVlanPriority) {
