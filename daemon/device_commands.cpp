@@ -134,6 +134,14 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       vhca_empty_rsp rsp{};
       return reply(h, hca.dealloc_mw(client, copy_request<vhca_handle_req>(msg)), rsp);
     }
+    case VHCA_CMD_ATTACH_MCAST: {
+      vhca_empty_rsp rsp{};
+      return reply(h, hca.attach_mcast(client, copy_request<vhca_mcast_req>(msg)), rsp);
+    }
+    case VHCA_CMD_DETACH_MCAST: {
+      vhca_empty_rsp rsp{};
+      return reply(h, hca.detach_mcast(client, copy_request<vhca_mcast_req>(msg)), rsp);
+    }
     case VHCA_CMD_DEREG_MR: {
       vhca_empty_rsp rsp{};
       return reply(h, hca.dereg_mr(client, copy_request<vhca_handle_req>(msg)), rsp);

@@ -30,6 +30,8 @@ size_t request_size(uint32_t cmd) {
     case VHCA_CMD_DESTROY_AH:
     case VHCA_CMD_DEALLOC_MW: return sizeof(vhca_handle_req);
     case VHCA_CMD_ALLOC_MW: return sizeof(vhca_alloc_mw_req);
+    case VHCA_CMD_ATTACH_MCAST:
+    case VHCA_CMD_DETACH_MCAST: return sizeof(vhca_mcast_req);
     case VHCA_CMD_CREATE_SRQ: return sizeof(vhca_create_srq_req);
     case VHCA_CMD_MODIFY_SRQ: return sizeof(vhca_modify_srq_req);
     case VHCA_CMD_CREATE_AH: return sizeof(vhca_create_ah_req);

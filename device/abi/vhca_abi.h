@@ -20,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 6
+#define VHCA_ABI_VERSION 7
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -161,6 +161,8 @@ enum vhca_cmd {
   VHCA_CMD_ALLOC_MW,
   VHCA_CMD_DEALLOC_MW, /* struct vhca_handle_req */
   VHCA_CMD_QUERY_CLOCK, /* struct vhca_req_hdr */
+  VHCA_CMD_ATTACH_MCAST, /* struct vhca_mcast_req (ABI v7) */
+  VHCA_CMD_DETACH_MCAST, /* struct vhca_mcast_req */
   VHCA_CMD_MAX
 };
 
@@ -343,8 +345,10 @@ struct vhca_create_qp_req {
   uint32_t qp_type;    /* enum ibv_qp_type */
   uint32_t sq_sig_all;
   struct ibv_qp_cap cap;
+  uint32_t create_flags; /* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB only (ABI v7) */
   uint64_t user_handle; /* the app's struct ibv_qp *, echoed in async events */
 };
+VHCA_STATIC_ASSERT(sizeof(struct vhca_create_qp_req) == 72, "create_qp layout");
 struct vhca_create_qp_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t qp_handle;
@@ -414,6 +418,16 @@ struct vhca_create_ah_rsp {
   struct vhca_rsp_hdr hdr;
   uint32_t ah_handle;
   uint32_t reserved;
+};
+
+/* ibv_attach_mcast / ibv_detach_mcast: a UD QP joins or leaves the group
+ * named by the multicast GID (and, on InfiniBand, its MLID). */
+struct vhca_mcast_req {
+  struct vhca_req_hdr hdr;
+  uint32_t qp_handle;
+  uint16_t lid;
+  uint16_t reserved;
+  uint8_t gid[16];
 };
 
 struct vhca_empty_rsp {

@@ -3,6 +3,7 @@
 // the WQE instead, so this is where a hostile handle is caught: ud_send.cpp).
 #include <cerrno>
 
+#include "core/multicast.hpp"
 #include "device/engine/hca_impl.hpp"
 
 namespace vf::engine {
@@ -20,8 +21,8 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
     a.dlid = 0;
   } else if (a.dlid == 0) {
     return EINVAL;  // IB forwards by DLID even with a GRH; modify_qp's AV check agrees
-  } else if (a.dlid >= 0xC000) {
-    return EINVAL;  // multicast / permissive LIDs: no multicast support (max_mcast_grp 0)
+  } else if (a.dlid == kPermissiveLid) {
+    return EINVAL;  // the permissive LID is for directed-route SMPs, not UD sends
   }
   // The source GID must be a populated entry (an empty one has no gid_attr
   // in the kernel either). hop_limit is taken as given, as the kernel does.

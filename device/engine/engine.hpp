@@ -16,6 +16,7 @@
 #include "device/engine/hca.hpp"
 #include "device/engine/object_tables.hpp"
 #include "device/engine/batches.hpp"
+#include "device/engine/mcast.hpp"
 #include "device/engine/qp.hpp"
 
 namespace vf::engine {
@@ -42,6 +43,7 @@ struct Engine {
   ObjectTables objs;
   RxPlacementQueue rxq;  // batches.hpp
   TxBurst txb;           // batches.hpp
+  McastTable mcast;      // mcast.hpp: UD multicast groups
 
   // Active MTU in bytes, as the port has it now (the SM may change it).
   uint32_t port_mtu() const { return io.info().mtu; }

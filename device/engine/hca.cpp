@@ -23,6 +23,7 @@
 #include "device/engine/congestion.hpp"
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "core/multicast.hpp"
 
 namespace vf::engine {
 
@@ -122,9 +123,9 @@ int Hca::Impl::query_device(ClientId id, vhca_query_device_rsp& rsp) {
   a.max_mw = int(l.max_mw);
   a.max_raw_ipv6_qp = 0;
   a.max_raw_ethy_qp = 0;
-  a.max_mcast_grp = 0;
-  a.max_mcast_qp_attach = 0;
-  a.max_total_mcast_qp_attach = 0;
+  a.max_mcast_grp = int(l.max_mcast_grp);
+  a.max_mcast_qp_attach = int(l.max_mcast_qp_attach);
+  a.max_total_mcast_qp_attach = int(l.max_total_mcast_qp_attach);
   a.max_ah = int(l.max_ah);
   a.max_fmr = 0;
   a.max_map_per_fmr = 0;
@@ -266,6 +267,8 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   };
   const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
   if (tt == vf::wire::Transport::kUD) {
+    if (p.dqpn == kMulticastQpn) [[unlikely]]
+      return mcast_receive(p, meta, m);
     Qp* qp = eng_.qp_by_qpn(p.dqpn);
     // A UD QP receives from RTR on, including SQE (only its SQ failed).
     if (qp && qp->type == IBV_QPT_UD && qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&

@@ -19,6 +19,7 @@
 
 #include "core/scheduler.hpp"
 #include "device/engine/dcqcn.hpp"
+#include "device/engine/mcast.hpp"
 #include "device/abi/vhca_abi.h"
 #include "core/counter_def.hpp"
 #include "dataplane/fabric/host_port.hpp"
@@ -54,6 +55,10 @@ struct DeviceLimits {
   uint32_t max_srq_wr = 32768;  // like mlx5; the ring is a power of two >= max_wr
   uint32_t max_srq_sge = VHCA_MAX_SGE;
   uint32_t max_ah = 65535;
+  // UD multicast: rxe's limits (mcast.hpp), what query_device reports.
+  uint32_t max_mcast_grp = kMaxMcastGroups;
+  uint32_t max_mcast_qp_attach = kMaxMcastQpAttach;
+  uint32_t max_total_mcast_qp_attach = kMaxTotalMcastAttach;
 };
 
 inline constexpr uint32_t kVendorId = 0xFFFFFF;
@@ -117,6 +122,12 @@ struct Counters {
   uint64_t qkey_violations = 0;
   uint64_t pkey_violations = 0;
   uint64_t ud_no_wqe_drops = 0;
+  // UD multicast (mcast.cpp): datagrams to a group with a member here (each
+  // then received once per member QP), to a group without one (also in
+  // rx_dropped), and member copies lost for want of an mbuf.
+  uint64_t mcast_rx_packets = 0;
+  uint64_t mcast_rx_no_member = 0;
+  uint64_t mcast_copy_failures = 0;
   // RC responder: request packets that arrived ahead of the expected PSN (a
   // packet before them was lost), each one, as mlx5's out_of_sequence.
   uint64_t out_of_sequence = 0;
@@ -189,6 +200,13 @@ class Hca {
   // Address handles for UD sends; an AH is usable only by QPs of its PD.
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);
+  // UD multicast (mcast.hpp): EINVAL for a QP that is not UD, a GID that is
+  // not multicast or, on InfiniBand, a LID outside 0xC000..0xFFFE; ENOMEM at
+  // the limits; detaching a pair that is not attached is EINVAL.
+  int attach_mcast(ClientId, const vhca_mcast_req&);
+  int detach_mcast(ClientId, const vhca_mcast_req&);
+  // Told when the port joins or leaves an MLID (the subnet manager's join).
+  void on_mcast_membership(McastMembershipFn);
 
   // ---- fast path.
   // Scans SQs/RQs for newly posted work, runs requesters (new WQEs,

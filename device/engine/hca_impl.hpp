@@ -49,6 +49,8 @@ class Hca::Impl {
   int destroy_srq(ClientId, const vhca_handle_req&, vhca_destroy_qp_rsp&);
   int create_ah(ClientId, const vhca_create_ah_req&, vhca_create_ah_rsp&);
   int destroy_ah(ClientId, const vhca_handle_req&);
+  int attach_mcast(ClientId, const vhca_mcast_req&);  // mcast.cpp
+  int detach_mcast(ClientId, const vhca_mcast_req&);
 
   // ---- fast path (hca.cpp)
   bool poll(unsigned budget);
@@ -90,6 +92,9 @@ class Hca::Impl {
     return n + resp_.flush_rq(qp, budget - n);
   }
   uint32_t random32();
+  // mcast.cpp: a datagram to DestQP 0xFFFFFF, fanned out to the group's QPs.
+  void mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
+  bool sent_by_this_port(const RxMeta& meta) const;
 
   // The stages; each only takes the others' addresses when constructed.
   Placement place_{eng_, comp_, resp_};

@@ -33,6 +33,9 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
     case IBV_QPT_DRIVER: return EOPNOTSUPP;
     default: return EINVAL;
   }
+  // The one create flag offered: multicast loopback blocked for the QP's own
+  // datagrams (mlx5's BLOCK_SELF_MCAST_LB); any other is a feature we lack.
+  if (req.create_flags & ~uint32_t(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) return EOPNOTSUPP;
   ibv_qp_cap cap = req.cap;
   const DeviceLimits& l = eng_.cfg.limits;
   // With an SRQ the receive caps are ignored (as the kernel does).
@@ -64,6 +67,7 @@ int Hca::Impl::create_qp(ClientId id, const vhca_create_qp_req& req, vhca_create
   qp->type = type;
   qp->srq = srq;
   qp->sq_sig_all = req.sq_sig_all != 0;
+  qp->block_self_mcast_lb = req.create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
   qp->cap.max_send_wr = sq_entries;
   qp->cap.max_recv_wr = srq ? 0 : rq_entries;
   qp->cap.max_send_sge = cap.max_send_sge ? cap.max_send_sge : 1;
@@ -100,6 +104,7 @@ void Hca::Impl::destroy_obj(Qp& qp) {
   eng_.sched.disarm(qp.rnr_timer);
   resp_.forget(qp);
   invalidate_windows_of(qp);
+  eng_.mcast.detach_all(qp);  // its context is going: uverbs detaches
   const size_t i = qp.active_index;
   if (i < active_.size() && active_[i] == &qp) {
     active_[i] = active_.back();
@@ -112,6 +117,7 @@ void Hca::Impl::destroy_obj(Qp& qp) {
 int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   Qp* qp = eng_.owned<Qp>(id, req.handle);
   if (!qp) return EINVAL;
+  if (qp->mcast_attached) return EBUSY;  // uverbs: detach first
   place_.flush();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;
   rsp.reserved = 0;

@@ -108,6 +108,8 @@ struct Qp {
   SharedRing sq, rq;
   Srq* srq = nullptr;
   uint32_t windows = 0;  // type 2 MWs bound on it (invalidated when it goes)
+  uint32_t mcast_attached = 0;  // multicast attachments (destroy_qp is EBUSY while any)
+  bool block_self_mcast_lb = false;  // IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
   uint16_t pkey = 0xFFFF;  // the port's P_Key at attr.pkey_index: sent in, and checked on, every packet
   bool last_wqe_reported = false;  // IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QPs)
   std::unique_ptr<SendWqe[]> swqe;  // shadow, indexed like the SQ ring

@@ -14,6 +14,8 @@
 // (IBA 10.2.5, "controlled Q_Keys").
 #include <cstring>
 
+#include "core/multicast.hpp"
+
 #include "device/engine/completer.hpp"
 #include "device/engine/opcodes.hpp"
 #include "device/engine/placement.hpp"
@@ -108,7 +110,13 @@ unsigned Requester::run_ud(Qp& qp, unsigned budget) {
       std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // network order
     ++eng_.ctr.tx_packets;
     eng_.ctr.tx_bytes += hdr + len + pad;
-    eng_.io.transmit(m, ah->route);
+    if (ah->route.is_global && is_multicast_gid(ah->route.dgid.data())) [[unlikely]] {
+      dp::Route r = ah->route;
+      r.mcast_loopback = eng_.mcast.loops_back(qp, r.dgid.data());
+      eng_.io.transmit(m, r);
+    } else {
+      eng_.io.transmit(m, ah->route);
+    }
     pace(qp, now, hdr + len + pad, static_rate_mbps(ah->attr.static_rate));
     qp.psn = (qp.psn + 1) & kPsnMask;
     qp.snd_una = qp.psn_hi = qp.psn;  // nothing is ever outstanding

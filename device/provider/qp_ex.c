@@ -275,9 +275,10 @@ _Static_assert(IBV_QP_EX_WITH_RDMA_READ == 1 << IBV_WR_RDMA_READ &&
 
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr) {
   const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  /* XRC domains, TSO, RSS indirection and hashing, create flags: not offered. */
-  if ((attr->comp_mask & ~known) ||
-      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+  /* XRC domains, TSO, RSS indirection and hashing, and every create flag
+   * but BLOCK_SELF_MCAST_LB: not offered. */
+  const uint32_t flags = (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? attr->create_flags : 0;
+  if ((attr->comp_mask & ~known) || (flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
     errno = EOPNOTSUPP;
     return NULL;
   }
@@ -303,7 +304,7 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_a
     errno = EOPNOTSUPP;
     return NULL;
   }
-  struct vhca_qp *qp = vhca_open_qp(attr->pd, &base);
+  struct vhca_qp *qp = vhca_open_qp(attr->pd, &base, flags);
   if (!qp) return NULL;
   attr->cap = base.cap;
   if (ex) {

@@ -283,7 +283,7 @@ static int vhca_destroy_cq(struct ibv_cq *ibcq) {
   return 0;
 }
 
-struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, uint32_t create_flags) {
   switch (attr->qp_type) { /* types this device lacks: EOPNOTSUPP before any argument check */
     case IBV_QPT_RAW_PACKET:
     case IBV_QPT_XRC_SEND:
@@ -311,6 +311,7 @@ struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
       .qp_type = attr->qp_type,
       .sq_sig_all = attr->sq_sig_all ? 1u : 0u,
       .cap = attr->cap,
+      .create_flags = create_flags,
       .user_handle = (uintptr_t)&qp->vqp.qp,
   };
   /* With an SRQ the RQ attributes are ignored, as mlx5 does. */
@@ -363,7 +364,7 @@ struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 }
 
 static struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
-  struct vhca_qp *qp = vhca_open_qp(pd, attr);
+  struct vhca_qp *qp = vhca_open_qp(pd, attr, 0);
   return qp ? &qp->vqp.qp : NULL;
 }
 
@@ -514,6 +515,8 @@ const struct verbs_context_ops vhca_ctx_ops = {
     .alloc_mw = vhca_alloc_mw,
     .dealloc_mw = vhca_dealloc_mw,
     .bind_mw = vhca_bind_mw,
+    .attach_mcast = vhca_attach_mcast,
+    .detach_mcast = vhca_detach_mcast,
     .create_cq = vhca_create_cq,
     .create_cq_ex = vhca_create_cq_ex,
     .destroy_cq = vhca_destroy_cq,

@@ -98,7 +98,8 @@ struct verbs_context_ops {
   struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
   void *alloc_null_mr, *alloc_parent_domain;
   struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-  void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast;
+  void *alloc_td, *async_event, *attach_counters_point_flow;
+  int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
   int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
   void *close_xrcd, *cq_event;
   struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
@@ -123,7 +124,8 @@ struct verbs_context_ops {
   int (*destroy_qp)(struct ibv_qp *qp);
   void *destroy_rwq_ind_table;
   int (*destroy_srq)(struct ibv_srq *srq);
-  void *destroy_wq, *detach_mcast;
+  void *destroy_wq;
+  int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
   void (*free_context)(struct ibv_context *context);
   void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd, *modify_cq,
       *modify_flow_action_esp;

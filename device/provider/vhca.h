@@ -153,7 +153,8 @@ void vhca_ring_doorbell(struct vhca_context *ctx);
 struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *channel,
                              int comp_vector);
 struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *ibctx, struct ibv_cq_init_attr_ex *attr);
-struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+/* create_flags: IBV_QP_CREATE_* (the engine takes BLOCK_SELF_MCAST_LB only). */
+struct vhca_qp *vhca_open_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, uint32_t create_flags);
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr);
 extern const struct verbs_context_ops vhca_ctx_ops;
 void vhca_free_context(struct ibv_context *ibctx);
@@ -161,6 +162,9 @@ int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr
 struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int vhca_dealloc_mw(struct ibv_mw *mw);
 int vhca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+/* mcast.c */
+int vhca_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int vhca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);

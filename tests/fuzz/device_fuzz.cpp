@@ -194,6 +194,17 @@ std::vector<uint8_t> make_request(Reader& in, uint32_t cmd, bool steer) {
     r.type = IBV_MW_TYPE_1 + r.type % 2;
     std::memcpy(msg.data(), &r, sizeof(r));
   }
+  if (steer && (cmd == VHCA_CMD_ATTACH_MCAST || cmd == VHCA_CMD_DETACH_MCAST)) {
+    // Groups that exist, on QPs that exist: few GIDs, multicast LIDs.
+    vhca_mcast_req r;
+    std::memcpy(&r, msg.data(), sizeof(r));
+    r.qp_handle = 1 + r.qp_handle % 8;
+    r.lid = uint16_t(0xC000 | (r.lid & 3));
+    r.gid[0] = 0xFF;
+    std::memset(r.gid + 1, 0, 14);
+    r.gid[15] &= 3;
+    std::memcpy(msg.data(), &r, sizeof(r));
+  }
   return msg;
 }
 
