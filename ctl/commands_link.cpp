@@ -183,6 +183,19 @@ int cmd_routes(const Globals& g, const std::string& sw) {
     for (const json& e : r.value("lft", json::array()))
       t.add({text(e, "lid"), text(e, "destination"), e.contains("port") && e["port"].is_null() ? "none" : text(e, "port")});
     t.print(std::cout);
+    const json mft = r.value("mft", json::array());
+    if (!mft.empty()) {
+      // ibroute -M's view: which ports a multicast LID leaves by.
+      Table m({"MLID", "PORTS", "MEMBERS"});
+      for (const json& e : mft) {
+        std::string ports, members;
+        for (const json& p : e.value("ports", json::array())) ports += (ports.empty() ? "" : ",") + p.dump();
+        for (const json& h : e.value("members", json::array()))
+          members += (members.empty() ? "" : ",") + h.get<std::string>();
+        m.add({fmt::format("0x{:04x}", e.value("mlid", 0)), ports.empty() ? "none" : ports, members});
+      }
+      m.print(std::cout);
+    }
     return 0;
   });
 }

@@ -182,8 +182,22 @@ struct LftEntry {
   uint8_t port;
 };
 
-// {switch}: an IB switch's LFT entries for every vHCA LID, read from the
-// dataplane, and the SM's last sweep.
+// One multicast group as a switch forwards it (ibroute -M).
+struct MftEntry {
+  uint16_t mlid;
+  std::vector<std::string> members;  // the vHCAs whose QPs are attached
+  std::vector<unsigned> ports;       // the switch's MFT port mask
+};
+
+json mft_json(const std::vector<MftEntry>& mft) {
+  json out = json::array();
+  for (const MftEntry& e : mft) out.push_back({{"mlid", e.mlid}, {"members", e.members}, {"ports", e.ports}});
+  return out;
+}
+
+// {switch}: an IB switch's LFT entries for every vHCA LID and its MFT
+// entries for every multicast group, read from the dataplane, and the SM's
+// last sweep.
 void routes(DaemonState& d, const json& args, control::Reply reply) {
   const std::string name = arg(args, "switch");
   const auto& fabrics = d.config().fabrics;
@@ -202,8 +216,16 @@ void routes(DaemonState& d, const json& args, control::Reply reply) {
     std::vector<LftEntry> lft;
     for (const auto& [hca, lid] : sm.lids().lids)
       if (!dp->config().fabrics[fi].find_switch(hca)) lft.push_back({lid, hca, sw->lft(lid)});
+    std::vector<MftEntry> mft;
+    for (const auto& [mlid, members] : sm.mcast_groups()) {
+      MftEntry e{mlid, {members.begin(), members.end()}, {}};
+      if (const dp::IbSwitch::PortMask* m = sw->mft(mlid))
+        for (unsigned p = 1; p < m->size(); ++p)
+          if (m->test(p)) e.ports.push_back(p);
+      mft.push_back(std::move(e));
+    }
     const sm::SweepReport r = sm.last();
-    reply.ok_with([dp, fi, name, lft = std::move(lft), r] {
+    reply.ok_with([dp, fi, name, lft = std::move(lft), mft = std::move(mft), r] {
       json entries = json::array();
       for (const LftEntry& e : lft)
         entries.push_back({{"lid", e.lid},
@@ -218,8 +240,10 @@ void routes(DaemonState& d, const json& args, control::Reply reply) {
                     {"links_up", r.links_up},
                     {"links", r.links},
                     {"lft_changes", r.lft_changes},
+                    {"mft_changes", r.mft_changes},
                     {"unrouted", r.unrouted}}},
-                  {"lft", std::move(entries)}};
+                  {"lft", std::move(entries)},
+                  {"mft", mft_json(mft)}};
     });
   });
   if (!queued) reply.error("the dataplane is busy", "retry in a moment");

@@ -1,5 +1,6 @@
 #include "daemon/subnet_manager.hpp"
 
+#include "daemon/mcast_tree.hpp"
 #include "daemon/sm_qos.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
@@ -50,6 +51,7 @@ const SweepReport& SubnetManager::sweep() {
   r.links_up = unsigned(up.links.size());
   if (r.number == 1) program_switch_qos();
   r.lft_changes = program_lfts(routes, r.unrouted);
+  for (const auto& [mlid, members] : mcast_) r.mft_changes += program_mft(up, mlid, members);
   r.activated = activate_ports();
   routes_ = std::move(routes);
   last_ = std::move(r);
@@ -77,6 +79,31 @@ unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
           ++changes;
         }
     }
+  }
+  return changes;
+}
+
+void SubnetManager::mcast_membership(const std::string& hca, uint16_t mlid, bool member) {
+  std::set<std::string>& members = mcast_[mlid];
+  if (member)
+    members.insert(hca);
+  else
+    members.erase(hca);
+  program_mft(with_links_up(), mlid, members);
+  if (members.empty()) mcast_.erase(mlid);
+}
+
+unsigned SubnetManager::program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members) {
+  const McastTree tree = members.empty() ? McastTree{} : compute_mcast_tree(up, roots_, members);
+  unsigned changes = 0;
+  for (const config::Switch& s : cfg_.switches) {
+    auto& sw = static_cast<dp::IbSwitch&>(*fabric_.find_switch(s.name));
+    const auto it = tree.find(s.name);
+    const McastPorts want = it == tree.end() ? McastPorts{} : it->second;
+    const dp::IbSwitch::PortMask* have = sw.mft(mlid);
+    if ((have ? *have : McastPorts{}) == want) continue;
+    sw.set_mft(mlid, want);
+    ++changes;
   }
   return changes;
 }

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ struct SweepReport {
   Nanos at = 0;               // dataplane clock
   unsigned links_up = 0, links = 0;
   unsigned lft_changes = 0;   // LFT entries now different from before the sweep
+  unsigned mft_changes = 0;   // MFT entries (switch, MLID) set or cleared
   unsigned unrouted = 0;      // (switch, HCA) pairs with no route (the HCA's link is down, or a split)
   std::vector<std::string> activated;  // vHCA ports moved Init -> Armed -> Active
 };
@@ -60,6 +63,12 @@ class SubnetManager {
   // A link changed: sweep after the delay (a sweep already due covers it).
   void request_sweep();
 
+  // The port of vHCA `hca` joined (an app attached a QP to `mlid`) or left
+  // the multicast group: every switch's MFT for it is programmed now, as an
+  // SM does on an SA join. Without an SA here, attaching is joining.
+  void mcast_membership(const std::string& hca, uint16_t mlid, bool member);
+  const std::map<uint16_t, std::set<std::string>>& mcast_groups() const { return mcast_; }
+
   const Routes& routes() const { return routes_; }
   const SweepReport& last() const { return last_; }
   const LidTable& lids() const { return lids_; }
@@ -69,6 +78,9 @@ class SubnetManager {
   static void on_timer(Timer& t, Nanos now);
   config::Fabric with_links_up() const;
   unsigned program_lfts(const Routes& routes, unsigned& unrouted);
+  // Every switch's entry for `mlid` from its tree over `up` (empty members:
+  // the entry cleared); returns the entries that changed.
+  unsigned program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members);
   std::vector<std::string> activate_ports();
   void program_qos(dp::HcaPort& h) const;
   void program_switch_qos() const;
@@ -84,6 +96,7 @@ class SubnetManager {
   SweepReport last_;
   dp::CtxTimer timer_;
   SweepDone done_;
+  std::map<uint16_t, std::set<std::string>> mcast_;  // MLID -> member vHCAs
 };
 
 }  // namespace sm

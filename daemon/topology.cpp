@@ -113,6 +113,7 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     impl_->cfg.push_back(&f);
     add_switches(fabric, f);
     const auto lids = sm::assign_lids(f);
+    const size_t first_vhca = impl_->vhcas.size();
     for (const auto& h : f.hcas) add_vhca(fabric, f, h, lids.lid(h.name));
     for (const auto& l : f.links)
       fabric.connect(dp_endpoint(l.a), dp_endpoint(l.b), {l.rate_bps, l.delay_ns, l.mtu}, l.vl_buffer_bytes);
@@ -130,6 +131,10 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     // The SM's first sweep: every LFT, and every port from Init to Active.
     auto& sm = *impl_->sms.emplace_back(std::make_unique<sm::SubnetManager>(f, fabric, sched, kSweepDelay));
     const sm::SweepReport& r = sm.sweep();
+    // An app attaching a UD QP to a multicast group joins its port (no SA here).
+    for (size_t i = first_vhca; i < impl_->vhcas.size(); ++i)
+      impl_->vhcas[i]->engine->on_mcast_membership(
+          [&sm, name = info_[i].name](uint16_t mlid, bool member) { sm.mcast_membership(name, mlid, member); });
     // A routing whose channel dependencies form a cycle can deadlock under
     // load: the lab should know before it happens, and why.
     if (const std::string w = credit_loop_warning(f, sm.routes()); !w.empty()) spdlog::warn("{}", w);
@@ -400,7 +405,10 @@ const VhcaInfo& Topology::vhca_by_name(const std::string& name) const {
   throw std::out_of_range("no vHCA " + name);
 }
 
-Topology::~Topology() = default;
+Topology::~Topology() {
+  // The SMs go before the engines, whose teardown detaches QPs from groups.
+  for (auto& v : impl_->vhcas) v->engine->on_mcast_membership(nullptr);
+}
 
 engine::Hca& Topology::engine(size_t i) { return *impl_->vhcas.at(i)->engine; }
 
