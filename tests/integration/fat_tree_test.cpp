@@ -10,6 +10,9 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "ud_helpers.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace vf::test {
 namespace {
@@ -52,6 +55,67 @@ TEST(FatTree, EveryLeafReachesEveryOtherThroughTheSpines) {
       EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line;
     }
   }
+}
+
+// UD multicast across the fat tree: the subnet manager's tree carries one
+// datagram to members under three leaves, from a member and from a port that
+// never joined, and survives a spine link going down (the sweep moves the
+// tree to the other spine).
+TEST(FatTree, MulticastReachesMembersUnderEveryLeafAndFollowsASweep) {
+  Fabricd d(read_file(Paths::source_dir() + "/configs/fat-tree.yaml"));
+  for (auto& [k, v] : d.app_env(/*preload=*/false)) setenv(k.c_str(), v.c_str(), 1);  // before libibverbs looks
+  constexpr uint16_t kMlid = 0xC100;
+  const ibv_gid g = group_gid(false, 9);
+  std::vector<std::unique_ptr<VerbsSide>> members;
+  for (const char* dev : {"vib0", "vib5", "vib10", "vib11"}) {
+    members.push_back(open_ud_side(dev, 0));
+    ASSERT_EQ(ibv_attach_mcast(members.back()->qp, &g, kMlid), 0) << dev;
+  }
+  auto outsider = open_ud_side("vib15", 0);  // sends without joining
+  auto send_from = [&](VerbsSide& s, const char* text) {
+    for (auto& m : members) ASSERT_EQ(post_recv(*m, 1, {sge(*m, 1024, 40 + 256)}), 0);
+    ibv_ah* ah = multicast_ah(s, g, kMlid, 0);
+    ASSERT_NE(ah, nullptr);
+    std::strcpy(s.buf.data(), text);
+    ASSERT_EQ(post_ud(s, ah, kGroupQpn, kUdQkey, sge(s, 0, uint32_t(std::strlen(text) + 1))), 0);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const auto got = receives(drain(members[i]->cq, i == 0 ? 500 : 100));
+      ASSERT_EQ(got.size(), 1u) << "member " << i << " gets '" << text << "' once";
+      EXPECT_EQ(got[0].status, IBV_WC_SUCCESS);
+      EXPECT_STREQ(members[i]->buf.data() + 1024 + 40, text);
+    }
+    drain(s.cq, 50);  // the send completion
+    ibv_destroy_ah(ah);
+  };
+  send_from(*outsider, "from a non-member on leaf3");
+  send_from(*members[1], "from a member on leaf1");  // its own QP gets the loopback copy
+
+  // leaf1's link to spine0 goes down: the sweep rebuilds the tree through spine1.
+  ASSERT_EQ(d.ctl({"link", "set", "leaf1/5", "state", "down"}).exit_code, 0);
+  const auto leaf1_ports = [&] {
+    const auto r = nlohmann::json::parse(d.ctl({"--json", "routes", "leaf1"}).out, nullptr, false);
+    for (const auto& e : r.value("mft", nlohmann::json::array()))
+      if (e.value("mlid", 0) == kMlid) return e["ports"];
+    return nlohmann::json();
+  };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (leaf1_ports() != nlohmann::json::array({2, 6}) && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(leaf1_ports(), nlohmann::json::array({2, 6})) << "vib5's port and the link to spine1";
+  send_from(*members[0], "after the sweep");
+
+  // Every copy went where a tree sent it: no switch met the group without an entry.
+  const RunResult m = d.ctl({"metrics"});
+  std::istringstream in(m.out);
+  int ports_seen = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("vfabric_port_rcv_switch_relay_errors_total", 0) == 0) {
+      ++ports_seen;
+      EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line;
+    }
+  }
+  EXPECT_GT(ports_seen, 0) << "the relay-error counters are in the metrics";
+  for (auto& mem : members) EXPECT_EQ(ibv_detach_mcast(mem->qp, &g, kMlid), 0);
 }
 
 }  // namespace

@@ -7,27 +7,13 @@
 #include <cstring>
 #include <memory>
 
+#include "ud_helpers.hpp"
 #include "verbs_fixture.hpp"
 
 namespace vf::test {
 namespace {
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
-
-// Replaces `s`'s QP with one of `type` (optionally on `srq`), same CQ/PD.
-void recreate_qp(VerbsSide& s, ibv_qp_type type, ibv_srq* srq = nullptr, uint32_t wr = 64) {
-  if (s.qp) ibv_destroy_qp(s.qp);
-  ibv_qp_init_attr ia{};
-  ia.send_cq = ia.recv_cq = s.cq;
-  ia.qp_type = type;
-  ia.srq = srq;
-  ia.cap.max_send_wr = wr;
-  ia.cap.max_recv_wr = srq ? 0 : wr;
-  ia.cap.max_send_sge = ia.cap.max_recv_sge = 4;
-  ia.sq_sig_all = 1;
-  s.qp = ibv_create_qp(s.pd, &ia);
-  if (!s.qp) check(errno, "ibv_create_qp");
-}
 
 // UC: like RC without the responder-side attributes an ACK protocol needs.
 void connect_uc(VerbsSide& s, const VerbsSide& peer, int gid_index) {
@@ -57,22 +43,7 @@ void connect_uc(VerbsSide& s, const VerbsSide& peer, int gid_index) {
   check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "UC RTS");
 }
 
-constexpr uint32_t kQkey = 0x11111111;
-
-void ud_to_rts(VerbsSide& s) {
-  ibv_qp_attr at{};
-  at.qp_state = IBV_QPS_INIT;
-  at.port_num = 1;
-  at.qkey = kQkey;
-  check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
-        "UD INIT");
-  at = {};
-  at.qp_state = IBV_QPS_RTR;
-  check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE), "UD RTR");
-  at = {};
-  at.qp_state = IBV_QPS_RTS;
-  check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "UD RTS");
-}
+constexpr uint32_t kQkey = kUdQkey;
 
 ibv_ah* ah_to(VerbsSide& s, const VerbsSide& peer, int gid_index) {
   ibv_ah_attr a{};
@@ -85,28 +56,6 @@ ibv_ah* ah_to(VerbsSide& s, const VerbsSide& peer, int gid_index) {
     a.grh.hop_limit = 64;
   }
   return ibv_create_ah(s.pd, &a);
-}
-
-int post_ud(VerbsSide& s, ibv_ah* ah, uint32_t qpn, uint32_t qkey, ibv_sge g, uint64_t id = 1) {
-  ibv_send_wr wr{}, *bad = nullptr;
-  wr.wr_id = id;
-  wr.sg_list = &g;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.ud.ah = ah;
-  wr.wr.ud.remote_qpn = qpn;
-  wr.wr.ud.remote_qkey = qkey;
-  return ibv_post_send(s.qp, &wr, &bad);
-}
-
-// Nothing arrives on `cq` within `ms` (for drops that complete nothing).
-bool stays_empty(ibv_cq* cq, int ms) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  ibv_wc wc;
-  while (std::chrono::steady_clock::now() < end)
-    if (ibv_poll_cq(cq, 1, &wc) != 0) return false;
-  return true;
 }
 
 class QpTypes : public ::testing::TestWithParam<FabricParam> {
