@@ -84,6 +84,9 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   for (const auto& r : m.routers) routers.push_back({prom_labels({{"fabric", r.fabric}, {"switch", r.name}}), &r.router});
   append_prometheus(out, kPrefix, dp::kBridgeCounters, bridges);
   append_prometheus(out, kPrefix, dp::kRouterCounters, routers);
+  std::vector<PromRow> ib_switches;
+  for (const auto& s : m.ib_switches) ib_switches.push_back({prom_labels({{"fabric", s.fabric}, {"switch", s.name}}), &s.ib});
+  append_prometheus(out, kPrefix, dp::kIbSwitchCounters, ib_switches);
   std::vector<PromRow> fabrics;
   for (const auto& f : m.fabrics) fabrics.push_back({prom_labels({{"fabric", f.name}}), &f.flow});
   append_prometheus(out, kPrefix, kFabricCounters, fabrics);

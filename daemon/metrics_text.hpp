@@ -15,6 +15,7 @@
 #include "dataplane/fabric/eth_switch.hpp"
 #include "dataplane/fabric/hca_port.hpp"
 #include "dataplane/fabric/ib_credits.hpp"
+#include "dataplane/fabric/ib_switch.hpp"
 #include "dataplane/fabric/link.hpp"
 #include "dataplane/fabric/pfc.hpp"
 #include "device/engine/hca.hpp"
@@ -67,6 +68,10 @@ struct MetricsSnapshot {
     std::string fabric, name;
     dp::BridgeSnapshot bridge;
   };
+  struct IbSwitch {  // one InfiniBand switch
+    std::string fabric, name;
+    dp::IbSwitchSnapshot ib;
+  };
   struct Router {  // one routing Ethernet switch
     std::string fabric, name;
     dp::RouterSnapshot router;
@@ -78,6 +83,7 @@ struct MetricsSnapshot {
   std::vector<EcnPriority> ecn;
   std::vector<Bridge> bridges;
   std::vector<Router> routers;
+  std::vector<IbSwitch> ib_switches;
   std::vector<Vhca> vhcas;
   std::vector<SwitchPort> switch_ports;
   std::vector<LinkDirection> links;
@@ -87,8 +93,8 @@ struct MetricsSnapshot {
 // {fabric, port[, class]} over HCA and switch ports alike; the HCA port's own
 // counters, rx errors, the engine's and the event sink's {fabric, hca}; links
 // {fabric, from, to}; VL credit levels {fabric, port, vl}; per fabric
-// {fabric}; Ethernet switches' bridge and router counters {fabric, switch};
-// the lcore's none.
+// {fabric}; Ethernet switches' bridge and router counters and InfiniBand
+// switches' multicast counters {fabric, switch}; the lcore's none.
 std::string prometheus_text(const MetricsSnapshot& m);
 
 }  // namespace vf

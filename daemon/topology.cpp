@@ -362,7 +362,10 @@ void Topology::reset_counters(size_t fabric, const dp::Endpoint& end) {
 
 void Topology::reset_switch_counters(size_t fabric, const std::string& sw) {
   dp::Fabric& f = *impl_->fabrics.at(fabric);
-  if (f.link_layer() == LinkLayer::kEthernet) f.eth_switch(sw).reset_counters();
+  if (f.link_layer() == LinkLayer::kEthernet)
+    f.eth_switch(sw).reset_counters();
+  else
+    static_cast<dp::IbSwitch&>(*f.find_switch(sw)).reset_counters();
 }
 
 void Topology::on_port_activated(std::function<void(size_t)> fn) { impl_->activated = std::move(fn); }
@@ -484,7 +487,11 @@ MetricsSnapshot Topology::metrics() const {
     for (const auto& h : f->hca_ports()) add(h->port());
     for (const auto& sw : f->switches())
       for (unsigned p = 1; p <= sw->nports(); ++p) add(sw->port(p));
-    if (f->link_layer() != LinkLayer::kEthernet) continue;
+    if (f->link_layer() != LinkLayer::kEthernet) {
+      for (const auto& sw : f->switches())
+        m.ib_switches.push_back({f->name(), sw->name(), static_cast<const dp::IbSwitch&>(*sw).snapshot()});
+      continue;
+    }
     for (const auto& sw : f->switches()) {
       const auto& e = static_cast<const dp::EthSwitch&>(*sw);
       m.bridges.push_back({f->name(), e.name(), e.snapshot()});

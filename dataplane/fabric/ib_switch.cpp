@@ -97,28 +97,70 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
 // keeps holding the ingress buffer (its credits return when it leaves), as
 // the Ethernet bridge floods. A copy holds no ingress buffer, so nothing would
 // bound it on a credit-gated queue: copies go only to a queue below the
-// port's queue_pkts. Each copy gets the VL of its own (in, out) pair.
+// port's queue_pkts. Each copy gets the VL of its own (in, out) pair. Where
+// any VL changes, the VCRC is checked once before anything is copied: a
+// corrupt packet is a link error on its ingress port, never replicated (as
+// for unicast, a packet that keeps its VL everywhere is left to the HCA).
 void IbSwitch::multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& ports) {
-  const uint8_t sl = wire::lrh_sl(rte_pktmbuf_mtod(m, const uint8_t*));
-  Port* last = nullptr;
-  unsigned last_cls = 0;
-  for (unsigned n = 1; n <= nports(); ++n) {
-    if (!ports.test(n)) continue;
-    Port* out = egress(in, n);  // never back out of the ingress port
+  const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint8_t sl = wire::lrh_sl(f);
+  struct Target {
+    Port* out;
+    unsigned cls;
+  } to[PortMask().size()];  // every port a mask can name
+  unsigned n = 0;
+  bool vl_changes = false;
+  for (unsigned p = 1; p <= nports(); ++p) {
+    if (!ports.test(p)) continue;
+    Port* out = egress(in, p);  // never back out of the ingress port
     if (!out || !out->connected() || !out->link_up()) continue;  // a tree may outlive a link
     const unsigned out_cls = out_class(in, *out, cls, sl);
     if (out_cls == kVl15) continue;  // this SL may not take that port
-    if (last) send_copy(cls, *last, last_cls, m);
-    last = out;
-    last_cls = out_cls;
+    to[n++] = {out, out_cls};
+    vl_changes |= out_cls != cls;
   }
-  if (!last) return relay_error(in, m, cls);
-  if (last_cls != cls && wire::ib_frame_set_vl(m, uint8_t(last_cls)) != wire::RxError::kOk)
+  if (n == 0) return relay_error(in, m, cls);
+  if (vl_changes && wire::ib_frame_set_vl(m, wire::lrh_vl(f)) != wire::RxError::kOk) {  // own VL: a check only
+    ctr_.mcast_bad_vcrc.add();
+    return drop_bad_vcrc(in, m, cls);
+  }
+  for (unsigned i = 0; i + 1 < n; ++i) send_copy(cls, *to[i].out, to[i].cls, m);
+  const Target& last = to[n - 1];
+  if (last.cls != cls && wire::ib_frame_set_vl(m, uint8_t(last.cls)) != wire::RxError::kOk)
     return drop_bad_vcrc(in, m, cls);
   ctr_.mcast_forwarded.add();
   ctr_.mcast_copies.add();
-  forward(in, cls, *last, last_cls, m);
+  forward(in, cls, *last.out, last.cls, m);
 }
+
+IbSwitchSnapshot IbSwitch::snapshot() const {
+  return {ctr_.mcast_forwarded.get(), ctr_.mcast_copies.get(), ctr_.mcast_no_room.get(), ctr_.mcast_no_mbuf.get(),
+          ctr_.mcast_bad_vcrc.get()};
+}
+
+void IbSwitch::reset_counters() {
+  for (Counter* c : {&ctr_.mcast_forwarded, &ctr_.mcast_copies, &ctr_.mcast_no_room, &ctr_.mcast_no_mbuf,
+                     &ctr_.mcast_bad_vcrc})
+    c->set(0);
+}
+
+namespace {
+constexpr CounterDef kIbSwitchDefs[] = {
+    VF_COUNTER(IbSwitchSnapshot, mcast_forwarded, "mcast_forwarded", "mcast_forwarded", kPackets,
+               "multicast packets replicated through the MulticastForwardingTable"),
+    VF_COUNTER(IbSwitchSnapshot, mcast_copies, "mcast_copies", "mcast_copies", kPackets,
+               "multicast copies handed to egress queues, the original included"),
+    VF_COUNTER(IbSwitchSnapshot, mcast_no_room, "mcast_no_room", "mcast_no_room", kPackets,
+               "multicast copies not made: the egress queue was full"),
+    VF_COUNTER(IbSwitchSnapshot, mcast_no_mbuf, "mcast_no_mbuf", "mcast_no_mbuf", kPackets,
+               "multicast copies not made: no mbuf"),
+    VF_COUNTER(IbSwitchSnapshot, mcast_bad_vcrc, "mcast_bad_vcrc", "mcast_bad_vcrc", kPackets,
+               "multicast packets dropped before replication: bad VCRC (also in PortRcvErrors)"),
+};
+static_assert(valid_counter_table<IbSwitchSnapshot>(kIbSwitchDefs));
+}  // namespace
+
+const CounterTable kIbSwitchCounters{kIbSwitchDefs};
 
 void IbSwitch::send_copy(unsigned cls, Port& out, unsigned out_cls, rte_mbuf* m) {
   if (out.class_queued(out_cls) >= cfg_.port.queue_pkts) return ctr_.mcast_no_room.add();

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/counter_def.hpp"
 #include "core/port_qos.hpp"
 #include "dataplane/fabric/counter.hpp"
 #include "dataplane/fabric/switch.hpp"
@@ -40,8 +41,15 @@ struct IbSwitchCounters {
   Counter mcast_copies;     // copies handed to egress queues, the original included
   Counter mcast_no_room;    // copies not made: the egress queue held queue_pkts packets
   Counter mcast_no_mbuf;    // copies not made: no mbuf
-  Counter mcast_bad_vcrc;   // copies dropped: the VCRC failed when their VL was rewritten
+  Counter mcast_bad_vcrc;   // packets dropped before replication: their VCRC failed
 };
+
+// The same, read from the control side; kIbSwitchCounters names them
+// (/metrics: {fabric, switch}; cleared by `fabricctl counters reset SWITCH`).
+struct IbSwitchSnapshot {
+  uint64_t mcast_forwarded, mcast_copies, mcast_no_room, mcast_no_mbuf, mcast_bad_vcrc;
+};
+extern const CounterTable kIbSwitchCounters;
 
 class IbSwitch final : public Switch {
  public:
@@ -63,6 +71,8 @@ class IbSwitch final : public Switch {
     return it == mft_.end() ? nullptr : &it->second;
   }
   const IbSwitchCounters& counters() const { return ctr_; }
+  IbSwitchSnapshot snapshot() const;
+  void reset_counters();
   void set_sl2vl(unsigned out_port, uint8_t sl, uint8_t vl);
   void set_sl2vl(unsigned in_port, unsigned out_port, uint8_t sl, uint8_t vl);
   uint8_t sl2vl(unsigned out_port, uint8_t sl) const { return qos(out_port).sl2vl[sl & 15]; }

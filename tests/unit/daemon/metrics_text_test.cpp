@@ -36,6 +36,7 @@ std::vector<Table> all_tables() {
           {"ecn priority", dp::kEcnPriorityCounters, sizeof(dp::EcnPrioritySnapshot)},
           {"bridge", dp::kBridgeCounters, sizeof(dp::BridgeSnapshot)},
           {"router", dp::kRouterCounters, sizeof(dp::RouterSnapshot)},
+          {"ib switch", dp::kIbSwitchCounters, sizeof(dp::IbSwitchSnapshot)},
           {"fabric", kFabricCounters, sizeof(FabricFlowSnapshot)}};
 }
 

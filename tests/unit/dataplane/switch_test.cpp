@@ -323,16 +323,24 @@ TEST(SwitchIb, MulticastSkipsPortsWhoseLinkIsDown) {
 
 // A copy whose VL must change fails its VCRC check: dropped and counted,
 // while the original, keeping its VL, goes on for its HCA to judge.
-TEST(SwitchIb, AMulticastCopyWithABadVcrcIsDroppedAndCounted) {
+// A corrupt multicast packet is a link error on its ingress port: dropped
+// before any copy is made, whether or not its VL would change anywhere.
+TEST(SwitchIb, AMulticastPacketWithABadVcrcIsNeverReplicated) {
   Bench b(LinkLayer::kInfiniBand, 3, ib_cfg());
   b.ib->set_mft(0xC007, ports({2, 3}));
-  b.ib->set_sl2vl(1, 2, 0, 1);  // port 2's copy moves to VL1
+  b.ib->set_sl2vl(1, 2, 0, 1);  // port 2's copy would move to VL1
   b.host[0]->enqueue(0, make_ib(100, 0, 0, 0xC007, 14));  // no valid VCRC
   b.s.run_until_idle();
   EXPECT_TRUE(b.rec[1]->got.empty());
-  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{14}));
-  EXPECT_EQ(b.ib->counters().mcast_bad_vcrc.get(), 1u);
+  EXPECT_TRUE(b.rec[2]->got.empty());
+  const IbSwitchSnapshot c = b.ib->snapshot();
+  EXPECT_EQ(c.mcast_bad_vcrc, 1u);
+  EXPECT_EQ(c.mcast_copies, 0u);
+  EXPECT_EQ(c.mcast_forwarded, 0u);
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_errors, 1u);
   EXPECT_EQ(b.sw.port(1).snapshot(0).classes[0].rx_buffered_bytes, 0u);
+  b.ib->reset_counters();
+  EXPECT_EQ(b.ib->snapshot().mcast_bad_vcrc, 0u);
 }
 
 TEST(SwitchIb, MulticastWithNowhereToGoIsARelayError) {
