@@ -174,6 +174,45 @@ TEST_P(Multicast, ArgumentsAndLifetimeFollowTheKernel) {
   ud->qp = nullptr;
 }
 
+// A group holds at most 56 QPs (rxe's max_mcast_qp_attach): the 57th attach
+// is ENOMEM, and a place freed by a detach can be taken again.
+TEST_P(Multicast, AGroupHoldsFiftySixQps) {
+  const ibv_gid g = group_gid(roce(), 8);
+  auto s = ud_side(GetParam().a);
+  std::vector<ibv_qp*> qps;
+  for (int i = 0; i < 57; ++i) {
+    ibv_qp_init_attr ia{};
+    ia.send_cq = ia.recv_cq = s->cq;
+    ia.qp_type = IBV_QPT_UD;
+    ia.cap.max_send_wr = ia.cap.max_recv_wr = 1;
+    ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+    ibv_qp* q = ibv_create_qp(s->pd, &ia);
+    ASSERT_NE(q, nullptr) << i << ": " << std::strerror(errno);
+    qps.push_back(q);
+  }
+  for (int i = 0; i < 56; ++i) ASSERT_EQ(ibv_attach_mcast(qps[size_t(i)], &g, kMlid), 0) << i;
+  EXPECT_EQ(ibv_attach_mcast(qps[56], &g, kMlid), ENOMEM);
+  EXPECT_EQ(ibv_attach_mcast(qps[0], &g, kMlid), 0) << "already attached: still a no-op when full";
+  ASSERT_EQ(ibv_detach_mcast(qps[0], &g, kMlid), 0);
+  EXPECT_EQ(ibv_attach_mcast(qps[56], &g, kMlid), 0);
+  for (size_t i = 1; i < qps.size(); ++i) EXPECT_EQ(ibv_detach_mcast(qps[i], &g, kMlid), 0);
+  for (ibv_qp* q : qps) EXPECT_EQ(ibv_destroy_qp(q), 0);
+}
+
+// A hostile app naming another context's QP handle (a forged ibv_qp) attaches
+// nothing: the engine resolves handles per client.
+TEST_P(Multicast, AnotherContextsQpCannotBeAttached) {
+  const ibv_gid g = group_gid(roce(), 10);
+  auto mine = ud_side(GetParam().a);
+  auto theirs = ud_side(GetParam().a);
+  ibv_qp forged = *theirs->qp;
+  forged.context = mine->ctx;
+  EXPECT_EQ(ibv_attach_mcast(&forged, &g, kMlid), EINVAL);
+  EXPECT_EQ(ibv_detach_mcast(theirs->qp, &g, kMlid), EINVAL) << "their QP was not attached";
+  EXPECT_EQ(ibv_destroy_qp(theirs->qp), 0);
+  theirs->qp = nullptr;
+}
+
 nlohmann::json mft_entry(uint16_t mlid) {
   const RunResult r = daemon_instance()->ctl({"--json", "routes", "ibsw0"});
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
