@@ -1,5 +1,7 @@
 #include "daemon/subnet_manager.hpp"
 
+#include <utility>
+
 #include "daemon/mcast_tree.hpp"
 #include "daemon/sm_qos.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -18,9 +20,13 @@ SubnetManager::SubnetManager(const config::Fabric& cfg, dp::Fabric& fabric, Sche
       // not move the roots, or routes would turn over fabric-wide.
       roots_(cfg.sm.roots.empty() ? default_updn_roots(cfg) : cfg.sm.roots),
       qos_(programmed_qos(cfg.qos)),
-      timer_(&SubnetManager::on_timer, this) {}
+      timer_(&SubnetManager::on_timer, this),
+      mcast_timer_(&SubnetManager::on_mcast_timer, this) {}
 
-SubnetManager::~SubnetManager() { sched_.disarm(timer_); }
+SubnetManager::~SubnetManager() {
+  sched_.disarm(timer_);
+  sched_.disarm(mcast_timer_);
+}
 
 void SubnetManager::request_sweep() {
   if (!timer_.armed()) sched_.arm_after(timer_, delay_);
@@ -89,8 +95,18 @@ void SubnetManager::mcast_membership(const std::string& hca, uint16_t mlid, bool
     members.insert(hca);
   else
     members.erase(hca);
-  program_mft(with_links_up(), mlid, members);
-  if (members.empty()) mcast_.erase(mlid);
+  mcast_dirty_.insert(mlid);
+  if (!mcast_timer_.armed()) sched_.arm(mcast_timer_, sched_.now());
+}
+
+void SubnetManager::on_mcast_timer(Timer& t, Nanos) {
+  auto& sm = dp::CtxTimer::owner<SubnetManager>(t);
+  const config::Fabric up = sm.with_links_up();
+  for (uint16_t mlid : std::exchange(sm.mcast_dirty_, {})) {
+    const auto it = sm.mcast_.find(mlid);
+    sm.program_mft(up, mlid, it == sm.mcast_.end() ? std::set<std::string>{} : it->second);
+    if (it != sm.mcast_.end() && it->second.empty()) sm.mcast_.erase(it);
+  }
 }
 
 unsigned SubnetManager::program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members) {

@@ -64,8 +64,10 @@ class SubnetManager {
   void request_sweep();
 
   // The port of vHCA `hca` joined (an app attached a QP to `mlid`) or left
-  // the multicast group: every switch's MFT for it is programmed now, as an
-  // SM does on an SA join. Without an SA here, attaching is joining.
+  // the multicast group: every switch's MFT for it is programmed as an SM
+  // does on an SA join -- once per lcore turn for all the MLIDs that changed
+  // in it (a zero-delay timer), so a context leaving many groups costs one
+  // pass. Without an SA here, attaching is joining.
   void mcast_membership(const std::string& hca, uint16_t mlid, bool member);
   const std::map<uint16_t, std::set<std::string>>& mcast_groups() const { return mcast_; }
 
@@ -76,6 +78,7 @@ class SubnetManager {
 
  private:
   static void on_timer(Timer& t, Nanos now);
+  static void on_mcast_timer(Timer& t, Nanos now);
   config::Fabric with_links_up() const;
   unsigned program_lfts(const Routes& routes, unsigned& unrouted);
   // Every switch's entry for `mlid` from its tree over `up` (empty members:
@@ -97,6 +100,8 @@ class SubnetManager {
   dp::CtxTimer timer_;
   SweepDone done_;
   std::map<uint16_t, std::set<std::string>> mcast_;  // MLID -> member vHCAs
+  std::set<uint16_t> mcast_dirty_;                     // MLIDs whose MFT entries are due
+  dp::CtxTimer mcast_timer_;
 };
 
 }  // namespace sm

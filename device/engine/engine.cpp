@@ -18,6 +18,8 @@ HcaConfig clamped(HcaConfig cfg) {
   if (l.max_qp_init_rd_atom > 16) l.max_qp_init_rd_atom = 16;
   if (l.max_srq_wr > (1u << 15)) l.max_srq_wr = 1u << 15;
   if (l.max_srq_sge > VHCA_MAX_SGE) l.max_srq_sge = VHCA_MAX_SGE;
+  // The fan-out gathers a group's members on the stack (mcast.cpp).
+  if (l.max_mcast_qp_attach > kMaxMcastQpAttach) l.max_mcast_qp_attach = kMaxMcastQpAttach;
   if (cfg.sys_image_guid == 0) cfg.sys_image_guid = cfg.node_guid;
   return cfg;
 }

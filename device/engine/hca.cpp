@@ -39,6 +39,8 @@ Qp::Qp()
 Hca::Impl::Impl(const HcaConfig& cfg, vf::Scheduler& sched, dp::HostPort& io)
     : eng_(cfg, sched, io) {
   qp_gen_.assign(size_t(eng_.cfg.limits.max_qp) + 1, 0);
+  const DeviceLimits& l = eng_.cfg.limits;
+  eng_.mcast.set_limits({l.max_mcast_grp, l.max_mcast_qp_attach, l.max_total_mcast_qp_attach});
   active_.reserve(eng_.cfg.limits.max_qp);
   if (getrandom(&rng_, sizeof(rng_), 0) != sizeof(rng_)) rng_ = uint64_t(getpid()) * 0x9E3779B97F4A7C15ull;
   rng_ |= 1;
@@ -239,6 +241,10 @@ bool Hca::Impl::poll(unsigned budget) {
 
 namespace {
 
+bool to_group(const RxMeta& meta) {
+  return is_multicast_lid(meta.dlid) || (meta.has_grh && is_multicast_gid(meta.dgid));
+}
+
 bool source_matches(const PortInfo& port, const Qp& qp, const RxMeta& meta) {
   const ibv_ah_attr& ah = qp.attr.ah_attr;
   if (port.link_layer == LinkLayer::kEthernet) {
@@ -266,9 +272,16 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     return false;
   };
   const vf::wire::Transport tt = ok ? vf::wire::opcode_transport(p.opcode) : vf::wire::Transport::kRD;
+  if (tt == vf::wire::Transport::kUD && p.dqpn == kMulticastQpn) [[unlikely]]
+    return mcast_receive(p, meta, m);
+  // Only a UD datagram to DestQP 0xFFFFFF may be addressed to a group: a QPN
+  // behind a multicast DLID or DGID would reach that QPN on every member.
+  if (ok && to_group(meta)) [[unlikely]] {
+    ++eng_.ctr.rx_dropped;
+    rte_pktmbuf_free(m);
+    return;
+  }
   if (tt == vf::wire::Transport::kUD) {
-    if (p.dqpn == kMulticastQpn) [[unlikely]]
-      return mcast_receive(p, meta, m);
     Qp* qp = eng_.qp_by_qpn(p.dqpn);
     // A UD QP receives from RTR on, including SQE (only its SQ failed).
     if (qp && qp->type == IBV_QPT_UD && qp->state != IBV_QPS_RESET && qp->state != IBV_QPS_INIT &&

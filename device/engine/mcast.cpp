@@ -16,52 +16,58 @@ namespace vf::engine {
 int McastTable::attach(Qp& qp, const McastGid& gid, uint16_t lid) {
   auto it = groups_.find(gid);
   if (it != groups_.end()) {
-    auto& m = it->second.members;
-    for (const McastMember& e : m)
-      if (e.qp == &qp && e.lid == lid) return 0;  // uverbs: attaching twice is a no-op
-    if (m.size() >= kMaxMcastQpAttach) return ENOMEM;
-  } else if (groups_.size() >= kMaxMcastGroups) {
+    McastGroup& g = it->second;
+    // One MLID per group, as an SA assigns it: a QP cannot make the SM keep
+    // a tree per MLID it invents, nor hold places under several.
+    if (g.lid != lid) return EINVAL;
+    for (const McastMember& e : g.members)
+      if (e.qp == &qp) return 0;  // uverbs: attaching twice is a no-op
+    if (g.members.size() >= limits_.qps_per_group) return ENOMEM;
+  } else if (groups_.size() >= limits_.groups) {
     return ENOMEM;
   }
-  if (total_ >= kMaxTotalMcastAttach) return ENOMEM;
-  auto& m = groups_[gid].members;
-  const auto pos = std::upper_bound(m.begin(), m.end(), &qp,
-                                    [](const Qp* q, const McastMember& e) { return q < e.qp; });
-  m.insert(pos, McastMember{&qp, lid});
+  if (total_ >= limits_.total) return ENOMEM;
+  McastGroup& g = groups_[gid];
+  const bool created = g.members.empty();
+  g.lid = lid;
+  g.members.push_back(McastMember{&qp});
   ++total_;
   ++qp.mcast_attached;
-  lid_ref(lid, +1);
+  if (created) lid_ref(lid, +1);
   return 0;
 }
 
 int McastTable::detach(Qp& qp, const McastGid& gid, uint16_t lid) {
   auto it = groups_.find(gid);
-  if (it == groups_.end()) return EINVAL;
+  if (it == groups_.end() || it->second.lid != lid) return EINVAL;
   auto& m = it->second.members;
-  const auto e = std::find_if(m.begin(), m.end(), [&](const McastMember& x) { return x.qp == &qp && x.lid == lid; });
+  const auto e = std::find_if(m.begin(), m.end(), [&](const McastMember& x) { return x.qp == &qp; });
   if (e == m.end()) return EINVAL;
   m.erase(e);
-  if (m.empty()) groups_.erase(it);
   --total_;
   --qp.mcast_attached;
-  lid_ref(lid, -1);
+  if (m.empty()) {
+    groups_.erase(it);
+    lid_ref(lid, -1);
+  }
   return 0;
 }
 
 void McastTable::detach_all(Qp& qp) {
   for (auto it = groups_.begin(); it != groups_.end() && qp.mcast_attached;) {
     auto& m = it->second.members;
-    for (auto e = m.begin(); e != m.end();) {
-      if (e->qp != &qp) {
-        ++e;
-        continue;
-      }
-      lid_ref(e->lid, -1);
-      e = m.erase(e);
+    const auto e = std::find_if(m.begin(), m.end(), [&](const McastMember& x) { return x.qp == &qp; });
+    if (e != m.end()) {
+      m.erase(e);
       --total_;
       --qp.mcast_attached;
     }
-    it = m.empty() ? groups_.erase(it) : std::next(it);
+    if (!m.empty()) {
+      ++it;
+      continue;
+    }
+    lid_ref(it->second.lid, -1);
+    it = groups_.erase(it);
   }
 }
 
@@ -73,6 +79,8 @@ bool McastTable::loops_back(const Qp& sender, const uint8_t* dgid) const {
   return false;
 }
 
+// Groups per MLID: an MLID may carry several MGIDs (IPoIB maps many groups
+// onto few MLIDs); the port is a member while any of them has a member here.
 void McastTable::lid_ref(uint16_t lid, int delta) {
   if (!is_multicast_lid(lid)) return;  // Ethernet: no MLID, no SM
   const uint32_t n = lid_refs_[lid] += uint32_t(delta);
@@ -98,6 +106,11 @@ uint16_t mcast_lid(const Engine& eng, const vhca_mcast_req& req) {
   return eng.io.info().link_layer == LinkLayer::kInfiniBand ? req.lid : 0;  // ignored on RoCE
 }
 
+// A UD QP receives from RTR on, including SQE (only its SQ failed).
+bool may_receive(const Qp& q) {
+  return q.state != IBV_QPS_RESET && q.state != IBV_QPS_INIT && q.state != IBV_QPS_ERR;
+}
+
 }  // namespace
 
 int Hca::Impl::attach_mcast(ClientId id, const vhca_mcast_req& req) {
@@ -121,7 +134,9 @@ int Hca::Impl::detach_mcast(ClientId id, const vhca_mcast_req& req) {
 // packets back), each then received like any UD datagram (Q_Key, WQE, GRH).
 // Without a GRH the packet names no group (IBA 8.4.1): dropped.
 void Hca::Impl::mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
-  const McastGroup* g = meta.has_grh ? eng_.mcast.find(meta.dgid) : nullptr;
+  // Addressed to a group throughout: on IB the DLID is an MLID too.
+  const bool ib = eng_.io.info().link_layer == LinkLayer::kInfiniBand;
+  const McastGroup* g = meta.has_grh && (!ib || is_multicast_lid(meta.dlid)) ? eng_.mcast.find(meta.dgid) : nullptr;
   Qp* to[kMaxMcastQpAttach];
   unsigned n = 0;
   if (g) {
@@ -129,8 +144,7 @@ void Hca::Impl::mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
     const uint32_t sqpn = vf::wire::deth_sqpn(p.ext);
     for (const McastMember& e : g->members) {
       Qp* q = e.qp;
-      if (n && to[n - 1] == q) continue;  // attached with two MLIDs: one copy
-      if (q->state == IBV_QPS_RESET || q->state == IBV_QPS_INIT || q->state == IBV_QPS_ERR) continue;
+      if (!may_receive(*q)) continue;
       if (from_us && q->block_self_mcast_lb && q->qpn == sqpn) continue;
       if (!pkeys_match(vf::wire::bth_pkey(p.bth), q->pkey)) {
         ++eng_.ctr.pkey_violations;
@@ -147,7 +161,10 @@ void Hca::Impl::mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
   }
   ++eng_.ctr.mcast_rx_packets;
   // Copies first: ud_receive writes the GRH over the original's headers.
+  // Delivering to one member may place earlier datagrams and so fail a later
+  // member's QP: each is checked again just before its turn.
   for (unsigned i = 0; i + 1 < n; ++i) {
+    if (!may_receive(*to[i])) continue;
     rte_mbuf* c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
     Pkt pc;
     if (!c || !parse_packet(c, pc)) {
@@ -157,6 +174,11 @@ void Hca::Impl::mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
       continue;
     }
     resp_.ud_receive(*to[i], pc, meta, c);
+  }
+  if (!may_receive(*to[n - 1])) {
+    ++eng_.ctr.rx_dropped;
+    rte_pktmbuf_free(m);
+    return;
   }
   resp_.ud_receive(*to[n - 1], p, meta, m);
 }
@@ -168,7 +190,7 @@ bool Hca::Impl::sent_by_this_port(const RxMeta& meta) const {
     return port.lid != 0 && (meta.slid & mask) == (port.lid & mask);
   }
   for (const Gid& g : port.gids)
-    if (std::memcmp(g.data(), meta.sgid, 16) == 0) return true;
+    if (g != Gid{} && std::memcmp(g.data(), meta.sgid, 16) == 0) return true;  // empty slots name no one
   return false;
 }
 

@@ -17,20 +17,25 @@ namespace vf::engine {
 
 struct Qp;
 
-// rxe's limits (max_mcast_grp, max_mcast_qp_attach, max_total_mcast_qp_attach).
+// rxe's limits (max_mcast_grp, max_mcast_qp_attach, max_total_mcast_qp_attach):
+// DeviceLimits' defaults; a group's members never exceed kMaxMcastQpAttach.
 inline constexpr uint32_t kMaxMcastGroups = 8192;
 inline constexpr uint32_t kMaxMcastQpAttach = 56;
 inline constexpr uint32_t kMaxTotalMcastAttach = 458752;
+
+struct McastLimits {
+  uint32_t groups = kMaxMcastGroups, qps_per_group = kMaxMcastQpAttach, total = kMaxTotalMcastAttach;
+};
 
 using McastGid = std::array<uint8_t, 16>;
 
 struct McastMember {
   Qp* qp;
-  uint16_t lid;  // the MLID the QP attached with (0 on Ethernet, where it is unused)
 };
 
 struct McastGroup {
-  std::vector<McastMember> members;  // sorted by QP, so a QP's entries are adjacent
+  uint16_t lid = 0;  // the group's one MLID (an SA gives each MGID one); 0 on Ethernet
+  std::vector<McastMember> members;  // sorted by QP
 };
 
 struct McastGidHash {
@@ -48,7 +53,8 @@ using McastMembershipFn = std::function<void(uint16_t mlid, bool member)>;
 
 class McastTable {
  public:
-  // 0, or the verb's errno: ENOMEM at the limits. A pair already attached is 0.
+  // 0, or the verb's errno: ENOMEM at the limits; EINVAL for an MLID other
+  // than the group's. A pair already attached is 0.
   int attach(Qp& qp, const McastGid& gid, uint16_t lid);
   // EINVAL when the pair is not attached.
   int detach(Qp& qp, const McastGid& gid, uint16_t lid);
@@ -68,6 +74,7 @@ class McastTable {
   size_t groups() const { return groups_.size(); }
   uint32_t attachments() const { return total_; }
   void on_membership(McastMembershipFn fn) { membership_ = std::move(fn); }
+  void set_limits(const McastLimits& l) { limits_ = l; }
 
  private:
   void lid_ref(uint16_t lid, int delta);
@@ -75,6 +82,7 @@ class McastTable {
   std::unordered_map<McastGid, McastGroup, McastGidHash> groups_;
   std::unordered_map<uint16_t, uint32_t> lid_refs_;  // MLID -> attachments naming it
   uint32_t total_ = 0;
+  McastLimits limits_;
   McastMembershipFn membership_;
 };
 

@@ -110,7 +110,8 @@ unsigned Requester::run_ud(Qp& qp, unsigned budget) {
       std::memcpy(b + kBthLen + at.imm, &s.w.imm_data, kImmDtLen);  // network order
     ++eng_.ctr.tx_packets;
     eng_.ctr.tx_bytes += hdr + len + pad;
-    if (ah->route.is_global && is_multicast_gid(ah->route.dgid.data())) [[unlikely]] {
+    if ((s.w.remote_qpn & kQpnMask) == kMulticastQpn && ah->route.is_global &&
+        is_multicast_gid(ah->route.dgid.data())) [[unlikely]] {
       dp::Route r = ah->route;
       r.mcast_loopback = eng_.mcast.loops_back(qp, r.dgid.data());
       eng_.io.transmit(m, r);

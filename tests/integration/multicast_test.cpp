@@ -26,6 +26,7 @@ namespace {
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new DaemonEnvironment);
 
 constexpr uint16_t kMlid = 0xC012;
+constexpr uint16_t kMftMlid = 0xC0F0;  // used by no other test: the switch starts without it
 constexpr size_t kRecvAt = 1024;  // receive buffers start here, send payloads at 0
 
 class Multicast : public ::testing::TestWithParam<FabricParam> {
@@ -167,6 +168,11 @@ TEST_P(Multicast, ArgumentsAndLifetimeFollowTheKernel) {
   }
   ASSERT_EQ(attach(*ud, g), 0);
   EXPECT_EQ(attach(*ud, g), 0) << "attaching twice is a no-op";
+  if (!roce()) {
+    auto other = ud_side(GetParam().a);
+    EXPECT_EQ(ibv_attach_mcast(other->qp, &g, kMlid + 1), EINVAL) << "a group has one MLID, as the SA assigns it";
+    EXPECT_EQ(ibv_detach_mcast(ud->qp, &g, kMlid + 1), EINVAL);
+  }
   EXPECT_EQ(ibv_destroy_qp(ud->qp), EBUSY) << "uverbs: detach before destroying";
   EXPECT_EQ(detach(*ud, g), 0);
   EXPECT_EQ(detach(*ud, g), EINVAL);
@@ -224,7 +230,7 @@ nlohmann::json mft_entry(uint16_t mlid) {
 
 // A UD QP of a child process on `dev` attached to `g`; the child says so on
 // the pipe, then waits to be killed with the attachment held.
-pid_t attached_child(const char* dev, const ibv_gid& g, int& ready_fd) {
+pid_t attached_child(const char* dev, const ibv_gid& g, uint16_t mlid, int& ready_fd) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   const pid_t pid = fork();
@@ -235,7 +241,7 @@ pid_t attached_child(const char* dev, const ibv_gid& g, int& ready_fd) {
     open_side(s, dev, p);
     recreate_qp(s, IBV_QPT_UD);
     ud_to_rts(s);
-    const char ok = ibv_attach_mcast(s.qp, &g, kMlid) == 0 ? 'y' : 'n';
+    const char ok = ibv_attach_mcast(s.qp, &g, mlid) == 0 ? 'y' : 'n';
     if (write(fds[1], &ok, 1) != 1) _exit(1);
     pause();
     _exit(0);
@@ -250,15 +256,15 @@ pid_t attached_child(const char* dev, const ibv_gid& g, int& ready_fd) {
 // the switch's table back from the dataplane).
 TEST(MulticastIb, TheSwitchForwardingTableFollowsJoinsAndLeaves) {
   const ibv_gid g = group_gid(false, 7);
-  EXPECT_TRUE(mft_entry(kMlid).is_null());
+  EXPECT_TRUE(mft_entry(kMftMlid).is_null());
   int ready = -1;
-  const pid_t child = attached_child("vib1", g, ready);
+  const pid_t child = attached_child("vib1", g, kMftMlid, ready);
   ASSERT_GT(child, 0);
   char ok = 0;
   ASSERT_EQ(read(ready, &ok, 1), 1);
   close(ready);
   ASSERT_EQ(ok, 'y');
-  nlohmann::json e = mft_entry(kMlid);
+  nlohmann::json e = mft_entry(kMftMlid);
   ASSERT_FALSE(e.is_null());
   EXPECT_EQ(e["members"], nlohmann::json::array({"vib1"}));
   EXPECT_EQ(e["ports"].size(), 1u);
@@ -268,22 +274,51 @@ TEST(MulticastIb, TheSwitchForwardingTableFollowsJoinsAndLeaves) {
     open_side(a, "vib0", p);
     recreate_qp(a, IBV_QPT_UD);
     ud_to_rts(a);
-    ASSERT_EQ(ibv_attach_mcast(a.qp, &g, kMlid), 0);
-    e = mft_entry(kMlid);
+    ASSERT_EQ(ibv_attach_mcast(a.qp, &g, kMftMlid), 0);
+    e = mft_entry(kMftMlid);
     EXPECT_EQ(e["members"], nlohmann::json::array({"vib0", "vib1"}));
     EXPECT_EQ(e["ports"].size(), 2u) << "both members' switch ports";
-    ASSERT_EQ(ibv_detach_mcast(a.qp, &g, kMlid), 0);
-    EXPECT_EQ(mft_entry(kMlid)["members"], nlohmann::json::array({"vib1"}));
+    ASSERT_EQ(ibv_detach_mcast(a.qp, &g, kMftMlid), 0);
+    EXPECT_EQ(mft_entry(kMftMlid)["members"], nlohmann::json::array({"vib1"}));
   }
   kill(child, SIGKILL);
   int status = 0;
   waitpid(child, &status, 0);
   // The daemon sees the socket close and tears the context down.
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!mft_entry(kMlid).is_null() && std::chrono::steady_clock::now() < end)
+  while (!mft_entry(kMftMlid).is_null() && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_TRUE(mft_entry(kMlid).is_null()) << "the last member died: the group is gone from the switch: "
-                                          << mft_entry(kMlid).dump();
+  EXPECT_TRUE(mft_entry(kMftMlid).is_null()) << "the last member died: the group is gone from the switch: "
+                                          << mft_entry(kMftMlid).dump();
+}
+
+// IBA 8.4.1: a multicast packet carries a GRH naming its group. Sent without
+// one (an AH to the MLID alone) it reaches the member's port through the
+// switch and is dropped there, counted.
+TEST(MulticastIb, ADatagramWithoutAGrhReachesNoMember) {
+  const ibv_gid g = group_gid(false, 11);
+  auto sender = open_ud_side("vib0", 0);
+  auto member = open_ud_side("vib1", 0);
+  ASSERT_EQ(ibv_attach_mcast(member->qp, &g, kMlid), 0);
+  ASSERT_EQ(post_recv(*member, 1, {sge(*member, 0, 40 + 256)}), 0);
+  auto no_member = [] {
+    const RunResult r = daemon_instance()->ctl({"metrics"});
+    const std::string key = "vfabric_mcast_rx_no_member_total{fabric=\"ib\",hca=\"vib1\"} ";
+    const auto at = r.out.find(key);
+    return at == std::string::npos ? -1 : std::stol(r.out.substr(at + key.size()));
+  };
+  const long before = no_member();
+  ASSERT_GE(before, 0);
+  ibv_ah_attr a{};
+  a.dlid = kMlid;
+  a.port_num = 1;
+  ibv_ah* ah = ibv_create_ah(sender->pd, &a);
+  ASSERT_NE(ah, nullptr) << "an AH to a multicast LID is accepted, as on mlx5";
+  ASSERT_EQ(post_ud(*sender, ah, kGroupQpn, kUdQkey, sge(*sender, 0, 8)), 0);
+  EXPECT_TRUE(receives(drain(member->cq, 300)).empty());
+  EXPECT_EQ(no_member(), before + 1);
+  EXPECT_EQ(ibv_destroy_ah(ah), 0);
+  EXPECT_EQ(ibv_detach_mcast(member->qp, &g, kMlid), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, Multicast, ::testing::Values(kIbFabric, kRoceFabric),
