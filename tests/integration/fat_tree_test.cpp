@@ -79,7 +79,7 @@ TEST(FatTree, MulticastReachesMembersUnderEveryLeafAndFollowsASweep) {
     std::strcpy(s.buf.data(), text);
     ASSERT_EQ(post_ud(s, ah, kGroupQpn, kUdQkey, sge(s, 0, uint32_t(std::strlen(text) + 1))), 0);
     for (size_t i = 0; i < members.size(); ++i) {
-      const auto got = receives(drain(members[i]->cq, i == 0 ? 500 : 100));
+      const auto got = receives(drain(members[i]->cq, 0, 1));
       ASSERT_EQ(got.size(), 1u) << "member " << i << " gets '" << text << "' once";
       EXPECT_EQ(got[0].status, IBV_WC_SUCCESS);
       EXPECT_STREQ(members[i]->buf.data() + 1024 + 40, text);

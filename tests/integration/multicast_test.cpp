@@ -72,15 +72,15 @@ TEST_P(Multicast, OneSendReachesEveryAttachedQpOnBothVhcas) {
   std::strcpy(sender->buf.data(), "to the group");
   ASSERT_EQ(post_ud(*sender, ah, kGroupQpn, kUdQkey, sge(*sender, 0, 13)), 0);
 
-  const auto at_sender = drain(sender->cq, 300);
+  const auto at_sender = drain(sender->cq, 0, 1);
   int sends = 0;
   for (const ibv_wc& w : at_sender) sends += w.opcode == IBV_WC_SEND && w.status == IBV_WC_SUCCESS;
   EXPECT_EQ(sends, 1);
   // Without BLOCK_SELF_MCAST_LB the sender's own attached QP gets its copy (mlx5).
   expect_datagram(*sender, at_sender, sender->qp->qp_num, "to the group", "the sender");
-  expect_datagram(*local, drain(local->cq, 100), sender->qp->qp_num, "to the group", "the sender's vHCA's other QP");
-  expect_datagram(*far1, drain(far1->cq, 100), sender->qp->qp_num, "to the group", "a QP on the other vHCA");
-  expect_datagram(*far2, drain(far2->cq, 100), sender->qp->qp_num, "to the group", "a second QP there");
+  expect_datagram(*local, drain(local->cq, 0, 1), sender->qp->qp_num, "to the group", "the sender's vHCA's other QP");
+  expect_datagram(*far1, drain(far1->cq, 0, 1), sender->qp->qp_num, "to the group", "a QP on the other vHCA");
+  expect_datagram(*far2, drain(far2->cq, 0, 1), sender->qp->qp_num, "to the group", "a second QP there");
   EXPECT_TRUE(receives(drain(outsider->cq, 100)).empty()) << "a QP that did not attach gets nothing";
 
   for (VerbsSide* s : {sender.get(), local.get(), far1.get(), far2.get()}) EXPECT_EQ(detach(*s, g), 0);
@@ -101,15 +101,16 @@ TEST_P(Multicast, BlockSelfLoopbackAndDetachStopDelivery) {
   ASSERT_NE(ah, nullptr);
   std::strcpy(sender->buf.data(), "first");
   ASSERT_EQ(post_ud(*sender, ah, kGroupQpn, kUdQkey, sge(*sender, 0, 6)), 0);
-  EXPECT_TRUE(receives(drain(sender->cq, 300)).empty()) << "BLOCK_SELF_MCAST_LB: no copy of its own";
-  EXPECT_EQ(receives(drain(local->cq, 100)).size(), 1u) << "the vHCA's other QPs still get theirs";
-  EXPECT_EQ(receives(drain(far->cq, 100)).size(), 1u);
+  EXPECT_EQ(receives(drain(local->cq, 0, 1)).size(), 1u) << "the vHCA's other QPs still get theirs";
+  EXPECT_EQ(receives(drain(far->cq, 0, 1)).size(), 1u);
+  // The sender's own copy would have come with the local one.
+  EXPECT_TRUE(receives(drain(sender->cq, 100)).empty()) << "BLOCK_SELF_MCAST_LB: no copy of its own";
 
   // Once detached a QP gets nothing more; the others keep receiving.
   ASSERT_EQ(detach(*far, g), 0);
   std::strcpy(sender->buf.data(), "second");
   ASSERT_EQ(post_ud(*sender, ah, kGroupQpn, kUdQkey, sge(*sender, 0, 7)), 0);
-  EXPECT_EQ(receives(drain(local->cq, 300)).size(), 1u);
+  EXPECT_EQ(receives(drain(local->cq, 0, 1)).size(), 1u);
   EXPECT_TRUE(receives(drain(far->cq, 100)).empty()) << "a detached QP receives nothing";
   EXPECT_EQ(detach(*far, g), EINVAL) << "detaching a pair that is not attached";
   EXPECT_EQ(detach(*local, g), 0);
@@ -131,7 +132,7 @@ TEST_P(Multicast, EachMemberChecksItsOwnQkey) {
   ibv_ah* ah = group_ah(*sender, g);
   ASSERT_NE(ah, nullptr);
   ASSERT_EQ(post_ud(*sender, ah, kGroupQpn, kUdQkey, sge(*sender, 0, 8)), 0);
-  EXPECT_EQ(receives(drain(right->cq, 300)).size(), 1u);
+  EXPECT_EQ(receives(drain(right->cq, 0, 1)).size(), 1u);
   EXPECT_TRUE(receives(drain(wrong->cq, 100)).empty()) << "a Q_Key mismatch drops that member's copy only";
   ibv_port_attr after{};
   ASSERT_EQ(ibv_query_port(wrong->ctx, 1, &after), 0);

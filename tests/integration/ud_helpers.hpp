@@ -85,13 +85,26 @@ inline ibv_gid group_gid(bool roce, uint8_t last = 3) {
   return g;
 }
 
-// Every completion on `cq` within `ms` (a multicast send produces several).
-inline std::vector<ibv_wc> drain(ibv_cq* cq, int ms) {
+// Every completion on `cq`: for `ms` when no receive is expected, else until
+// `want_recvs` receive completions have come and 50 ms more passed quietly
+// (so an extra copy would be seen), at most 20 s (a slow sanitized daemon).
+inline std::vector<ibv_wc> drain(ibv_cq* cq, int ms, size_t want_recvs = 0) {
+  using clock = std::chrono::steady_clock;
   std::vector<ibv_wc> out;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  const auto start = clock::now();
+  auto last = start;
+  size_t recvs = 0;
+  const auto limit = want_recvs ? std::chrono::milliseconds(20'000) : std::chrono::milliseconds(ms);
   ibv_wc wc;
-  while (std::chrono::steady_clock::now() < end)
-    if (ibv_poll_cq(cq, 1, &wc) == 1) out.push_back(wc);
+  while (clock::now() - start < limit) {
+    if (ibv_poll_cq(cq, 1, &wc) == 1) {
+      out.push_back(wc);
+      recvs += wc.opcode == IBV_WC_RECV;
+      last = clock::now();
+    } else if (want_recvs && recvs >= want_recvs && clock::now() - last > std::chrono::milliseconds(50)) {
+      break;
+    }
+  }
   return out;
 }
 
