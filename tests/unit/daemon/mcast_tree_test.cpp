@@ -34,10 +34,10 @@ Flood flood(const config::Fabric& f, const McastTree& tree, const std::string& s
     peer[{l.b.node, l.b.port}] = {l.a.node, l.a.port};
   }
   Flood out;
-  std::vector<std::pair<std::string, uint32_t>> todo{peer.at({sender, 1})};  // arriving (switch, port)
-  while (!todo.empty()) {
-    const auto [sw, in] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<std::string, uint32_t>> arriving{peer.at({sender, 1})};  // (switch, port) a copy enters by
+  while (!arriving.empty()) {
+    const auto [sw, in] = arriving.back();
+    arriving.pop_back();
     if (!f.find_switch(sw)) {
       ++out.delivered[sw];
       continue;
@@ -48,7 +48,7 @@ Flood flood(const config::Fabric& f, const McastTree& tree, const std::string& s
     for (uint32_t p = 1; p < 256; ++p)
       if (it->second.test(p) && p != in) {
         ++out.links_used;
-        todo.push_back(peer.at({sw, p}));
+        arriving.push_back(peer.at({sw, p}));
       }
   }
   return out;
