@@ -167,9 +167,13 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
             snaps.push_back(topo->snapshot(i));
             snaps.back().events = daemon->events(i).stats();
           }
-          reply.ok_with([topo, snaps = std::move(snaps)] {
+          reply.ok_with([topo, daemon, snaps = std::move(snaps)] {
             json out = json::array();
-            for (size_t i = 0; i < snaps.size(); ++i) out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
+            for (size_t i = 0; i < snaps.size(); ++i) {
+              out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
+              const UmadStats mad = daemon->umad_stats(i);
+              put_counters(out.back()["mad"], kUmadCounters, &mad);
+            }
             return out;
           });
         });

@@ -14,6 +14,7 @@
 #include "daemon/engine_backend.hpp"
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
+#include "daemon/mad_backend.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/metrics_text.hpp"
 #include "daemon/owned_dir.hpp"
@@ -22,6 +23,7 @@
 #include "daemon/sysfs_counters.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
+#include "daemon/umad_server.hpp"
 
 namespace vf {
 namespace fs = std::filesystem;
@@ -59,9 +61,15 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     topology_->engine(i).set_event_sink(events_.back().get());  // the lcore is not running yet
     backends_.push_back(std::make_unique<EngineBackend>(*lcore_, *topology_, i, *events_.back()));
     devices_.push_back(std::make_unique<DeviceServer>(io_, sock, *backends_.back()));
+    const std::string umad_sock = (hca_dir_->path() / (v.name + ".umad")).string();
+    size_t fi = 0;
+    while (fi + 1 < cfg.fabrics.size() && cfg.fabrics[fi].name != v.fabric) ++fi;
+    mad_backends_.push_back(std::make_unique<MadBackend>(*lcore_, *topology_, cfg.fabrics.at(fi), fi, v.name));
+    umads_.push_back(std::make_unique<UmadServer>(io_, umad_sock, *mad_backends_.back()));
     for (auto& s : specs)
       if (s.ibdev == v.name) {
         s.device_attrs["vfabric_socket"] = sock;
+        s.umad_socket = umad_sock;
         // sysfs shows the port's own record, not the config's idea of it
         // (the lcore is not running yet, so it may be read here).
         s.port = topology_->port_info(i);
@@ -126,10 +134,18 @@ bool DaemonState::collect_metrics(std::function<void(std::string)> then) {
     MetricsSnapshot m = topology_->metrics();
     m.lcore = lcore_->snapshot();
     for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = events(i).stats();
-    boost::asio::post(io_, [this, m = std::move(m), then] {
-      if (!stopping_) then(prometheus_text(m));
+    boost::asio::post(io_, [this, m = std::move(m), then]() mutable {
+      if (stopping_) return;
+      for (size_t i = 0; i < m.vhcas.size() && i < umads_.size(); ++i) m.vhcas[i].mad = umad_stats(i);
+      then(prometheus_text(m));
     });
   });
+}
+
+UmadStats DaemonState::umad_stats(size_t vhca) const {
+  UmadStats s = umads_.at(vhca)->stats();
+  mad_backends_.at(vhca)->add_drops(s);
+  return s;
 }
 
 DaemonState::~DaemonState() {
@@ -287,6 +303,7 @@ void DaemonState::shutdown() {
   control_->stop();
   if (metrics_) metrics_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
+  umads_.clear();    // apps reading a umad port see it close
   lcore_->stop();    // which runs what is queued, then returns
   eal_.join();
   tree_->remove();

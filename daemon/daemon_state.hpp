@@ -19,6 +19,7 @@
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
 #include "daemon/event_log.hpp"
+#include "daemon/umad_stats.hpp"
 #include "daemon/watchdog_policy.hpp"
 
 namespace vf {
@@ -27,6 +28,8 @@ class Lcore;
 class Topology;
 class DeviceServer;
 class EngineBackend;
+class MadBackend;
+class UmadServer;
 class AppEventSink;
 class MetricsHttp;
 namespace control { class ControlServer; }
@@ -69,6 +72,8 @@ class DaemonState {
   // Records what happened for `fabricctl events` (event_log.hpp). Any thread.
   void fabric_event(std::string kind, std::string text);
   const EventLog& event_log() const { return event_log_; }  // control thread
+  // What became of the MADs sent through vHCA `vhca`'s umad port. Control thread.
+  UmadStats umad_stats(size_t vhca) const;
 
  private:
   void watchdog_tick();
@@ -99,6 +104,8 @@ class DaemonState {
   std::unique_ptr<runtime::RuntimeTree> tree_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;
   std::vector<std::unique_ptr<DeviceServer>> devices_;
+  std::vector<std::unique_ptr<MadBackend>> mad_backends_;  // one per vHCA; outlive the lcore's tasks
+  std::vector<std::unique_ptr<UmadServer>> umads_;
   std::unique_ptr<control::ControlServer> control_;
   std::unique_ptr<MetricsHttp> metrics_;
   std::chrono::steady_clock::time_point started_;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "daemon/seqpacket_listener.hpp"
 #include "device/abi/vhca_abi.h"
 
 namespace vf {
@@ -103,28 +104,11 @@ int DeviceServer::check_sender(Client& c, const ucred* sender) {
 
 DeviceServer::DeviceServer(asio::io_context& io, std::string socket_path, DeviceBackend& backend)
     : io_(io), path_(std::move(socket_path)), backend_(backend), listener_(io) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof(addr.sun_path))
-    throw std::runtime_error("device socket path too long: " + path_);
-  std::strcpy(addr.sun_path, path_.c_str());
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  unlink(path_.c_str());
-  const int on = 1;  // accepted sockets inherit it: every message carries its sender
-  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
-    int err = errno;
-    close(fd);
-    throw std::runtime_error("SO_PASSCRED on " + path_ + ": " + std::strerror(err));
-  }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) || listen(fd, 64)) {
-    int err = errno;
-    close(fd);
-    throw std::runtime_error("cannot listen on " + path_ + ": " + std::strerror(err));
-  }
-  // Any local user may open a vHCA, like /dev/infiniband/uverbs* on most distros;
-  // each object is tied to the connecting process and its own address space.
-  chmod(path_.c_str(), 0666);
+  // Accepted sockets inherit SO_PASSCRED: every message carries its sender.
+  // Any local user may open a vHCA, like /dev/infiniband/uverbs* on most
+  // distros; each object is tied to the connecting process and its own
+  // address space.
+  const int fd = listen_seqpacket(path_, true);
   listener_.assign(fd);
   accept_next();
 }

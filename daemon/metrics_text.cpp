@@ -59,6 +59,7 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   per_vhca(dp::kRxErrorCounters, &MetricsSnapshot::Vhca::port);
   per_vhca(engine::kEngineCounters, &MetricsSnapshot::Vhca::engine);
   per_vhca(kEventSinkCounters, &MetricsSnapshot::Vhca::events);
+  per_vhca(kUmadCounters, &MetricsSnapshot::Vhca::mad);
 
   std::vector<PromRow> links;
   for (const auto& l : m.links)

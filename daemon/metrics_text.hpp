@@ -11,6 +11,7 @@
 #include "core/types.hpp"
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/lcore_stats.hpp"
+#include "daemon/umad_stats.hpp"
 #include "dataplane/fabric/ecn_marker.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
 #include "dataplane/fabric/hca_port.hpp"
@@ -35,6 +36,7 @@ struct MetricsSnapshot {
     dp::HcaPortSnapshot port;
     engine::Counters engine;
     EventSinkStats events;
+    UmadStats mad;  // filled on the control thread
   };
   struct SwitchPort {
     std::string fabric, name;  // "ibsw0/3"

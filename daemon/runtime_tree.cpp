@@ -1,5 +1,7 @@
 #include "daemon/runtime_tree.hpp"
 
+#include "device/abi/vhca_umad.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -181,6 +183,17 @@ PortFiles write_device(const fs::path& sys, const DeviceSpec& d, const Published
   write_file(uv / "abi_version", std::string(kDriverAbi) + "\n");
   if (::symlink(("../../infiniband/" + d.ibdev + "/device").c_str(), (uv / "device").c_str()) != 0)
     fail_errno(errno, uv / "device", "create symlink", kFixWritable);
+
+  // libibumad finds the port's umadN by ibdev and port; the preload shim
+  // connects open("/dev/infiniband/umadN") to vfabric_socket. A vHCA has
+  // one port, so umadN shares the uverbs number.
+  if (!d.umad_socket.empty()) {
+    const fs::path um = sys / "class/infiniband_mad" / ("umad" + std::to_string(pub.uverbs_no));
+    make_dir(um);
+    write_file(um / "ibdev", d.ibdev + "\n");
+    write_file(um / "port", "1\n");
+    write_file(um / "vfabric_socket", d.umad_socket + "\n");
+  }
   return files;
 }
 
@@ -196,6 +209,8 @@ void check_spec(const DeviceSpec& d) {
     if (!valid_attr_name(k)) bad(fmt::format("device attribute name '{}' is not allowed", k));
     if (v.find('\0') != std::string::npos || v.size() > 4096) bad("device attribute value is not text");
   }
+  if (d.umad_socket.size() >= 108 || d.umad_socket.find_first_of(std::string_view("\n\0", 2)) != std::string::npos)
+    bad("the umad socket path is not a short single line (sockaddr_un holds 107 bytes)");
   for (const std::string* s : {&d.fw_ver, &d.hca_type, &d.hw_rev, &d.board_id, &d.node_desc})
     if (s->find('\n') != std::string::npos || s->find('\0') != std::string::npos || s->size() > 64)
       bad("an attribute is not a single short line");
@@ -401,6 +416,8 @@ void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
   make_dir(stage / "class/infiniband");
   make_dir(stage / "class/infiniband_verbs");
   write_file(stage / "class/infiniband_verbs/abi_version", std::string(kUverbsAbi) + "\n");
+  make_dir(stage / "class/infiniband_mad");
+  write_file(stage / "class/infiniband_mad/abi_version", std::to_string(VHCA_UMAD_ABI_VERSION) + "\n");
   for (std::size_t i = 0; i < devices.size(); ++i)
     port_files_.push_back(write_device(stage, devices[i], devices_[i], rdev_));
   counter_files_.resize(devices.size());  // update_counters adds them

@@ -13,6 +13,9 @@
 //   sys/class/infiniband/<ibdev>/ports/1/gids/<i>       "fe80:0000:...:xxxx" (fixed 5-char groups)
 //   sys/class/infiniband/<ibdev>/ports/1/gid_attrs/types/<i>  "RoCE v2" | "IB/RoCE v1"
 //   sys/class/infiniband/<ibdev>/ports/1/pkeys/<i>      "0xffff"
+//   sys/class/infiniband_mad/abi_version               "5"  (libibumad: umad ABI)
+//   sys/class/infiniband_mad/umadN/{ibdev,port}        the port behind /dev/infiniband/umadN
+//   sys/class/infiniband_mad/umadN/vfabric_socket      fabricd's socket for it (the shim's)
 // plus what tools read (ibv_devinfo board_id; ibstat-style state, phys_state,
 // rate, lid, sm_lid, lid_mask_count, sm_sl, cap_mask, link_layer, fw_ver, ...)
 // and the live counters, ports/1/counters/ and hw_counters/ (update_counters).

@@ -40,6 +40,9 @@ struct DeviceSpec {
   uint32_t pkey_table_len = 0;
   // Extra files under <ibdev>/device/ for the provider (e.g. a socket path).
   std::map<std::string, std::string> device_attrs;
+  // fabricd's socket for the port's umad device (umad_server.hpp); empty:
+  // the port has no class/infiniband_mad entry.
+  std::string umad_socket;
 };
 
 // IB: GID[0] = subnet_prefix : node GUID (the port GUID). RoCE: GID[0] =

@@ -30,6 +30,7 @@ std::vector<Table> all_tables() {
           {"link", dp::kLinkDirectionCounters, sizeof(dp::LinkDirectionSnapshot)},
           {"engine", engine::kEngineCounters, sizeof(engine::Counters)},
           {"event sink", kEventSinkCounters, sizeof(EventSinkStats)},
+          {"umad", kUmadCounters, sizeof(UmadStats)},
           {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)},
           {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
           {"pfc priority", dp::kPfcPriorityCounters, sizeof(dp::PfcPrioritySnapshot)},

@@ -83,6 +83,7 @@ class RuntimeTreeTest : public ::testing::Test {
 };
 
 TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
+  for (auto& s : specs_) s.umad_socket = "/run/x/" + s.ibdev + ".umad";
   RuntimeTree tree(opts_, specs_);
   EXPECT_EQ(tree.sysfs_path(), opts_.runtime_dir / "sys");
   ASSERT_EQ(tree.devices().size(), 4u);
@@ -103,6 +104,7 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
   std::map<std::string, std::string> want;
   want[".vfabric-tree"] = fmt::format("made by fabricd pid {}\n", getpid());
   want["class/infiniband_verbs/abi_version"] = "6\n";
+  want["class/infiniband_mad/abi_version"] = "5\n";
   struct Dev {
     const char* name;
     int uverbs;
@@ -115,6 +117,11 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
     want[uv + "dev"] = dev;
     want[uv + "abi_version"] = "1\n";
     want[uv + "device"] = fmt::format("-> ../../infiniband/{}/device", name);
+    // libibumad's umadN: the port behind it, and the socket the shim connects it to.
+    std::string um = fmt::format("class/infiniband_mad/umad{}/", n);
+    want[um + "ibdev"] = std::string(name) + "\n";
+    want[um + "port"] = "1\n";
+    want[um + "vfabric_socket"] = fmt::format("/run/x/{}.umad\n", name);
     std::string d = fmt::format("class/infiniband/{}/", name);
     want[d + "node_type"] = "1: CA\n";
     want[d + "node_guid"] = addr::format_guid_sysfs(h.node_guid) + "\n";
@@ -536,6 +543,12 @@ TEST_F(RuntimeTreeTest, HostileSpecsAreRejected) {
   EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
   bad = specs_;
   bad[1].ibdev = bad[0].ibdev;
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  bad = specs_;
+  bad[0].umad_socket = "/run/x\nibdev";  // would put a second line in vfabric_socket
+  EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
+  bad = specs_;
+  bad[0].umad_socket = "/" + std::string(120, 'x');  // no sockaddr_un holds it
   EXPECT_THROW(RuntimeTree(opts_, bad), RuntimeTreeError);
   EXPECT_FALSE(fs::exists(opts_.runtime_dir / "sys"));
 }

@@ -1,0 +1,31 @@
+// Where a MAD sent from a vHCA port goes and what answers it: the SMA of the
+// node a directed-route or LID-routed SMP reaches, the PMA of the node a
+// PerfMgt GMP reaches. Everything else finds no agent (the requester times
+// out, as with a class nobody serves). Pure: the model in, the response out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "daemon/mad/mad.hpp"
+#include "daemon/mad/model.hpp"
+#include "daemon/mad/pma.hpp"
+
+namespace vf::mad {
+
+// Why a MAD got no answer, for the daemon's counters.
+enum class NoAnswer : uint8_t { kNone, kUnroutable, kNoAgent, kRefused };
+
+struct MadOutcome {
+  std::optional<Mad> response;  // none: the requester times out
+  uint16_t slid = 0;            // the responder's LID in the requester's umad header
+  std::optional<PmaReset> reset;  // a PMA Set cleared these, answered or not
+  NoAnswer why = NoAnswer::kNone;
+};
+
+// What becomes of `req`, sent by CA `src` on QP `qpn` to `dlid` (DR SMPs
+// ignore it).
+MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t dlid, const Mad& req);
+
+}  // namespace vf::mad

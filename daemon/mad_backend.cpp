@@ -1,0 +1,51 @@
+#include "daemon/mad_backend.hpp"
+
+#include "daemon/lcore.hpp"
+#include "daemon/mad/agents.hpp"
+#include "daemon/mad/model_build.hpp"
+#include "daemon/topology.hpp"
+#include "dataplane/fabric/fabric.hpp"
+
+namespace vf {
+
+MadBackend::MadBackend(Lcore& lcore, Topology& topo, const config::Fabric& f, size_t fabric, std::string vhca)
+    : lcore_(lcore), topo_(topo), fabric_cfg_(f), fabric_(fabric), vhca_(std::move(vhca)) {}
+
+void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> done) {
+  if (fabric_cfg_.link_layer != config::LinkLayer::Infiniband) {
+    // Ethernet has no SMA, PMA or SA: a RoCE port's MADs find no agent.
+    no_agent_.fetch_add(1, std::memory_order_relaxed);
+    return done({});
+  }
+  auto task = [this, qpn, dlid, m, done] {
+    const bool counters = mad::mgmt_class(m) == mad::kClassPerf;
+    const mad::MadModel model = mad::build_model(topo_, fabric_cfg_, fabric_, counters);
+    size_t src = model.nodes.size();
+    for (size_t i = 0; i < model.nodes.size(); ++i)
+      if (!model.nodes[i].is_switch && model.nodes[i].name == vhca_) src = i;
+    mad::MadOutcome out = mad::answer_mad(model, src, qpn, dlid, m);
+    if (out.reset) {
+      const mad::ModelNode& n = model.nodes[out.reset->node];
+      topo_.reset_counters(fabric_, dp::Endpoint{n.name, n.is_switch ? out.reset->port : 0u});
+    }
+    switch (out.why) {
+      case mad::NoAnswer::kUnroutable: unroutable_.fetch_add(1, std::memory_order_relaxed); break;
+      case mad::NoAnswer::kNoAgent: no_agent_.fetch_add(1, std::memory_order_relaxed); break;
+      case mad::NoAnswer::kRefused: refused_.fetch_add(1, std::memory_order_relaxed); break;
+      case mad::NoAnswer::kNone: break;
+    }
+    done(UmadResult{out.response, out.slid});
+  };
+  if (!lcore_.post(std::move(task))) {
+    no_agent_.fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped: nobody got it
+    done({});
+  }
+}
+
+void MadBackend::add_drops(UmadStats& s) const {
+  s.unroutable += unroutable_.load(std::memory_order_relaxed);
+  s.no_agent += no_agent_.load(std::memory_order_relaxed);
+  s.refused += refused_.load(std::memory_order_relaxed);
+}
+
+}  // namespace vf

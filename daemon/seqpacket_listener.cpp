@@ -1,0 +1,37 @@
+#include "daemon/seqpacket_listener.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace vf {
+
+int listen_seqpacket(const std::string& path, bool pass_credentials) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) throw std::runtime_error("socket path too long: " + path);
+  std::strcpy(addr.sun_path, path.c_str());
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  unlink(path.c_str());
+  const int on = 1;
+  if (pass_credentials && setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
+    int err = errno;
+    close(fd);
+    throw std::runtime_error("SO_PASSCRED on " + path + ": " + std::strerror(err));
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) || listen(fd, 64)) {
+    int err = errno;
+    close(fd);
+    throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(err));
+  }
+  chmod(path.c_str(), 0666);
+  return fd;
+}
+
+}  // namespace vf

@@ -1,0 +1,85 @@
+// Serves the umad ports of the vHCAs (device/abi/vhca_umad.h): one SEQPACKET
+// socket per vHCA port, which the preload shim connects /dev/infiniband/umadN
+// to. It does what the kernel's ib_umad and ib_mad do for an app: keeps the
+// agents it registered, stamps its requests' TIDs with the agent (the upper
+// 32 bits, as ib_mad does, so a response finds its way back), hands each MAD
+// to the fabric (UmadBackend), and delivers the response -- or, when none
+// came within the request's timeout and retries, the request itself with
+// status ETIMEDOUT, which is how libibmad learns of a timeout. Control
+// thread only; every message from an app is checked again here.
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12 in C++20)
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "daemon/mad/mad.hpp"
+#include "daemon/umad_stats.hpp"
+
+namespace vf {
+
+struct UmadResult {
+  std::optional<mad::Mad> response;
+  uint16_t slid = 0;
+};
+
+class UmadBackend {
+ public:
+  virtual ~UmadBackend() = default;
+  // Sends `m` from the port on QP `qpn` (0 or 1) to `dlid`; `done` gets what
+  // came back, on any thread, exactly once.
+  virtual void send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> done) = 0;
+};
+
+class UmadServer {
+ public:
+  // At most this many requests in flight per open port, and this many
+  // undelivered messages queued for an app that does not read.
+  static constexpr size_t kMaxOutstanding = 256;
+  static constexpr size_t kMaxQueued = 1024;
+  static constexpr uint32_t kMaxTimeoutMs = 60'000;
+
+  UmadServer(boost::asio::io_context& io, std::string socket_path, UmadBackend& backend);
+  ~UmadServer();
+  UmadServer(const UmadServer&) = delete;
+  UmadServer& operator=(const UmadServer&) = delete;
+  const std::string& path() const { return path_; }
+  // sent, answered, timeouts, rejected, overflow (the rest are the backend's).
+  const UmadStats& stats() const { return stats_; }
+  size_t sessions() const { return sessions_.size(); }
+
+ private:
+  struct Session;
+  struct Pending;
+  void accept_next();
+  void read_next(const std::shared_ptr<Session>& s);
+  bool on_message(const std::shared_ptr<Session>& s, const uint8_t* p, size_t n);
+  bool on_send(const std::shared_ptr<Session>& s, uint32_t agent, const uint8_t* p, size_t n);
+  void on_result(const std::shared_ptr<Session>& s, uint64_t tid, UmadResult r);
+  void time_out(const std::shared_ptr<Session>& s, uint64_t tid);
+  void deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& m);
+  void flush(const std::shared_ptr<Session>& s);
+  void drop(const std::shared_ptr<Session>& s);
+
+  boost::asio::io_context& io_;
+  std::string path_;
+  UmadBackend& backend_;
+  boost::asio::posix::stream_descriptor listener_;
+  std::map<uint64_t, std::shared_ptr<Session>> sessions_;
+  uint64_t next_session_ = 1;
+  uint32_t next_hi_tid_ = 1;
+  UmadStats stats_;
+  // Results come back through the io_context after the lcore ran the MAD;
+  // one that arrives after the server is gone finds this expired.
+  std::shared_ptr<UmadServer*> alive_ = std::make_shared<UmadServer*>(this);
+};
+
+}  // namespace vf

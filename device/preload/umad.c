@@ -1,0 +1,296 @@
+/* /dev/infiniband/umadN of a vHCA port (device/abi/vhca_umad.h). open()
+ * connects to fabricd's socket for the port, named in the port's sysfs
+ * entry; read() and poll() are the socket's own. The agent ioctls and
+ * write() are checked here as ib_umad checks them (so a bad call fails with
+ * the kernel's errno in the caller) and then forwarded, in order, on the
+ * same socket; fabricd checks everything again. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "device/abi/vhca_umad.h"
+#include "shim.h"
+
+#define MAX_FDS 4096
+#define MAD_HDR 24    /* the common MAD header */
+#define RMPP_HDR 36   /* ib_umad's shortest write: MAD header + RMPP header */
+
+/* Per fd: is it a umad port of ours, and which agents it registered. The
+ * ioctls take the lock; the read side of write()/close() is one relaxed
+ * load, so a process that never opens a umad port pays nothing more. */
+static uint32_t agents[MAX_FDS];
+static uint8_t ours[MAX_FDS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef int (*close_fn)(int);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
+typedef int (*dup2_fn)(int, int);
+typedef int (*dup3_fn)(int, int, int);
+
+static int is_ours(int fd) {
+  return fd >= 0 && fd < MAX_FDS && __atomic_load_n(&ours[fd], __ATOMIC_ACQUIRE);
+}
+
+static void forget(int fd) {
+  if (fd < 0 || fd >= MAX_FDS || !__atomic_load_n(&ours[fd], __ATOMIC_ACQUIRE)) return;
+  pthread_mutex_lock(&lock);
+  agents[fd] = 0;
+  __atomic_store_n(&ours[fd], 0, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+}
+
+/* "umadN" of /dev/infiniband/umadN, or -1. */
+static int umad_number(const char *path) {
+  static const char kDev[] = "/dev/infiniband/umad";
+  if (!path || strncmp(path, kDev, sizeof(kDev) - 1) != 0) return -1;
+  const char *p = path + sizeof(kDev) - 1;
+  if (*p < '0' || *p > '9') return -1;
+  char *end = NULL;
+  long n = strtol(p, &end, 10);
+  if (*end != '\0' || n < 0 || n > 1023) return -1;
+  return (int)n;
+}
+
+/* The socket fabricd serves umadN on, from its sysfs entry; 0 if umadN is
+ * not a vHCA's. */
+static int socket_path(int n, char *out, size_t len) {
+  const char *root = getenv("SYSFS_PATH");
+  if (!root || root[0] != '/') return 0;
+  char attr[PATH_MAX];
+  int k = snprintf(attr, sizeof(attr), "%s/class/infiniband_mad/umad%d/vfabric_socket", root, n);
+  if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
+  typedef int (*open_fn)(const char *, int, ...);
+  open_fn real_open = (open_fn)vhca_next("open");
+  int fd = real_open ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0) return 0;
+  ssize_t got = read(fd, out, len - 1);
+  ((close_fn)vhca_next("close"))(fd);
+  if (got <= 0) return 0;
+  out[got] = '\0';
+  char *nl = strchr(out, '\n');
+  if (nl) *nl = '\0';
+  return out[0] == '/';
+}
+
+int vhca_umad_open(const char *path, int flags) {
+  int n = umad_number(path);
+  if (n < 0) return VHCA_NOT_OURS;
+  char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+  if (!socket_path(n, sock, sizeof(sock))) return VHCA_NOT_OURS;
+  if ((flags & O_ACCMODE) != O_RDWR && (flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDONLY) {
+    errno = EINVAL;
+    return -1;
+  }
+  int type = SOCK_SEQPACKET | ((flags & O_CLOEXEC) ? SOCK_CLOEXEC : 0);
+  int fd = socket(AF_UNIX, type, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  memcpy(a.sun_path, sock, strlen(sock) + 1);
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || fd >= MAX_FDS) {
+    int e = fd >= MAX_FDS ? EMFILE : errno;
+    ((close_fn)vhca_next("close"))(fd);
+    /* The daemon is gone: the port is, as far as the app can tell. */
+    errno = (e == ECONNREFUSED || e == ENOENT) ? ENODEV : e;
+    return -1;
+  }
+  if (flags & O_NONBLOCK) fcntl(fd, F_SETFL, O_NONBLOCK);
+  pthread_mutex_lock(&lock);
+  agents[fd] = 0;
+  __atomic_store_n(&ours[fd], 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+  return fd;
+}
+
+/* Sends one message, waiting for room even on a non-blocking socket: the
+ * kernel's write() and ioctls never return EAGAIN either. */
+static int send_all(int fd, const struct iovec *iov, int n) {
+  struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+  for (;;) {
+    ssize_t r = sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (r >= 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return errno == EPIPE || errno == ECONNRESET ? ENODEV : errno;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    if (poll(&p, 1, -1) < 0 && errno != EINTR) return errno;
+  }
+}
+
+static int send_op(int fd, uint32_t op, uint32_t agent, const void *body, size_t len) {
+  struct vhca_umad_msg m = {.op = op, .agent = agent};
+  struct iovec iov[2] = {{&m, sizeof(m)}, {(void *)body, len}};
+  return send_all(fd, iov, body ? 2 : 1);
+}
+
+static int is_smi_class(uint8_t c) { return c == 0x01 || c == 0x81; }
+
+/* ib_umad_reg_agent2 + ib_register_mad_agent's checks on what is asked. */
+static int check_agent(const struct vhca_umad_agent *a, int unsolicited) {
+  if (a->qpn > 1) return EINVAL;
+  if (a->rmpp_version > 1) return EINVAL;
+  if (is_smi_class(a->mgmt_class) && a->qpn != 0) return EINVAL;
+  if (unsolicited) {
+    if (a->mgmt_class_version >= 8) return EINVAL;
+    if (a->qpn == 0 && !is_smi_class(a->mgmt_class)) return EINVAL;
+    if (a->rmpp_version && is_smi_class(a->mgmt_class)) return EINVAL;
+  }
+  if (a->oui & 0xff000000u) return EINVAL;
+  return 0;
+}
+
+static int register_agent(int fd, const struct vhca_umad_agent *a, uint32_t *id) {
+  int unsolicited = a->method_mask[0] || a->method_mask[1];
+  int e = check_agent(a, unsolicited);
+  if (e) return e;
+  pthread_mutex_lock(&lock);
+  uint32_t free_ids = ~agents[fd];
+  if (!free_ids) {
+    pthread_mutex_unlock(&lock);
+    return ENOMEM;
+  }
+  uint32_t slot = (uint32_t)__builtin_ctz(free_ids);
+  e = send_op(fd, VHCA_UMAD_OP_REGISTER, slot, a, sizeof(*a));
+  if (!e) agents[fd] |= 1u << slot;
+  pthread_mutex_unlock(&lock);
+  if (!e) *id = slot;
+  return e;
+}
+
+static int umad_ioctl(int fd, unsigned long req, void *arg) {
+  if (req == VHCA_UMAD_ENABLE_PKEY) return 0;
+  if (req == VHCA_UMAD_REGISTER_AGENT2) {
+    struct vhca_umad_reg_req2 r;
+    memcpy(&r, arg, sizeof(r));
+    if (r.flags) { /* no user RMPP: say which flags there are (none) */
+      ((struct vhca_umad_reg_req2 *)arg)->flags = 0;
+      return EINVAL;
+    }
+    if (r.qpn > 1) return EINVAL;
+    struct vhca_umad_agent a = {.qpn = r.qpn, .mgmt_class = r.mgmt_class,
+                                .mgmt_class_version = r.mgmt_class_version,
+                                .rmpp_version = r.rmpp_version, .oui = r.oui};
+    memcpy(a.method_mask, r.method_mask, sizeof(a.method_mask));
+    uint32_t id = 0;
+    int e = register_agent(fd, &a, &id);
+    if (!e) ((struct vhca_umad_reg_req2 *)arg)->id = id;
+    return e;
+  }
+  if (req == VHCA_UMAD_REGISTER_AGENT) {
+    struct vhca_umad_reg_req r;
+    memcpy(&r, arg, sizeof(r));
+    struct vhca_umad_agent a = {.qpn = r.qpn, .mgmt_class = r.mgmt_class,
+                                .mgmt_class_version = r.mgmt_class_version,
+                                .rmpp_version = r.rmpp_version,
+                                .oui = (uint32_t)r.oui[0] << 16 | (uint32_t)r.oui[1] << 8 | r.oui[2]};
+    memcpy(a.method_mask, r.method_mask, sizeof(a.method_mask));
+    uint32_t id = 0;
+    int e = register_agent(fd, &a, &id);
+    if (!e) ((struct vhca_umad_reg_req *)arg)->id = id;
+    return e;
+  }
+  if (req == VHCA_UMAD_UNREGISTER_AGENT) {
+    uint32_t id;
+    memcpy(&id, arg, sizeof(id));
+    pthread_mutex_lock(&lock);
+    int e = (id < VHCA_UMAD_MAX_AGENTS && (agents[fd] & (1u << id))) ? 0 : EINVAL;
+    if (!e) e = send_op(fd, VHCA_UMAD_OP_UNREGISTER, id, NULL, 0);
+    if (!e) agents[fd] &= ~(1u << id);
+    pthread_mutex_unlock(&lock);
+    return e;
+  }
+  return ENOTTY;
+}
+
+VHCA_EXPORT int ioctl(int fd, unsigned long req, ...) {
+  va_list ap;
+  va_start(ap, req);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  if (is_ours(fd)) {
+    int e = (req != VHCA_UMAD_ENABLE_PKEY && !arg) ? EFAULT : umad_ioctl(fd, req, arg);
+    if (!e) return 0;
+    errno = e;
+    return -1;
+  }
+  ioctl_fn f = (ioctl_fn)vhca_next("ioctl");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(fd, req, arg);
+}
+
+static ssize_t umad_write(int fd, const void *buf, size_t count) {
+  if (count < sizeof(struct vhca_umad_hdr) + RMPP_HDR ||
+      count > sizeof(struct vhca_umad_hdr) + VHCA_MAD_SIZE) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct vhca_umad_hdr h;
+  memcpy(&h, buf, sizeof(h));
+  uint32_t mine = __atomic_load_n(&agents[fd], __ATOMIC_RELAXED);
+  if (h.id >= VHCA_UMAD_MAX_AGENTS || !(mine & (1u << h.id))) {
+    errno = EINVAL;
+    return -1;
+  }
+  int e = send_op(fd, VHCA_UMAD_OP_SEND, h.id, buf, count);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return (ssize_t)count;
+}
+
+VHCA_EXPORT ssize_t write(int fd, const void *buf, size_t count) {
+  if (is_ours(fd)) return umad_write(fd, buf, count);
+  write_fn f = (write_fn)vhca_next("write");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(fd, buf, count);
+}
+
+VHCA_EXPORT int close(int fd) {
+  forget(fd);
+  close_fn f = (close_fn)vhca_next("close");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(fd);
+}
+
+VHCA_EXPORT int dup2(int oldfd, int newfd) {
+  dup2_fn f = (dup2_fn)vhca_next("dup2");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (oldfd != newfd) forget(newfd); /* newfd is closed first */
+  return f(oldfd, newfd);
+}
+
+VHCA_EXPORT int dup3(int oldfd, int newfd, int flags) {
+  dup3_fn f = (dup3_fn)vhca_next("dup3");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (oldfd != newfd) forget(newfd);
+  return f(oldfd, newfd, flags);
+}
