@@ -474,7 +474,9 @@ int main(int argc, char** argv) {
       "  fabricctl exec -- ibv_devices\n"
       "  fabricctl exec -- ib_write_bw -d vib0                # terminal 1\n"
       "  fabricctl exec -- ib_write_bw -d vib1 localhost      # terminal 2\n"
-      "  fabricctl exec -- ib_send_lat -d vroce0 -x 1         # RoCE: GID index 1 is IPv4");
+      "  fabricctl exec -- ib_send_lat -d vroce0 -x 1         # RoCE: GID index 1 is IPv4\n"
+      "  fabricctl exec -- ibnetdiscover                      # infiniband-diags: MADs answered\n"
+      "  fabricctl exec -- perfquery -x 3 2                   # by fabricd's SMAs and PMAs");
 
   // exec's command line is split off before CLI11 sees it, so options of CMD
   // (`-d vib0`, `--json`...) can never be taken for fabricctl's.

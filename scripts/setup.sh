@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config ninja-build
   libdpdk-dev dpdk-dev                        # dataplane
   libibverbs-dev ibverbs-utils rdma-core perftest   # verbs, unmodified test programs
+  infiniband-diags                            # ibnetdiscover, perfquery, ...: MADs through umad
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libsystemd-dev libbpf-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
