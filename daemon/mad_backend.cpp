@@ -34,7 +34,7 @@ void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::funct
       case mad::NoAnswer::kRefused: refused_.fetch_add(1, std::memory_order_relaxed); break;
       case mad::NoAnswer::kNone: break;
     }
-    done(UmadResult{out.response, out.slid});
+    done(UmadResult{out.response, out.slid, std::move(out.table)});
   };
   if (!lcore_.post(std::move(task))) {
     no_agent_.fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped: nobody got it

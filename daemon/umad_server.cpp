@@ -178,7 +178,9 @@ void UmadServer::on_result(const std::shared_ptr<Session>& s, uint64_t tid, Umad
   if (it == s->pending.end()) return;  // timed out already, or the agent left
   vhca_umad_hdr h{};
   h.id = it->second.agent;
-  h.length = uint32_t(kHdr + mad::kMadSize);
+  const uint8_t* body = r.table.empty() ? r.response->data() : r.table.data();
+  const size_t len = r.table.empty() ? mad::kMadSize : r.table.size();
+  h.length = uint32_t(kHdr + len);
   const bool smi = s->agents[h.id].reg.qpn == 0;
   h.qpn = htonl(smi ? 0 : 1);
   h.qkey = htonl(smi ? 0 : kGsiQkey);
@@ -186,7 +188,7 @@ void UmadServer::on_result(const std::shared_ptr<Session>& s, uint64_t tid, Umad
   if (it->second.timer) it->second.timer->cancel();
   s->pending.erase(it);
   ++stats_.answered;
-  deliver(s, reinterpret_cast<const uint8_t*>(&h), *r.response);
+  deliver(s, reinterpret_cast<const uint8_t*>(&h), body, len);
 }
 
 void UmadServer::time_out(const std::shared_ptr<Session>& s, uint64_t tid) {
@@ -199,17 +201,17 @@ void UmadServer::time_out(const std::shared_ptr<Session>& s, uint64_t tid) {
   const mad::Mad sent = it->second.sent;
   s->pending.erase(it);
   ++stats_.timeouts;
-  deliver(s, reinterpret_cast<const uint8_t*>(&h), sent);
+  deliver(s, reinterpret_cast<const uint8_t*>(&h), sent.data(), sent.size());
 }
 
-void UmadServer::deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& m) {
+void UmadServer::deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const uint8_t* mad, size_t len) {
   if (s->out.size() >= kMaxQueued) {
     ++stats_.overflow;  // an app that does not read loses what it would not read
     return;
   }
-  std::vector<uint8_t> msg(kHdr + mad::kMadSize);
+  std::vector<uint8_t> msg(kHdr + len);
   std::memcpy(msg.data(), hdr, kHdr);
-  std::memcpy(msg.data() + kHdr, m.data(), mad::kMadSize);
+  std::memcpy(msg.data() + kHdr, mad, len);
   s->out.push_back(std::move(msg));
   flush(s);
 }

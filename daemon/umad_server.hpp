@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/mad/mad.hpp"
 #include "daemon/umad_stats.hpp"
@@ -29,6 +30,7 @@ namespace vf {
 struct UmadResult {
   std::optional<mad::Mad> response;
   uint16_t slid = 0;
+  std::vector<uint8_t> table;  // non-empty: the whole response, not 256 bytes (an RMPP transfer)
 };
 
 class UmadBackend {
@@ -65,7 +67,7 @@ class UmadServer {
   bool on_send(const std::shared_ptr<Session>& s, uint32_t agent, const uint8_t* p, size_t n);
   void on_result(const std::shared_ptr<Session>& s, uint64_t tid, UmadResult r);
   void time_out(const std::shared_ptr<Session>& s, uint64_t tid);
-  void deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& m);
+  void deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const uint8_t* mad, size_t len);
   void flush(const std::shared_ptr<Session>& s);
   void drop(const std::shared_ptr<Session>& s);
 

@@ -1,6 +1,9 @@
 #include "daemon/mad/agents.hpp"
 
+#include <algorithm>
+
 #include "daemon/mad/route.hpp"
+#include "daemon/mad/sa.hpp"
 #include "daemon/mad/sma.hpp"
 
 namespace vf::mad {
@@ -28,7 +31,7 @@ MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t 
   std::optional<Arrival> at;
   if (cls == kClassSmiDr)
     at = walk_directed(model, src, m);
-  else if (cls == kClassSmiLid || cls == kClassPerf)
+  else if (cls == kClassSmiLid || cls == kClassPerf || cls == kClassSubnAdm)
     at = walk_lid(model, src, dlid, cls == kClassSmiLid);
   else
     return out;
@@ -36,8 +39,20 @@ MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t 
     out.why = NoAnswer::kUnroutable;
     return out;
   }
-  const Verdict v = is_smp(cls) ? sma_process(model, at->node, at->in_port, m)
-                                : pma_process(model, at->node, m, out.reset);
+  Verdict v = Verdict::kDrop;
+  if (is_smp(cls)) {
+    v = sma_process(model, at->node, at->in_port, m);
+  } else if (cls == kClassPerf) {
+    v = pma_process(model, at->node, m, out.reset);
+  } else if (int(at->node) == model.sm_node) {  // the SA lives with the SM
+    out.table = sa_process(model, src, m);
+    v = out.table.empty() ? Verdict::kDrop : Verdict::kRespond;
+    std::fill(m.begin(), m.end(), 0);
+    std::copy_n(out.table.begin(), std::min(out.table.size(), m.size()), m.begin());
+    if (out.table.size() == kMadSize) out.table.clear();
+  } else {
+    return out;  // no SA on that node
+  }
   if (v == Verdict::kDrop) {
     out.why = NoAnswer::kRefused;
     return out;

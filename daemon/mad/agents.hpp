@@ -1,12 +1,14 @@
 // Where a MAD sent from a vHCA port goes and what answers it: the SMA of the
 // node a directed-route or LID-routed SMP reaches, the PMA of the node a
-// PerfMgt GMP reaches. Everything else finds no agent (the requester times
-// out, as with a class nobody serves). Pure: the model in, the response out.
+// PerfMgt GMP reaches, the SA on the SM's node. Everything else finds no
+// agent (the requester times out, as with a class nobody serves). Pure: the
+// model in, the response out.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "daemon/mad/mad.hpp"
 #include "daemon/mad/model.hpp"
@@ -19,6 +21,10 @@ enum class NoAnswer : uint8_t { kNone, kUnroutable, kNoAgent, kRefused };
 
 struct MadOutcome {
   std::optional<Mad> response;  // none: the requester times out
+  // An SA GetTable response is longer or shorter than a MAD: all of it, as
+  // ib_mad hands a reassembled RMPP transfer to the app (response holds its
+  // first 256 bytes).
+  std::vector<uint8_t> table;
   uint16_t slid = 0;            // the responder's LID in the requester's umad header
   std::optional<PmaReset> reset;  // a PMA Set cleared these, answered or not
   NoAnswer why = NoAnswer::kNone;

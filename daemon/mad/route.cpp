@@ -1,5 +1,7 @@
 #include "daemon/mad/route.hpp"
 
+#include <algorithm>
+
 namespace vf::mad {
 namespace {
 
@@ -14,7 +16,7 @@ std::optional<Arrival> cross(const MadModel& model, size_t node, uint8_t port, b
   if (!p || !carries(*p, smp)) return std::nullopt;
   const ModelPort* q = model.nodes[size_t(p->peer_node)].port(p->peer_port);
   if (!q || !carries(*q, smp)) return std::nullopt;
-  return Arrival{size_t(p->peer_node), p->peer_port, 0};
+  return Arrival{size_t(p->peer_node), p->peer_port, 0, 5, 1e9};
 }
 
 bool owns_lid(const ModelNode& n, uint16_t lid) {
@@ -25,18 +27,38 @@ bool owns_lid(const ModelNode& n, uint16_t lid) {
 
 }  // namespace
 
+double port_gbps(const ModelPort& p) {
+  double lane = 2.5;
+  switch (p.speed_ext) {
+    case 1: lane = 14; break;
+    case 2: lane = 25; break;
+    case 4: lane = 50; break;
+    case 8: lane = 100; break;
+    default: lane = p.speed >= 4 ? 10 : p.speed >= 2 ? 5 : 2.5;
+  }
+  unsigned lanes = 1;
+  switch (p.width) {
+    case 2: lanes = 4; break;
+    case 4: lanes = 8; break;
+    case 8: lanes = 12; break;
+    case 16: lanes = 2; break;
+    default: lanes = 1;
+  }
+  return lane * lanes;
+}
+
 std::optional<Arrival> walk_directed(const MadModel& model, size_t src, Mad& m) {
   if (dr_slid(m) != kPermissiveLid || dr_dlid(m) != kPermissiveLid) return std::nullopt;
   const unsigned cnt = hop_cnt(m);
   if (cnt > kMaxHops) return std::nullopt;
-  Arrival at{src, 1, 0};
+  Arrival at{src, 1, 0, 5, 1e9};
   for (unsigned hop = 1; hop <= cnt; ++hop) {
     const ModelNode& here = model.nodes[at.node];
     if (hop > 1 && !here.is_switch) return std::nullopt;  // a CA does not forward
     const auto next = cross(model, at.node, initial_path(m, hop), true);
     if (!next) return std::nullopt;
     set_return_path(m, hop, next->in_port);
-    at = Arrival{next->node, next->in_port, hop};
+    at = Arrival{next->node, next->in_port, hop, 5, 1e9};
   }
   set_hop_ptr(m, uint8_t(cnt));
   return at;
@@ -44,7 +66,7 @@ std::optional<Arrival> walk_directed(const MadModel& model, size_t src, Mad& m) 
 
 std::optional<Arrival> walk_lid(const MadModel& model, size_t src, uint16_t dlid, bool smp) {
   if (dlid == 0 || dlid >= 0xC000) return std::nullopt;  // unicast LIDs only
-  Arrival at{src, 1, 0};
+  Arrival at{src, 1, 0, 5, 1e9};
   for (unsigned hop = 0; hop <= 64; ++hop) {
     const ModelNode& here = model.nodes[at.node];
     if (owns_lid(here, dlid)) return at;
@@ -57,7 +79,8 @@ std::optional<Arrival> walk_lid(const MadModel& model, size_t src, uint16_t dlid
     }
     const auto next = cross(model, at.node, out, smp);
     if (!next) return std::nullopt;
-    at = Arrival{next->node, next->in_port, hop + 1};
+    const ModelPort& link = *model.nodes[at.node].port(out);
+    at = Arrival{next->node, next->in_port, hop + 1, std::min(at.mtu, link.mtu), std::min(at.gbps, port_gbps(link))};
   }
   return std::nullopt;  // a routing loop
 }

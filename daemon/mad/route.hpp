@@ -19,7 +19,12 @@ struct Arrival {
   size_t node = 0;
   uint8_t in_port = 0;  // the port it came in on (a CA's 1 when it never left)
   unsigned hops = 0;
+  uint8_t mtu = 5;       // the smallest MTU code of the links crossed (4096 when none)
+  double gbps = 1e9;     // the slowest of them, nominal Gb/s (huge when none)
 };
+
+// A port's nominal data rate: lanes x the speed's lane rate (SDR 2.5 .. NDR 100).
+double port_gbps(const ModelPort& p);
 
 // A directed-route SMP from CA `src` (pure DR: permissive DrSLID and DrDLID).
 // Fills the return path as it goes. nullopt: dropped on the way.

@@ -18,10 +18,7 @@ constexpr uint32_t kIsSm = 1u << 1;
 constexpr uint32_t kExtSpeedsSup = 1u << 14;
 constexpr uint32_t kSysImageGuidSup = 1u << 11;
 
-uint8_t* attr_data(Mad& m) { return &m[kSmpData]; }
-
-void node_info(const MadModel& model, const ModelNode& n, uint8_t in_port, Mad& m) {
-  uint8_t* d = attr_data(m);
+void node_info(const MadModel& model, const ModelNode& n, uint8_t in_port, uint8_t* d) {
   d[0] = 1;  // BaseVersion
   d[1] = 1;  // ClassVersion
   d[2] = n.is_switch ? 2 : 1;
@@ -37,17 +34,15 @@ void node_info(const MadModel& model, const ModelNode& n, uint8_t in_port, Mad& 
   (void)model;
 }
 
-void node_desc(const ModelNode& n, Mad& m) {
-  uint8_t* d = attr_data(m);
+void node_desc(const ModelNode& n, uint8_t* d) {
   std::memcpy(d, n.desc.data(), std::min<size_t>(n.desc.size(), kSmpDataSize));
 }
 
 // PortInfo of port `num` (a switch's 0: its management port).
-bool port_info(const MadModel& model, const ModelNode& n, unsigned num, uint8_t in_port, Mad& m) {
+bool port_info(const MadModel& model, const ModelNode& n, unsigned num, uint8_t in_port, uint8_t* d) {
   const ModelPort* p = n.port(num);
   if (num == 0 && n.is_switch) p = n.port(1);
   if (!p) return false;
-  uint8_t* d = attr_data(m);
   put_be(d + 8, 8, model.subnet_prefix);
   const bool port0 = !n.is_switch || num == 0;  // the port that has the LID
   if (port0) {
@@ -96,9 +91,8 @@ bool port_info(const MadModel& model, const ModelNode& n, unsigned num, uint8_t 
   return true;
 }
 
-bool switch_info(const ModelNode& n, Mad& m) {
+bool switch_info(const ModelNode& n, uint8_t* d) {
   if (!n.is_switch) return false;
-  uint8_t* d = attr_data(m);
   put_be(d + 0, 2, kLinearFdbCap);
   put_be(d + 4, 2, kMcastFdbCap);
   uint16_t top = 0;
@@ -114,17 +108,16 @@ bool switch_info(const ModelNode& n, Mad& m) {
   return true;
 }
 
-bool guid_info(const ModelNode& n, uint32_t block, Mad& m) {
+bool guid_info(const ModelNode& n, uint32_t block, uint8_t* d) {
   if (block != 0) return false;  // GUIDCap is 1: one block, one GUID
-  put_be(attr_data(m), 8, n.guid);
+  put_be(d, 8, n.guid);
   return true;
 }
 
-bool pkey_table(const ModelNode& n, uint32_t mod, Mad& m) {
+bool pkey_table(const ModelNode& n, uint32_t mod, uint8_t* d) {
   const uint32_t block = mod & 0xFFFF;
   const uint32_t len = std::max<uint32_t>(n.pkey_table_len, uint32_t(n.pkeys.size()));
   if (block * 32 >= std::max<uint32_t>(len, 1)) return false;
-  uint8_t* d = attr_data(m);
   for (uint32_t i = 0; i < 32; ++i) {
     const uint32_t idx = block * 32 + i;
     put_be(d + 2 * i, 2, idx < n.pkeys.size() ? n.pkeys[idx] : 0);
@@ -132,16 +125,14 @@ bool pkey_table(const ModelNode& n, uint32_t mod, Mad& m) {
   return true;
 }
 
-bool sl_to_vl(const ModelNode& n, Mad& m) {
-  uint8_t* d = attr_data(m);
+bool sl_to_vl(const ModelNode& n, uint8_t* d) {
   for (unsigned sl = 0; sl < kNumSls; ++sl) put_bits(d, sl * 4, 4, n.qos.sl2vl[sl] & 0x0F);
   return true;
 }
 
-bool vl_arb(const ModelNode& n, uint32_t mod, Mad& m) {
+bool vl_arb(const ModelNode& n, uint32_t mod, uint8_t* d) {
   const uint32_t which = mod >> 16;  // 1 low 0-31, 2 high 0-31, 3 low 32-63, 4 high 32-63
   if (which < 1 || which > 4) return false;
-  uint8_t* d = attr_data(m);
   if (which > 2) return true;  // our lists hold kVlArbCap (8) entries: the upper halves are empty
   const VlArbTable& t = which == 1 ? n.qos.vlarb_low : n.qos.vlarb_high;
   for (unsigned i = 0; i < t.size; ++i) {
@@ -151,9 +142,8 @@ bool vl_arb(const ModelNode& n, uint32_t mod, Mad& m) {
   return true;
 }
 
-bool lft_block(const ModelNode& n, uint32_t block, Mad& m) {
+bool lft_block(const ModelNode& n, uint32_t block, uint8_t* d) {
   if (!n.is_switch || block >= kLinearFdbCap / 64) return false;
-  uint8_t* d = attr_data(m);
   for (uint32_t i = 0; i < 64; ++i) {
     const size_t lid = size_t(block) * 64 + i;
     d[i] = lid < n.lft.size() ? n.lft[lid] : 0xFF;
@@ -161,9 +151,8 @@ bool lft_block(const ModelNode& n, uint32_t block, Mad& m) {
   return true;
 }
 
-bool sm_info(const MadModel& model, const ModelNode& n, Mad& m) {
+bool sm_info(const MadModel& model, const ModelNode& n, uint8_t* d) {
   if (model.sm_node < 0 || &model.nodes[size_t(model.sm_node)] != &n) return false;
-  uint8_t* d = attr_data(m);
   put_be(d, 8, n.guid);
   put_be(d + 8, 8, 0);  // SM_Key reads as 0 to a requester that does not hold it
   put_be(d + 16, 4, model.sm_activity);
@@ -172,26 +161,27 @@ bool sm_info(const MadModel& model, const ModelNode& n, Mad& m) {
   return true;
 }
 
-// The attribute's status: 0, or why it has none here.
-uint16_t fill(const MadModel& model, const ModelNode& n, uint8_t in_port, Mad& m) {
-  const uint32_t mod = attr_mod(m);
+}  // namespace
+
+uint16_t sma_attribute(const MadModel& model, size_t node, uint16_t attr, uint32_t mod, uint8_t in_port,
+                       uint8_t* d) {
+  std::memset(d, 0, kSmpDataSize);
+  const ModelNode& n = model.nodes.at(node);
   auto ok = [](bool good) { return good ? uint16_t(0) : kStatusBadAttrOrModifier; };
-  switch (attr_id(m)) {
-    case kAttrNodeInfo: node_info(model, n, in_port, m); return 0;
-    case kAttrNodeDesc: node_desc(n, m); return 0;
-    case kAttrPortInfo: return ok(port_info(model, n, n.is_switch ? mod & 0xFF : (mod ? mod : in_port), in_port, m));
-    case kAttrGuidInfo: return ok(guid_info(n, mod, m));
-    case kAttrPkeyTable: return ok(pkey_table(n, mod, m));
-    case kAttrSlToVl: return ok(sl_to_vl(n, m));
-    case kAttrVlArb: return ok(vl_arb(n, mod, m));
-    case kAttrSwitchInfo: return switch_info(n, m) ? 0 : kStatusMethodAttrUnsupported;
-    case kAttrLft: return n.is_switch ? ok(lft_block(n, mod, m)) : kStatusMethodAttrUnsupported;
-    case kAttrSmInfo: return sm_info(model, n, m) ? 0 : kStatusMethodAttrUnsupported;
+  switch (attr) {
+    case kAttrNodeInfo: node_info(model, n, in_port, d); return 0;
+    case kAttrNodeDesc: node_desc(n, d); return 0;
+    case kAttrPortInfo: return ok(port_info(model, n, n.is_switch ? mod & 0xFF : (mod ? mod : in_port), in_port, d));
+    case kAttrGuidInfo: return ok(guid_info(n, mod, d));
+    case kAttrPkeyTable: return ok(pkey_table(n, mod, d));
+    case kAttrSlToVl: return ok(sl_to_vl(n, d));
+    case kAttrVlArb: return ok(vl_arb(n, mod, d));
+    case kAttrSwitchInfo: return switch_info(n, d) ? 0 : kStatusMethodAttrUnsupported;
+    case kAttrLft: return n.is_switch ? ok(lft_block(n, mod, d)) : kStatusMethodAttrUnsupported;
+    case kAttrSmInfo: return sm_info(model, n, d) ? 0 : kStatusMethodAttrUnsupported;
     default: return kStatusMethodAttrUnsupported;
   }
 }
-
-}  // namespace
 
 uint8_t vl_cap_code(uint8_t data_vls) {
   if (data_vls >= 15) return 5;
@@ -213,7 +203,7 @@ Verdict sma_process(const MadModel& model, size_t node, uint8_t in_port, Mad& m)
     set_status(m, d_bit | kStatusBadVersion);
   } else if (meth != kGet) {
     set_status(m, d_bit | kStatusMethodUnsupported);
-  } else if (const uint16_t st = fill(model, model.nodes.at(node), in_port, m); st != 0) {
+  } else if (const uint16_t st = sma_attribute(model, node, attr_id(m), attr_mod(m), in_port, &m[kSmpData]); st) {
     std::memset(&m[kSmpData], 0, kSmpDataSize);
     set_status(m, d_bit | st);
   } else {

@@ -22,6 +22,12 @@ enum class Verdict : uint8_t { kRespond, kDrop };
 // directed-route fields.
 Verdict sma_process(const MadModel& model, size_t node, uint8_t in_port, Mad& m);
 
+// Attribute `attr` (modifier `mod`) of node `node` as its SMA reads it when
+// asked through port `in_port`, into the 64 bytes at `out`: 0, or the MAD
+// status saying why there is none. The SA builds its records from these.
+uint16_t sma_attribute(const MadModel& model, size_t node, uint16_t attr, uint32_t mod, uint8_t in_port,
+                       uint8_t* out);
+
 // The IBA encodings sma_process uses, for the model builder and tests.
 uint8_t vl_cap_code(uint8_t data_vls);  // 1, 2, 4, 8, 15 VLs -> 1..5
 

@@ -1,6 +1,6 @@
 /* /dev/infiniband/umadN of a vHCA port (device/abi/vhca_umad.h). open()
  * connects to fabricd's socket for the port, named in the port's sysfs
- * entry; read() and poll() are the socket's own. The agent ioctls and
+ * entry; poll() is the socket's own, read() too but for ENOSPC. The agent ioctls and
  * write() are checked here as ib_umad checks them (so a bad call fails with
  * the kernel's errno in the caller) and then forwarded, in order, on the
  * same socket; fabricd checks everything again. */
@@ -37,6 +37,7 @@ static uint8_t ours[MAX_FDS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef int (*close_fn)(int);
 typedef int (*ioctl_fn)(int, unsigned long, ...);
 typedef int (*dup2_fn)(int, int);
@@ -258,6 +259,33 @@ static ssize_t umad_write(int fd, const void *buf, size_t count) {
 VHCA_EXPORT ssize_t write(int fd, const void *buf, size_t count) {
   if (is_ours(fd)) return umad_write(fd, buf, count);
   write_fn f = (write_fn)vhca_next("write");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(fd, buf, count);
+}
+
+/* ib_umad's read(): a buffer too small for the next MAD (an SA table
+ * longer than 256 bytes) gets its header, whose length says how much room
+ * it needs, and ENOSPC; the MAD stays queued for the next read. */
+static ssize_t umad_read(int fd, void *buf, size_t count) {
+  if (count < sizeof(struct vhca_umad_hdr)) {
+    errno = EINVAL;
+    return -1;
+  }
+  ssize_t n = recv(fd, buf, count, MSG_PEEK | MSG_TRUNC);
+  if (n <= 0) return n;
+  if ((size_t)n > count) {
+    errno = ENOSPC;
+    return -1;
+  }
+  return recv(fd, buf, count, 0);
+}
+
+VHCA_EXPORT ssize_t read(int fd, void *buf, size_t count) {
+  if (is_ours(fd)) return umad_read(fd, buf, count);
+  read_fn f = (read_fn)vhca_next("read");
   if (!f) {
     errno = ENOSYS;
     return -1;

@@ -1,8 +1,8 @@
 // Unmodified Debian infiniband-diags on a real fabricd: ibstat and ibstatus
 // read the vHCAs from sysfs through libibumad; ibnetdiscover, iblinkinfo,
-// smpquery, ibroute, ibtracert and sminfo send SMPs to the nodes' SMAs, and
-// perfquery GMPs to their PMAs, through /dev/infiniband/umadN (the preload
-// shim and fabricd's umad sockets). What they print must be the fabric
+// smpquery, ibroute, ibtracert and sminfo send SMPs to the nodes' SMAs,
+// perfquery GMPs to their PMAs and saquery to the SA, through
+// /dev/infiniband/umadN (the preload shim and fabricd's umad sockets). What they print must be the fabric
 // fabricctl shows: GUIDs, LIDs, cables, LFTs, counters, link states.
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
@@ -164,6 +166,39 @@ TEST_F(Diags, SmpquerySminfoIbrouteAndIbtracertReadTheSmsWork) {
       << r.out;
 }
 
+TEST_F(Diags, SaqueryReadsTheSubnetAdministrator) {
+  const Fabricd& d = *daemon_;
+  // NodeRecords (saquery's default): tables longer than one MAD, which
+  // libibumad first reads with a 256-byte buffer (ENOSPC) and then whole.
+  RunResult r = tool(d, {"saquery", "-C", "vib0"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  size_t records = 0;
+  for (size_t at = 0; (at = r.out.find("NodeRecord dump:", at)) != std::string::npos; ++at) ++records;
+  EXPECT_EQ(records, 3u) << r.out;  // vib0, vib1, ibsw0
+  EXPECT_NE(r.out.find("node_guid...............0x" + hex_guid(guid_of(d, "vib1"))), std::string::npos) << r.out;
+
+  r = tool(d, {"saquery", "-C", "vib0", "-p", "--slid", "1", "--dlid", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("dlid....................2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mtu.....................0x85"), std::string::npos) << r.out;   // exactly 4096
+  EXPECT_NE(r.out.find("rate....................0x90"), std::string::npos) << r.out;  // exactly 100 Gb/s
+
+  r = tool(d, {"saquery", "-C", "vib0", "LR"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  records = 0;
+  for (size_t at = 0; (at = r.out.find("LinkRecord dump:", at)) != std::string::npos; ++at) ++records;
+  EXPECT_EQ(records, 4u) << r.out;  // two cables, both ways
+
+  r = tool(d, {"saquery", "-C", "vib0", "-s"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("EndPortLid..............3"), std::string::npos) << r.out;
+  r = tool(d, {"saquery", "-C", "vib0", "-c"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("Class version............2"), std::string::npos) << r.out;
+  r = tool(d, {"saquery", "-C", "vib0", "SWIR"});
+  EXPECT_NE(r.out.find("LinearFDBTop............................0x2"), std::string::npos) << r.describe();
+}
+
 TEST_F(Diags, PerfqueryReadsTheCountersFabricctlShowsAndResetsThem) {
   const Fabricd& d = *daemon_;
   const RunResult pp = rc_pingpong(d, "vib1", "vib0", {"-n", "200"}, 18620);
@@ -252,15 +287,20 @@ TEST_F(Diags, TheToolsFollowALinkThatGoesDownAndUp) {
 // the connection that breaks the protocol, and serves the tools as before.
 TEST_F(Diags, RandomMadsFromAnAppDoNotHurtFabricd) {
   const Fabricd& d = *daemon_;
-  std::string sock = read_file(d.runtime_dir() + "/sys/class/infiniband_mad/umad0/vfabric_socket");
+  // vib0's umadN (N is its uverbs number, which another fabricd may have pushed up).
+  std::string sock;
+  for (const auto& e : std::filesystem::directory_iterator(d.runtime_dir() + "/sys/class/infiniband_mad"))
+    if (e.is_directory() && read_file(e.path().string() + "/ibdev") == "vib0\n")
+      sock = read_file(e.path().string() + "/vfabric_socket");
   sock.erase(sock.find_last_not_of('\n') + 1);
+  ASSERT_FALSE(sock.empty());
   std::mt19937 rng(1234);
   auto connect_port = [&] {
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof a.sun_path, "%s", sock.c_str());
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << sock << ": " << std::strerror(errno);
     return fd;
   };
   // Agent 0 on QP0 (SMPs), agent 1 on QP1 (GMPs).

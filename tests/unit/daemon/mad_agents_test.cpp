@@ -5,7 +5,9 @@
 
 #include "daemon/mad/agents.hpp"
 #include "daemon/mad/mad.hpp"
+#include "daemon/mad/path_record.hpp"
 #include "daemon/mad/route.hpp"
+#include "daemon/mad/sa.hpp"
 
 namespace vf::mad {
 namespace {
@@ -258,10 +260,10 @@ TEST(MadSma, SetIsRefusedSilentlyAndBadRequestsGetTheirStatus) {
   resp[3] = kGetResp;  // a response sent as a request: nobody answers it
   EXPECT_FALSE(answer_mad(f, 0, 0, 0, resp).response);
 
-  // SMPs only on QP0, GMPs only on QP1; an SA query finds no SA yet.
+  // SMPs only on QP0, GMPs only on QP1; the SA is where the SM runs, only.
   EXPECT_EQ(answer_mad(f, 0, 1, 0, directed(kAttrNodeInfo, {})).why, NoAnswer::kNoAgent);
   EXPECT_EQ(answer_mad(f, 0, 0, 2, request(kClassPerf, kGet, kAttrPortCounters)).why, NoAnswer::kNoAgent);
-  EXPECT_EQ(answer_mad(f, 0, 1, 3, request(kClassSubnAdm, kGet, 0x11)).why, NoAnswer::kNoAgent);
+  EXPECT_EQ(answer_mad(f, 0, 1, 4, request(kClassSubnAdm, kGet, 0x11)).why, NoAnswer::kNoAgent);  // no SA on sw1
 }
 
 Mad pma(uint8_t meth, uint16_t attr, uint8_t port, uint16_t select = 0) {
@@ -335,6 +337,128 @@ TEST(MadPma, AResponseWithNoWayBackIsLost) {
   const MadOutcome o = answer_mad(f, 0, 1, 2, pma(kGet, kAttrPortCounters, 1));
   EXPECT_FALSE(o.response);
   EXPECT_EQ(o.why, NoAnswer::kUnroutable);
+}
+
+Mad sa(uint8_t meth, uint16_t attr, uint64_t mask = 0, uint32_t mod = 0) {
+  Mad m = request(kClassSubnAdm, meth, attr, mod);
+  m[2] = kSaClassVersion;
+  put_be(&m[48], 8, mask);
+  return m;
+}
+
+// The SA's answer to `req` from ca0, through answer_mad as a tool's query goes.
+MadOutcome ask_sa(const MadModel& f, const Mad& req) { return answer_mad(f, 0, 1, 3, req); }
+
+std::vector<uint8_t> whole(const MadOutcome& o) {
+  if (!o.table.empty()) return o.table;
+  return o.response ? std::vector<uint8_t>(o.response->begin(), o.response->end()) : std::vector<uint8_t>{};
+}
+
+TEST(MadSa, GetTableReturnsEveryRecordAndNoMoreBytes) {
+  const MadModel f = fabric();
+  const auto r = whole(ask_sa(f, sa(kGetTable, kAttrNodeRecord)));
+  ASSERT_EQ(r.size(), kSaData + 4 * 112);  // 4 nodes, 108-byte records padded to 112
+  EXPECT_EQ(r[3], kGetTableResp);
+  EXPECT_EQ(get_be(&r[4], 2), 0u);
+  EXPECT_EQ(get_be(&r[44], 2), 14u);  // AttributeOffset, in 8-byte words
+  EXPECT_EQ(r[24], 1);                 // RMPP version
+  EXPECT_EQ(get_be(&r[kSaData], 2), 1u);            // ca0's LID
+  EXPECT_EQ(r[kSaData + 4 + 2], 1);                 // NodeType CA
+  EXPECT_EQ(r[kSaData + 3 * 112 + 4 + 2], 2);       // sw1: a switch
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(&r[kSaData + 112 + 44])), "host ca1");
+
+  Mad by_lid = sa(kGetTable, kAttrNodeRecord, 1);  // component 0: LID
+  put_be(&by_lid[kSaData], 2, 4);
+  const auto one = whole(ask_sa(f, by_lid));
+  ASSERT_EQ(one.size(), kSaData + 112);
+  EXPECT_EQ(get_be(&one[kSaData + 4 + 12], 8), 0x2001u);  // sw1's NodeGUID
+
+  Mad none = by_lid;
+  put_be(&none[kSaData], 2, 9);
+  EXPECT_EQ(whole(ask_sa(f, none)).size(), kSaData);  // zero records is a success
+}
+
+TEST(MadSa, GetWantsExactlyOneRecord) {
+  const MadModel f = fabric();
+  Mad get = sa(kGet, kAttrNodeRecord, 1);
+  put_be(&get[kSaData], 2, 2);
+  MadOutcome o = ask_sa(f, get);
+  ASSERT_TRUE(o.response);
+  EXPECT_TRUE(o.table.empty());  // a plain 256-byte MAD
+  EXPECT_EQ(method(*o.response), kGetResp);
+  EXPECT_EQ(status(*o.response), 0);
+  EXPECT_EQ(get_be(&(*o.response)[kSaData + 4 + 12], 8), 0x1001u);
+  EXPECT_EQ(status(*ask_sa(f, sa(kGet, kAttrNodeRecord)).response), kSaTooManyRecords);
+  put_be(&get[kSaData], 2, 9);
+  EXPECT_EQ(status(*ask_sa(f, get).response), kSaNoRecords);
+}
+
+TEST(MadSa, BadRequestsGetTheirStatus) {
+  const MadModel f = fabric();
+  Mad v1 = sa(kGetTable, kAttrNodeRecord);
+  v1[2] = 1;
+  EXPECT_EQ(status(*ask_sa(f, v1).response), kStatusBadVersion);
+  EXPECT_EQ(status(*ask_sa(f, sa(kGetTable, 0x0038)).response), kStatusMethodAttrUnsupported);  // MCMemberRecord
+  EXPECT_EQ(status(*ask_sa(f, sa(kSet, kAttrNodeRecord)).response), kStatusMethodUnsupported);
+  EXPECT_EQ(status(*ask_sa(f, sa(kGetTable, kAttrLinkRecord, 1u << 9)).response), kSaReqInvalid);  // no such component
+  const MadOutcome cpi = ask_sa(f, sa(kGet, kAttrClassPortInfo));
+  ASSERT_TRUE(cpi.response);
+  EXPECT_EQ((*cpi.response)[kSaData + 1], kSaClassVersion);
+}
+
+TEST(MadSa, LinkAndPortInfoRecordsFollowTheCablesAndCapabilities) {
+  MadModel f = fabric();
+  Mad from = sa(kGetTable, kAttrLinkRecord, 0b11);  // FromLID 3, FromPort 3
+  put_be(&from[kSaData], 2, 3);
+  from[kSaData + 2] = 3;
+  auto r = whole(ask_sa(f, from));
+  ASSERT_EQ(r.size(), kSaData + 8);
+  EXPECT_EQ(r[kSaData + 3], 3);                    // ToPort
+  EXPECT_EQ(get_be(&r[kSaData + 4], 2), 4u);       // ToLID: sw1
+  f.nodes[2].ports[2].phys = PhysState::kPolling;  // that cable goes down
+  f.nodes[3].ports[2].phys = PhysState::kPolling;
+  EXPECT_EQ(whole(ask_sa(f, from)).size(), kSaData);
+
+  Mad sms = sa(kGetTable, kAttrPortInfoRecord, 1u << 7, 1u << 31);  // any port with IsSM
+  put_be(&sms[kSaData + 4 + 20], 4, 2);
+  r = whole(ask_sa(f, sms));
+  ASSERT_EQ(r.size(), kSaData + 72);
+  EXPECT_EQ(get_be(&r[kSaData], 2), 3u);  // sw0's port 0
+  EXPECT_EQ(r[kSaData + 2], 0);
+}
+
+TEST(MadSa, PathRecordsCarryTheSlowestLinkAndNeedRoutesBothWays) {
+  MadModel f = fabric();
+  f.nodes[3].ports[2].mtu = 4;  // sw1/3 at 2048
+  f.nodes[3].ports[2].speed_ext = 0;
+  f.nodes[3].ports[2].speed = 4;  // ... and QDR
+  Mad q = sa(kGet, kAttrPathRecord, (1u << 4) | (1u << 5));  // DLID, SLID
+  put_be(&q[kSaData + 40], 2, 2);
+  put_be(&q[kSaData + 42], 2, 1);
+  MadOutcome o = ask_sa(f, q);
+  ASSERT_TRUE(o.response);
+  ASSERT_EQ(status(*o.response), 0);
+  const uint8_t* p = &(*o.response)[kSaData];
+  EXPECT_EQ(get_be(p + 16, 8), 0x1001u);  // DGID's GUID
+  EXPECT_EQ(get_be(p + 32, 8), 0x1000u);  // SGID's GUID
+  EXPECT_EQ(p[54], 0x80 | 4);             // exactly 2048: sw1/3 going back
+  EXPECT_EQ(p[55], 0x80 | 7);             // exactly 40 Gb/s (4x QDR)
+  EXPECT_EQ(get_be(p + 50, 2), 0xFFFFu);
+
+  Mad bigger = q;  // MTU greater than 2048: none
+  put_be(&bigger[48], 8, (1u << 4) | (1u << 5) | (1u << 16) | (1u << 17));
+  bigger[kSaData + 54] = 0 << 6 | 4;
+  EXPECT_EQ(status(*ask_sa(f, bigger).response), kSaNoRecords);
+
+  f.nodes[3].lft[1] = 0xFF;  // ca1 can no longer answer ca0
+  EXPECT_EQ(status(*ask_sa(f, q).response), kSaNoRecords);
+
+  const MadModel g = fabric();
+  const auto all = whole(ask_sa(g, sa(kGetTable, kAttrPathRecord)));
+  EXPECT_EQ(all.size(), kSaData + 16 * 64);  // every ordered pair of the 4 endports
+  EXPECT_EQ(rate_code(2, 4, 2), 16);         // 4x EDR: 100 Gb/s
+  EXPECT_EQ(rate_code(8, 4, 4), 22);         // 12x HDR: 600 Gb/s
+  EXPECT_EQ(rate_code(1, 4, 1), 11);         // 1x FDR: 14 Gb/s
 }
 
 }  // namespace

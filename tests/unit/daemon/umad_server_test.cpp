@@ -33,7 +33,7 @@ class EchoBackend : public UmadBackend {
     if (mad::attr_id(m) == 0x7777) return done({});
     mad::Mad r = m;
     r[3] = mad::kGetResp;
-    done(UmadResult{r, 7});
+    done(UmadResult{r, 7, {}});
   }
   struct Sent {
     uint32_t qpn;
