@@ -3,6 +3,7 @@
 #include "daemon/lcore.hpp"
 #include "daemon/mad/agents.hpp"
 #include "daemon/mad/model_build.hpp"
+#include "daemon/subnet_manager.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
 
@@ -23,7 +24,10 @@ void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::funct
     size_t src = model.nodes.size();
     for (size_t i = 0; i < model.nodes.size(); ++i)
       if (!model.nodes[i].is_switch && model.nodes[i].name == vhca_) src = i;
-    mad::MadOutcome out = mad::answer_mad(model, src, qpn, dlid, m);
+    sm::SubnetManager* sm = topo_.subnet_manager(fabric_);
+    mad::MadOutcome out = mad::answer_mad(model, src, qpn, dlid, m, sm ? &sm->sa_groups() : nullptr);
+    for (const mad::McChange& c : out.mcast)
+      if (sm && !c.node.empty()) sm->sa_membership(c.node, c.mlid, c.member);
     if (out.reset) {
       const mad::ModelNode& n = model.nodes[out.reset->node];
       topo_.reset_counters(fabric_, dp::Endpoint{n.name, n.is_switch ? out.reset->port : 0u});

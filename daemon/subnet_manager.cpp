@@ -57,7 +57,7 @@ const SweepReport& SubnetManager::sweep() {
   r.links_up = unsigned(up.links.size());
   if (r.number == 1) program_switch_qos();
   r.lft_changes = program_lfts(routes, r.unrouted);
-  for (const auto& [mlid, members] : mcast_) r.mft_changes += program_mft(up, mlid, members);
+  for (const auto& [mlid, members] : mcast_groups()) r.mft_changes += program_mft(up, mlid, members);
   r.activated = activate_ports();
   routes_ = std::move(routes);
   last_ = std::move(r);
@@ -89,24 +89,51 @@ unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
   return changes;
 }
 
-void SubnetManager::mcast_membership(const std::string& hca, uint16_t mlid, bool member) {
-  std::set<std::string>& members = mcast_[mlid];
-  if (member)
-    members.insert(hca);
-  else
-    members.erase(hca);
+void SubnetManager::set_member(std::map<uint16_t, std::set<std::string>>& table, const std::string& hca,
+                               uint16_t mlid, bool member) {
+  if (member) {
+    table[mlid].insert(hca);
+    return;
+  }
+  const auto it = table.find(mlid);
+  if (it == table.end()) return;
+  it->second.erase(hca);
+  if (it->second.empty()) table.erase(it);
+}
+
+void SubnetManager::mark_dirty(uint16_t mlid) {
   mcast_dirty_.insert(mlid);
   if (!mcast_timer_.armed()) sched_.arm(mcast_timer_, sched_.now());
+}
+
+void SubnetManager::mcast_membership(const std::string& hca, uint16_t mlid, bool member) {
+  set_member(mcast_, hca, mlid, member);
+  mark_dirty(mlid);
+}
+
+void SubnetManager::sa_membership(const std::string& hca, uint16_t mlid, bool member) {
+  set_member(sa_mcast_, hca, mlid, member);
+  mark_dirty(mlid);
+}
+
+std::set<std::string> SubnetManager::members_of(uint16_t mlid) const {
+  std::set<std::string> out;
+  for (const auto* table : {&mcast_, &sa_mcast_})
+    if (const auto it = table->find(mlid); it != table->end()) out.insert(it->second.begin(), it->second.end());
+  return out;
+}
+
+std::map<uint16_t, std::set<std::string>> SubnetManager::mcast_groups() const {
+  std::map<uint16_t, std::set<std::string>> out;
+  for (const auto* table : {&mcast_, &sa_mcast_})
+    for (const auto& [mlid, members] : *table) out[mlid].insert(members.begin(), members.end());
+  return out;
 }
 
 void SubnetManager::on_mcast_timer(Timer& t, Nanos) {
   auto& sm = dp::CtxTimer::owner<SubnetManager>(t);
   const config::Fabric up = sm.with_links_up();
-  for (uint16_t mlid : std::exchange(sm.mcast_dirty_, {})) {
-    const auto it = sm.mcast_.find(mlid);
-    sm.program_mft(up, mlid, it == sm.mcast_.end() ? std::set<std::string>{} : it->second);
-    if (it != sm.mcast_.end() && it->second.empty()) sm.mcast_.erase(it);
-  }
+  for (uint16_t mlid : std::exchange(sm.mcast_dirty_, {})) sm.program_mft(up, mlid, sm.members_of(mlid));
 }
 
 unsigned SubnetManager::program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members) {

@@ -22,6 +22,7 @@
 #include "dataplane/fabric/ctx_timer.hpp"
 #include "daemon/config.hpp"
 #include "daemon/lid_assign.hpp"
+#include "daemon/mad/sa_mcast.hpp"
 #include "daemon/routing.hpp"
 
 namespace vf {
@@ -67,9 +68,16 @@ class SubnetManager {
   // the multicast group: every switch's MFT for it is programmed as an SM
   // does on an SA join -- once per lcore turn for all the MLIDs that changed
   // in it (a zero-delay timer), so a context leaving many groups costs one
-  // pass. Without an SA here, attaching is joining.
+  // pass. Attaching counts as joining, so apps that attach without asking
+  // the SA (as they may on RoCE) still get their group's traffic.
   void mcast_membership(const std::string& hca, uint16_t mlid, bool member);
-  const std::map<uint16_t, std::set<std::string>>& mcast_groups() const { return mcast_; }
+  // The same for a join or leave through the SA (mad::SaGroups): a port is
+  // in an MLID's tree while it is attached or joined.
+  void sa_membership(const std::string& hca, uint16_t mlid, bool member);
+  // MLID -> member vHCAs, attached or joined.
+  std::map<uint16_t, std::set<std::string>> mcast_groups() const;
+  // The SA's multicast groups (MCMemberRecord), kept with the SM.
+  mad::SaGroups& sa_groups() { return sa_groups_; }
 
   const Routes& routes() const { return routes_; }
   const SweepReport& last() const { return last_; }
@@ -99,7 +107,13 @@ class SubnetManager {
   SweepReport last_;
   dp::CtxTimer timer_;
   SweepDone done_;
-  std::map<uint16_t, std::set<std::string>> mcast_;  // MLID -> member vHCAs
+  static void set_member(std::map<uint16_t, std::set<std::string>>& table, const std::string& hca, uint16_t mlid,
+                         bool member);
+  void mark_dirty(uint16_t mlid);
+  std::set<std::string> members_of(uint16_t mlid) const;
+  std::map<uint16_t, std::set<std::string>> mcast_;     // MLID -> vHCAs with a QP attached
+  std::map<uint16_t, std::set<std::string>> sa_mcast_;  // MLID -> vHCAs joined through the SA
+  mad::SaGroups sa_groups_;
   std::set<uint16_t> mcast_dirty_;                     // MLIDs whose MFT entries are due
   dp::CtxTimer mcast_timer_;
 };

@@ -101,6 +101,9 @@ class Topology {
   void on_port_activated(std::function<void(size_t vhca)> fn);
   // The fabric's SM (null on Ethernet) and dataplane fabric.
   const sm::SubnetManager* subnet_manager(size_t fabric) const;
+  sm::SubnetManager* subnet_manager(size_t fabric) {
+    return const_cast<sm::SubnetManager*>(std::as_const(*this).subnet_manager(fabric));
+  }
   const dp::Fabric& fabric(size_t i) const;
   // vHCA i's port record as it is now (the HcaPort's). Lcore only, or before
   // the lcore runs: a change to it must be published (DaemonState::publish_port).

@@ -22,7 +22,8 @@ bool reaches_back(const MadModel& model, size_t from, size_t src, bool smp) {
 
 }  // namespace
 
-MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t dlid, const Mad& req) {
+MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t dlid, const Mad& req,
+                      SaGroups* groups) {
   MadOutcome out;
   out.why = NoAnswer::kNoAgent;
   const uint8_t cls = mgmt_class(req);
@@ -45,7 +46,7 @@ MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t 
   } else if (cls == kClassPerf) {
     v = pma_process(model, at->node, m, out.reset);
   } else if (int(at->node) == model.sm_node) {  // the SA lives with the SM
-    out.table = sa_process(model, src, m);
+    out.table = sa_process(model, src, m, groups, out.mcast);
     v = out.table.empty() ? Verdict::kDrop : Verdict::kRespond;
     std::fill(m.begin(), m.end(), 0);
     std::copy_n(out.table.begin(), std::min(out.table.size(), m.size()), m.begin());

@@ -13,6 +13,7 @@
 #include "daemon/mad/mad.hpp"
 #include "daemon/mad/model.hpp"
 #include "daemon/mad/pma.hpp"
+#include "daemon/mad/sa_mcast.hpp"
 
 namespace vf::mad {
 
@@ -27,11 +28,13 @@ struct MadOutcome {
   std::vector<uint8_t> table;
   uint16_t slid = 0;            // the responder's LID in the requester's umad header
   std::optional<PmaReset> reset;  // a PMA Set cleared these, answered or not
+  std::vector<McChange> mcast;    // SA joins and leaves: what the SM must program
   NoAnswer why = NoAnswer::kNone;
 };
 
 // What becomes of `req`, sent by CA `src` on QP `qpn` to `dlid` (DR SMPs
-// ignore it).
-MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t dlid, const Mad& req);
+// ignore it). `groups`: the SA's multicast groups (null: none served).
+MadOutcome answer_mad(const MadModel& model, size_t src, uint32_t qpn, uint16_t dlid, const Mad& req,
+                      SaGroups* groups = nullptr);
 
 }  // namespace vf::mad

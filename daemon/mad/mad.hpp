@@ -37,6 +37,13 @@ inline constexpr uint16_t kStatusMethodUnsupported = 0x0008;
 inline constexpr uint16_t kStatusMethodAttrUnsupported = 0x000C;
 inline constexpr uint16_t kStatusBadAttrOrModifier = 0x001C;
 inline constexpr uint16_t kStatusDrDirection = 0x8000;      // SMP only: the D bit
+// SubnAdm's own codes, in the status' upper byte (IBA 15.2.1.1).
+inline constexpr uint16_t kSaNoResources = 0x0100;
+inline constexpr uint16_t kSaReqInvalid = 0x0200;
+inline constexpr uint16_t kSaNoRecords = 0x0300;
+inline constexpr uint16_t kSaTooManyRecords = 0x0400;
+inline constexpr uint16_t kSaInvalidGid = 0x0500;
+inline constexpr uint16_t kSaInsufficientComponents = 0x0600;
 
 // Attributes.
 inline constexpr uint16_t kAttrClassPortInfo = 0x0001;

@@ -236,12 +236,40 @@ std::vector<uint8_t> respond(const Mad& req, uint8_t meth, uint16_t st) {
 
 }  // namespace
 
-std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const Mad& req) {
-  (void)requester;
+// Set (join), Delete (leave), Get and GetTable of MCMemberRecord.
+std::vector<uint8_t> mc_member(const MadModel& model, size_t requester, const Mad& req, SaGroups& groups,
+                               std::vector<McChange>& changes) {
+  const uint8_t meth = method(req);
+  const uint8_t resp = meth == kGetTable ? kGetTableResp : meth == kSaDelete ? kSaDeleteResp : kGetResp;
+  std::vector<std::vector<uint8_t>> recs;
+  const uint16_t st = groups.process(model, requester, meth, &req[kSaData], get_be(&req[48], 8), recs, changes);
+  if (st) return respond(req, resp, st);
+  constexpr size_t stride = (kMcMemberRecordSize + 7) / 8 * 8;
+  if (meth == kGet && recs.size() != 1) return respond(req, resp, recs.empty() ? kSaNoRecords : kSaTooManyRecords);
+  auto r = respond(req, resp, 0);
+  put_be(&r[44], 2, stride / 8);
+  if (meth != kGetTable) {
+    std::memcpy(&r[kSaData], recs[0].data(), kMcMemberRecordSize);
+    return r;
+  }
+  if (kSaData + recs.size() * stride > kSaMaxResponse) return respond(req, resp, kSaNoResources);
+  r.resize(kSaData + recs.size() * stride);
+  r[24] = 1, r[25] = 1, r[26] = 0x07;
+  put_be(&r[28], 4, 1);
+  put_be(&r[32], 4, r.size() - 36);
+  for (size_t i = 0; i < recs.size(); ++i) std::memcpy(&r[kSaData + i * stride], recs[i].data(), kMcMemberRecordSize);
+  return r;
+}
+
+std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const Mad& req, SaGroups* groups,
+                                std::vector<McChange>& changes) {
   const uint8_t meth = method(req);
   if (is_response(req) || !expects_response(req)) return {};
   if (base_version(req) != 1 || class_version(req) != kSaClassVersion)
     return respond(req, kGetResp, kStatusBadVersion);
+  if (attr_id(req) == kAttrMcMemberRecord && groups &&
+      (meth == kGet || meth == kGetTable || meth == kSet || meth == kSaDelete))
+    return mc_member(model, requester, req, *groups, changes);
   if (meth != kGet && meth != kGetTable) return respond(req, kGetResp, kStatusMethodUnsupported);
   const uint8_t resp = meth == kGet ? kGetResp : kGetTableResp;
   if (attr_id(req) == kAttrClassPortInfo) {

@@ -1,7 +1,7 @@
 // The subnet administrator on the SM's node (IBA 15): SubnAdmGet and
 // SubnAdmGetTable of the records the tools and the CM ask for -- NodeRecord,
 // PortInfoRecord, SwitchInfoRecord, LinearForwardingTableRecord, LinkRecord,
-// SMInfoRecord, PathRecord -- built from what the SMAs report and filtered
+// SMInfoRecord, PathRecord, MCMemberRecord -- built from what the SMAs report and filtered
 // by the request's ComponentMask, as opensm does. A GetTable response is one
 // reassembled RMPP payload, as ib_mad hands it to an app.
 #pragma once
@@ -12,6 +12,7 @@
 
 #include "daemon/mad/mad.hpp"
 #include "daemon/mad/model.hpp"
+#include "daemon/mad/sa_mcast.hpp"
 
 namespace vf::mad {
 
@@ -20,11 +21,6 @@ inline constexpr uint8_t kGetTableResp = 0x92;
 inline constexpr size_t kSaData = 56;     // records start here
 inline constexpr size_t kSaMaxResponse = 128 * 1024;
 
-// SA status codes (in the upper byte of the MAD status).
-inline constexpr uint16_t kSaNoResources = 0x0100;
-inline constexpr uint16_t kSaReqInvalid = 0x0200;
-inline constexpr uint16_t kSaNoRecords = 0x0300;
-inline constexpr uint16_t kSaTooManyRecords = 0x0400;
 
 // SA attributes.
 inline constexpr uint16_t kAttrNodeRecord = 0x0011;
@@ -37,6 +33,9 @@ inline constexpr uint16_t kAttrPathRecord = 0x0035;
 
 // The response to SA request `req` from CA `requester`: the whole MAD, 256
 // bytes or, for GetTable, the header and every record; empty: no response.
-std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const Mad& req);
+// MCMemberRecord requests read and change `groups` and report what changed
+// in `changes` (without `groups`, multicast records are not served).
+std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const Mad& req, SaGroups* groups,
+                                std::vector<McChange>& changes);
 
 }  // namespace vf::mad

@@ -175,5 +175,24 @@ TEST(PerftestMulticast, SendLatAndSendBwOverRoceV2) {
   EXPECT_NE(m.out.find("vfabric_mcast_rx_packets_total{fabric=\"roce\",hca=\"vroce1\"} "), std::string::npos);
 }
 
+// On InfiniBand perftest joins through the SA first (an MCMemberRecord Set
+// to the SM's LID through umad), gets the group's MLID back, attaches, and
+// leaves with a Delete at the end: the switch's MFT is empty again.
+TEST(PerftestMulticast, SendLatAndSendBwOverInfiniBandJoinThroughTheSa) {
+  Fabricd d(default_config());
+  const std::string g1 = "255:18:96:27:0:0:0:0:0:0:0:0:0:0:0:1", g2 = "255:18:96:27:0:0:0:0:0:0:0:0:0:0:0:2";
+  const PerftestPair lat = perftest_pair(d, "ib_send_lat", "vib1", "vib0", {"-i", "1", "-g", "-M", g1}, 21503, {"-M", g2});
+  ASSERT_TRUE(lat.ok()) << lat.describe();
+  for (const RunResult* r : {&lat.client, &lat.server}) {
+    EXPECT_NE(r->out.find("LID 0xc00"), std::string::npos) << r->out;  // an MLID the SA chose
+    EXPECT_TRUE(has_result_row(r->out)) << r->out;
+  }
+  const PerftestPair bw = perftest_pair(d, "ib_send_bw", "vib1", "vib0", {"-i", "1", "-g", "-M", g1, "-n", "500"}, 21504);
+  ASSERT_TRUE(bw.ok()) << bw.describe();
+  EXPECT_TRUE(has_result_row(bw.server.out)) << "the server received every datagram: " << bw.server.out;
+  const RunResult routes = d.ctl({"--json", "routes", "ibsw0"});
+  EXPECT_NE(routes.out.find("\"mft\": []"), std::string::npos) << "every join was left: " << routes.out;
+}
+
 }  // namespace
 }  // namespace vf::test

@@ -8,6 +8,7 @@
 #include "daemon/mad/path_record.hpp"
 #include "daemon/mad/route.hpp"
 #include "daemon/mad/sa.hpp"
+#include "daemon/mad/sa_mcast.hpp"
 
 namespace vf::mad {
 namespace {
@@ -459,6 +460,82 @@ TEST(MadSa, PathRecordsCarryTheSlowestLinkAndNeedRoutesBothWays) {
   EXPECT_EQ(rate_code(2, 4, 2), 16);         // 4x EDR: 100 Gb/s
   EXPECT_EQ(rate_code(8, 4, 4), 22);         // 12x HDR: 600 Gb/s
   EXPECT_EQ(rate_code(1, 4, 1), 11);         // 1x FDR: 14 Gb/s
+}
+
+// An MCMemberRecord join as perftest sends it, from ca `node` of fabric().
+Mad join(const MadModel& f, size_t node, uint8_t meth, uint8_t last_mgid_byte, uint32_t qkey = 0x11111111) {
+  Mad m = sa(meth, kAttrMcMemberRecord,
+             (1u << 0) | (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | (1u << 12) | (1u << 13) | (1u << 16));
+  uint8_t* r = &m[kSaData];
+  r[0] = 0xFF, r[1] = 0x12, r[15] = last_mgid_byte;
+  put_be(r + 16, 8, f.subnet_prefix);
+  put_be(r + 24, 8, f.nodes[node].guid);
+  put_be(r + 32, 4, qkey);
+  put_be(r + 40, 2, 0xFFFF);
+  r[48] = 1;  // JoinState: full member
+  return m;
+}
+
+TEST(MadSaMcast, JoinsShareTheGroupsMlidAndLeavingEmptiesIt) {
+  const MadModel f = fabric();
+  SaGroups groups;
+  MadOutcome a = answer_mad(f, 0, 1, 3, join(f, 0, kSet, 1), &groups);
+  ASSERT_TRUE(a.response);
+  ASSERT_EQ(status(*a.response), 0);
+  EXPECT_EQ(method(*a.response), kGetResp);
+  const uint16_t mlid = uint16_t(get_be(&(*a.response)[kSaData + 36], 2));
+  EXPECT_EQ(mlid, 0xC000);
+  ASSERT_EQ(a.mcast.size(), 1u);
+  EXPECT_EQ(a.mcast[0].node, "ca0");
+  EXPECT_TRUE(a.mcast[0].member);
+
+  MadOutcome b = answer_mad(f, 1, 1, 3, join(f, 1, kSet, 1), &groups);  // ca1, same MGID
+  ASSERT_EQ(status(*b.response), 0);
+  EXPECT_EQ(get_be(&(*b.response)[kSaData + 36], 2), mlid);
+  MadOutcome other = answer_mad(f, 1, 1, 3, join(f, 1, kSet, 2), &groups);  // another group
+  EXPECT_EQ(get_be(&(*other.response)[kSaData + 36], 2), 0xC001u);
+  EXPECT_EQ(whole(answer_mad(f, 0, 1, 3, sa(kGetTable, kAttrMcMemberRecord), &groups)).size(), kSaData + 3 * 56);
+
+  MadOutcome again = answer_mad(f, 0, 1, 3, join(f, 0, kSet, 1), &groups);  // a repeated join: no change
+  EXPECT_EQ(status(*again.response), 0);
+  EXPECT_TRUE(again.mcast.empty());
+
+  MadOutcome leave = answer_mad(f, 0, 1, 3, join(f, 0, kSaDelete, 1), &groups);
+  ASSERT_EQ(status(*leave.response), 0);
+  EXPECT_EQ(method(*leave.response), kSaDeleteResp);
+  ASSERT_EQ(leave.mcast.size(), 1u);
+  EXPECT_FALSE(leave.mcast[0].member);
+  EXPECT_EQ(status(*answer_mad(f, 0, 1, 3, join(f, 0, kSaDelete, 1), &groups).response), kSaReqInvalid);
+  answer_mad(f, 1, 1, 3, join(f, 1, kSaDelete, 1), &groups);
+  ASSERT_EQ(groups.groups().size(), 1u);  // the first group went with its last member
+  EXPECT_EQ(groups.groups()[0].mlid, 0xC001);
+}
+
+TEST(MadSaMcast, JoinsTheSaRefuses) {
+  const MadModel f = fabric();
+  SaGroups groups;
+  ASSERT_EQ(status(*answer_mad(f, 0, 1, 3, join(f, 0, kSet, 1), &groups).response), 0);
+  // Another Q_Key than the group's.
+  EXPECT_EQ(status(*answer_mad(f, 1, 1, 3, join(f, 1, kSet, 1, 0x22), &groups).response), kSaReqInvalid);
+  // ca0 joining for ca1 (a proxy join).
+  EXPECT_EQ(status(*answer_mad(f, 0, 1, 3, join(f, 1, kSet, 1), &groups).response), kSaReqInvalid);
+  // Creating a group without its parameters.
+  Mad bare = join(f, 0, kSet, 7);
+  put_be(&bare[48], 8, (1u << 0) | (1u << 1) | (1u << 16));
+  EXPECT_EQ(status(*answer_mad(f, 0, 1, 3, bare, &groups).response), kSaInsufficientComponents);
+  // A unicast MGID.
+  Mad unicast = join(f, 0, kSet, 7);
+  unicast[kSaData] = 0xFE;
+  EXPECT_EQ(status(*answer_mad(f, 0, 1, 3, unicast, &groups).response), kSaInvalidGid);
+  // No MGID: the SA makes one up.
+  Mad any = join(f, 0, kSet, 0);
+  std::fill(&any[kSaData], &any[kSaData + 16], 0);
+  const MadOutcome made = answer_mad(f, 0, 1, 3, any, &groups);
+  ASSERT_EQ(status(*made.response), 0);
+  EXPECT_EQ((*made.response)[kSaData], 0xFF);
+  EXPECT_EQ(groups.groups().size(), 2u);
+  // Without the SM's groups (an Ethernet fabric has none) nobody serves them.
+  EXPECT_EQ(status(*answer_mad(f, 0, 1, 3, join(f, 0, kSet, 1)).response), kStatusMethodUnsupported);
 }
 
 }  // namespace
