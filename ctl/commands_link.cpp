@@ -225,6 +225,20 @@ int cmd_sm_show(const Globals& g) {
       return 0;
     }
     t.print(std::cout);
+    // The SA's multicast groups (saquery -g, in short).
+    Table groups({"FABRIC", "MGID", "MLID", "Q_KEY", "P_KEY", "MEMBERS"});
+    for (const json& f : r)
+      for (const json& grp : f.value("mcast_groups", json::array())) {
+        std::string members;
+        for (const json& m : grp.value("members", json::array()))
+          members += (members.empty() ? "" : ",") + text(m, "hca");
+        groups.add({text(f, "fabric"), text(grp, "mgid"), fmt::format("0x{:04x}", grp.value("mlid", 0)),
+                    text(grp, "qkey"), text(grp, "pkey"), members});
+      }
+    if (!groups.empty()) {
+      std::cout << "\nSA multicast groups\n";
+      groups.print(std::cout);
+    }
     return 0;
   });
 }

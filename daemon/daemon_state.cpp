@@ -65,7 +65,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     size_t fi = 0;
     while (fi + 1 < cfg.fabrics.size() && cfg.fabrics[fi].name != v.fabric) ++fi;
     mad_backends_.push_back(std::make_unique<MadBackend>(*lcore_, *topology_, cfg.fabrics.at(fi), fi, v.name));
-    umads_.push_back(std::make_unique<UmadServer>(io_, umad_sock, *mad_backends_.back()));
+    umads_.push_back(std::make_unique<UmadServer>(io_, umad_sock, *mad_backends_.back(), cfg.daemon.admin_gid));
     for (auto& s : specs)
       if (s.ibdev == v.name) {
         s.device_attrs["vfabric_socket"] = sock;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/addr.hpp"
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/counter_format.hpp"
@@ -16,7 +17,9 @@
 #include "daemon/fdb_commands.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/link_lookup.hpp"
+#include "daemon/mad/sa_mcast.hpp"
 #include "daemon/pfc_json.hpp"
+#include "daemon/subnet_manager.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "daemon/topology.hpp"
 #include "daemon/units.hpp"
@@ -30,6 +33,28 @@ std::string arg(const json& args, const char* k) {
   return args.contains(k) && args[k].is_string() ? args[k].get<std::string>() : std::string();
 }
 
+// The SA's multicast groups: MGID, MLID, Q_Key, P_Key and the joined
+// vHCAs (by name where the port GID is a vHCA's) with their JoinState.
+json sa_groups_json(const config::Fabric& f, const std::vector<mad::McGroup>& groups) {
+  json out = json::array();
+  for (const mad::McGroup& g : groups) {
+    json members = json::array();
+    for (const auto& [gid, state] : g.members) {
+      const uint64_t guid = mad::get_be(gid.data() + 8, 8);
+      std::string who = fmt::format("0x{:016x}", guid);
+      for (const config::Hca& h : f.hcas)
+        if (h.node_guid == guid) who = h.name;
+      members.push_back({{"hca", who}, {"join_state", state}});
+    }
+    out.push_back({{"mgid", addr::format_gid_short(g.mgid)},
+                   {"mlid", g.mlid},
+                   {"qkey", fmt::format("0x{:08x}", g.qkey)},
+                   {"pkey", fmt::format("0x{:04x}", g.pkey)},
+                   {"members", std::move(members)}});
+  }
+  return out;
+}
+
 // The subnet manager of every IB fabric: where it runs, how it routes, and
 // its last sweep (fabricctl sm show; sminfo's and opensm's status, in short).
 void sm_show(DaemonState& d, control::Reply reply) {
@@ -40,11 +65,12 @@ void sm_show(DaemonState& d, control::Reply reply) {
       sm::SweepReport last;
       std::vector<std::string> roots;
       uint16_t sm_lid;
+      std::vector<mad::McGroup> groups;  // the SA's
     };
     std::vector<Row> rows;
     for (size_t i = 0; i < dp->config().fabrics.size(); ++i)
-      if (const sm::SubnetManager* m = dp->topology().subnet_manager(i))
-        rows.push_back({i, m->last(), m->updn_roots(), m->lids().sm_lid});
+      if (sm::SubnetManager* m = dp->topology().subnet_manager(i))
+        rows.push_back({i, m->last(), m->updn_roots(), m->lids().sm_lid, m->sa_groups().groups()});
     reply.ok_with([dp, rows = std::move(rows)] {
       json out = json::array();
       for (const Row& r : rows) {
@@ -66,6 +92,7 @@ void sm_show(DaemonState& d, control::Reply reply) {
                       {"unrouted", r.last.unrouted},
                       {"activated", r.last.activated}}}};
         if (f.sm.routing == config::Routing::UpDown) one["roots"] = r.roots;
+        one["mcast_groups"] = sa_groups_json(f, r.groups);
         out.push_back(std::move(one));
       }
       return out;

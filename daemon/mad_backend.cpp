@@ -1,5 +1,7 @@
 #include "daemon/mad_backend.hpp"
 
+#include <exception>
+
 #include "daemon/lcore.hpp"
 #include "daemon/mad/agents.hpp"
 #include "daemon/mad/model_build.hpp"
@@ -30,7 +32,12 @@ void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::funct
       if (sm && !c.node.empty()) sm->sa_membership(c.node, c.mlid, c.member);
     if (out.reset) {
       const mad::ModelNode& n = model.nodes[out.reset->node];
-      topo_.reset_counters(fabric_, dp::Endpoint{n.name, n.is_switch ? out.reset->port : 0u});
+      try {
+        topo_.reset_counters(fabric_, dp::Endpoint{n.name, n.is_switch ? out.reset->port : 0u});
+      } catch (const std::exception&) {
+        // A port the PMA should not have named: the agents' bug, never the
+        // dataplane's end. The response still says what the agent decided.
+      }
     }
     switch (out.why) {
       case mad::NoAnswer::kUnroutable: unroutable_.fetch_add(1, std::memory_order_relaxed); break;

@@ -21,7 +21,9 @@ SubnetManager::SubnetManager(const config::Fabric& cfg, dp::Fabric& fabric, Sche
       roots_(cfg.sm.roots.empty() ? default_updn_roots(cfg) : cfg.sm.roots),
       qos_(programmed_qos(cfg.qos)),
       timer_(&SubnetManager::on_timer, this),
-      mcast_timer_(&SubnetManager::on_mcast_timer, this) {}
+      mcast_timer_(&SubnetManager::on_mcast_timer, this) {
+  sa_groups_.set_mlid_in_use([this](uint16_t mlid) { return mcast_.count(mlid) != 0; });
+}
 
 SubnetManager::~SubnetManager() {
   sched_.disarm(timer_);

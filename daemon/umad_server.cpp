@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -45,15 +46,22 @@ struct UmadServer::Session {
   std::array<Agent, VHCA_UMAD_MAX_AGENTS> agents{};
   std::map<uint64_t, Pending> pending;  // by TID as sent
   std::deque<std::vector<uint8_t>> out;  // not yet taken by the app
+  size_t out_bytes = 0;
   bool writing = false;
   bool gone = false;
 };
 
-UmadServer::UmadServer(asio::io_context& io, std::string socket_path, UmadBackend& backend)
+UmadServer::UmadServer(asio::io_context& io, std::string socket_path, UmadBackend& backend,
+                       std::optional<gid_t> group)
     : io_(io), path_(std::move(socket_path)), backend_(backend), listener_(io) {
-  // Open to every user like /dev/infiniband/umad* (rdma-core's udev rules):
-  // what an app can do through it is bounded by the agents (SMP Set refused).
+  // A umad port can clear any port's counters and create multicast groups:
+  // root's alone, as the kernel's umad nodes are, or the admin group's too.
   const int fd = listen_seqpacket(path_, false);
+  if ((group && ::chown(path_.c_str(), uid_t(-1), *group) != 0) || ::chmod(path_.c_str(), group ? 0660 : 0600) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot restrict " + path_ + ": " + std::strerror(err));
+  }
   listener_.assign(fd);
   accept_next();
 }
@@ -75,6 +83,11 @@ void UmadServer::accept_next() {
     for (;;) {
       int fd = accept4(listener_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) break;
+      if (sessions_.size() >= kMaxSessions) {
+        ++stats_.overflow;  // the app reads EOF: its port is gone, as far as it can tell
+        ::close(fd);
+        continue;
+      }
       auto s = std::make_shared<Session>(io_, fd, next_session_++);
       sessions_[s->id] = s;
       read_next(s);
@@ -85,7 +98,8 @@ void UmadServer::accept_next() {
 
 void UmadServer::read_next(const std::shared_ptr<Session>& s) {
   s->sock.async_wait(asio::posix::stream_descriptor::wait_read, [this, s](boost::system::error_code ec) {
-    if (ec || s->gone) return drop(s);
+    if (s->gone) return;  // dropped, or the server is being destroyed: `this` may be gone
+    if (ec) return drop(s);
     // A bounded batch per wake-up, so one chatty app cannot starve the rest.
     for (int i = 0; i < 64; ++i) {
       std::array<uint8_t, sizeof(vhca_umad_msg) + kHdr + mad::kMadSize + 1> buf;
@@ -143,14 +157,23 @@ bool UmadServer::on_send(const std::shared_ptr<Session>& s, uint32_t agent, cons
   const uint32_t qpn = a.reg.qpn;
   const uint16_t dlid = ntohs(h.lid);
   if (!mad::expects_response(m) || mad::is_response(m)) {
-    backend_.send(qpn, dlid, m, [](UmadResult) {});
+    ++stats_.no_agent;  // responses, traps, sends: no agent here takes unsolicited MADs
     return true;
   }
   // The agent owns the upper half of its requests' TIDs (ib_mad's hi_tid).
   const uint64_t tid = uint64_t(a.hi_tid) << 32 | (mad::tid(m) & 0xFFFFFFFFu);
   mad::set_tid(m, tid);
-  if (s->pending.size() >= kMaxOutstanding || s->pending.count(tid)) {
-    ++stats_.overflow;  // the kernel would be out of send buffers: the request is lost
+  if (s->pending.size() >= kMaxOutstanding || s->pending.count(tid) || in_flight_ >= kMaxInFlight) {
+    // The kernel would be out of send buffers: the request is lost, and
+    // the app learns it at once rather than never.
+    ++stats_.overflow;
+    return_unanswered(s, p, m);
+    return true;
+  }
+  if (!h.timeout_ms) {
+    // No timeout: ib_mad keeps no record of the send, so a response finds
+    // no request to match and is dropped. The request still does its work.
+    to_fabric(qpn, dlid, m, [](UmadResult) {});
     return true;
   }
   Pending& pend = s->pending[tid];
@@ -158,18 +181,34 @@ bool UmadServer::on_send(const std::shared_ptr<Session>& s, uint32_t agent, cons
   std::memcpy(pend.hdr.data(), p, kHdr);
   pend.sent = m;
   const uint64_t ms = std::min<uint64_t>(uint64_t(h.timeout_ms) * (uint64_t(h.retries) + 1), kMaxTimeoutMs);
-  if (h.timeout_ms) {
-    pend.timer = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(ms));
-    pend.timer->async_wait([this, s, tid](boost::system::error_code ec) {
-      if (!ec) time_out(s, tid);
-    });
-  }
-  backend_.send(qpn, dlid, m, [&io = io_, alive = std::weak_ptr<UmadServer*>(alive_), s, tid](UmadResult r) {
-    asio::post(io, [alive, s, tid, r = std::move(r)]() mutable {
-      if (auto self = alive.lock()) (*self)->on_result(s, tid, std::move(r));
-    });
+  pend.timer = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(ms));
+  pend.timer->async_wait([this, s, tid](boost::system::error_code ec) {
+    if (!ec && !s->gone) time_out(s, tid);
   });
+  to_fabric(qpn, dlid, m, [this, s, tid](UmadResult r) { on_result(s, tid, std::move(r)); });
   return true;
+}
+
+void UmadServer::to_fabric(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> then) {
+  ++in_flight_;
+  backend_.send(qpn, dlid, m,
+                [&io = io_, alive = std::weak_ptr<UmadServer*>(alive_), then = std::move(then)](UmadResult r) {
+                  asio::post(io, [alive, then, r = std::move(r)]() mutable {
+                    const auto self = alive.lock();
+                    if (!self) return;
+                    --(*self)->in_flight_;
+                    then(std::move(r));
+                  });
+                });
+}
+
+void UmadServer::return_unanswered(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& sent) {
+  vhca_umad_hdr h;
+  std::memcpy(&h, hdr, kHdr);
+  h.status = ETIMEDOUT;
+  h.length = uint32_t(kHdr + mad::kMadSize);
+  ++stats_.timeouts;
+  deliver(s, reinterpret_cast<const uint8_t*>(&h), sent.data(), sent.size());
 }
 
 void UmadServer::on_result(const std::shared_ptr<Session>& s, uint64_t tid, UmadResult r) {
@@ -194,24 +233,21 @@ void UmadServer::on_result(const std::shared_ptr<Session>& s, uint64_t tid, Umad
 void UmadServer::time_out(const std::shared_ptr<Session>& s, uint64_t tid) {
   auto it = s->pending.find(tid);
   if (s->gone || it == s->pending.end()) return;
-  vhca_umad_hdr h;
-  std::memcpy(&h, it->second.hdr.data(), kHdr);
-  h.status = ETIMEDOUT;
-  h.length = uint32_t(kHdr + mad::kMadSize);
+  const std::array<uint8_t, kHdr> hdr = it->second.hdr;
   const mad::Mad sent = it->second.sent;
   s->pending.erase(it);
-  ++stats_.timeouts;
-  deliver(s, reinterpret_cast<const uint8_t*>(&h), sent.data(), sent.size());
+  return_unanswered(s, hdr.data(), sent);
 }
 
 void UmadServer::deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const uint8_t* mad, size_t len) {
-  if (s->out.size() >= kMaxQueued) {
+  if (s->out.size() >= kMaxQueued || s->out_bytes + kHdr + len > kMaxQueuedBytes) {
     ++stats_.overflow;  // an app that does not read loses what it would not read
     return;
   }
   std::vector<uint8_t> msg(kHdr + len);
   std::memcpy(msg.data(), hdr, kHdr);
   std::memcpy(msg.data() + kHdr, mad, len);
+  s->out_bytes += msg.size();
   s->out.push_back(std::move(msg));
   flush(s);
 }
@@ -221,6 +257,7 @@ void UmadServer::flush(const std::shared_ptr<Session>& s) {
     const auto& msg = s->out.front();
     const ssize_t n = send(s->sock.native_handle(), msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n == ssize_t(msg.size())) {
+      s->out_bytes -= msg.size();
       s->out.pop_front();
       continue;
     }
@@ -229,7 +266,7 @@ void UmadServer::flush(const std::shared_ptr<Session>& s) {
         s->writing = true;
         s->sock.async_wait(asio::posix::stream_descriptor::wait_write, [this, s](boost::system::error_code ec) {
           s->writing = false;
-          if (!ec) flush(s);
+          if (!ec && !s->gone) flush(s);
         });
       }
       return;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -43,13 +44,22 @@ class UmadBackend {
 
 class UmadServer {
  public:
-  // At most this many requests in flight per open port, and this many
-  // undelivered messages queued for an app that does not read.
+  // Bounds, so that no app can take more than its share of fabricd:
+  // requests awaiting a response or timeout per open port; MADs handed to
+  // the lcore and not yet back, per vHCA (each is a task on the dataplane's
+  // queue, which every app's verbs share); undelivered messages and bytes
+  // queued for an app that does not read; open ports per vHCA.
   static constexpr size_t kMaxOutstanding = 256;
+  static constexpr size_t kMaxInFlight = 64;
   static constexpr size_t kMaxQueued = 1024;
+  static constexpr size_t kMaxQueuedBytes = 4 << 20;
+  static constexpr size_t kMaxSessions = 64;
   static constexpr uint32_t kMaxTimeoutMs = 60'000;
 
-  UmadServer(boost::asio::io_context& io, std::string socket_path, UmadBackend& backend);
+  // The socket is root's, like a kernel's /dev/infiniband/umad* (0600),
+  // and `group`'s too (0660) when there is one: fabricd's admin group.
+  UmadServer(boost::asio::io_context& io, std::string socket_path, UmadBackend& backend,
+             std::optional<gid_t> group = std::nullopt);
   ~UmadServer();
   UmadServer(const UmadServer&) = delete;
   UmadServer& operator=(const UmadServer&) = delete;
@@ -67,6 +77,12 @@ class UmadServer {
   bool on_send(const std::shared_ptr<Session>& s, uint32_t agent, const uint8_t* p, size_t n);
   void on_result(const std::shared_ptr<Session>& s, uint64_t tid, UmadResult r);
   void time_out(const std::shared_ptr<Session>& s, uint64_t tid);
+  // Hands `m` to the backend, counting it in flight; `then` gets what came
+  // back on the control thread (not at all once the server is gone).
+  void to_fabric(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> then);
+  // The request itself back to the app with ETIMEDOUT, as ib_mad returns a
+  // send that got no response.
+  void return_unanswered(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& sent);
   void deliver(const std::shared_ptr<Session>& s, const uint8_t* hdr, const uint8_t* mad, size_t len);
   void flush(const std::shared_ptr<Session>& s);
   void drop(const std::shared_ptr<Session>& s);
@@ -78,6 +94,7 @@ class UmadServer {
   std::map<uint64_t, std::shared_ptr<Session>> sessions_;
   uint64_t next_session_ = 1;
   uint32_t next_hi_tid_ = 1;
+  size_t in_flight_ = 0;
   UmadStats stats_;
   // Results come back through the io_context after the lcore ran the MAD;
   // one that arrives after the server is gone finds this expired.

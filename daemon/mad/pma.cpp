@@ -68,6 +68,7 @@ uint16_t counters(const ModelNode& n, size_t node, uint8_t meth, Mad& m, bool ex
   const ModelPort* p = n.is_switch && port == 0 ? &kIdle : n.port(port);
   if (!p) return kStatusBadAttrOrModifier;  // includes 0xFF (AllPortSelect is not offered)
   if (meth == kSet) {
+    if (p == &kIdle) return kStatusBadAttrOrModifier;  // port 0 counts nothing to clear
     const uint16_t all = ext ? kAllCountersExt : kAllCounters;
     if ((select & all) != all) return kStatusBadAttrOrModifier;
     reset = PmaReset{node, port};

@@ -201,10 +201,29 @@ bool path_matches(const uint8_t* q, const PathRecord& r, uint64_t mask, bool& ba
   return !bad;
 }
 
-std::vector<Record> path_records(const MadModel& m, const uint8_t* q, uint64_t mask, bool& bad) {
+// Whether node `n` can be the end a query names by LID (component bit
+// `lid_bit`, at bit `lid_off`) or GID (`gid_bit`, `gid_off`): the records
+// are only built for those, so a query for one path costs one path.
+bool could_be(const MadModel& m, const ModelNode& n, const uint8_t* q, uint64_t mask, unsigned lid_bit,
+              unsigned lid_off, unsigned gid_bit, unsigned gid_off) {
+  if ((mask >> lid_bit & 1) && get_bits(q, lid_off, 16) != n.lid) return false;
+  if ((mask >> gid_bit & 1) &&
+      (get_bits(q, gid_off, 64) != m.subnet_prefix || get_bits(q, gid_off + 64, 64) != n.guid))
+    return false;
+  return true;
+}
+
+std::vector<Record> path_records(const MadModel& m, const uint8_t* q, uint64_t mask, bool& bad, bool& too_many) {
   std::vector<Record> out;
-  for (size_t s = 0; s < m.nodes.size(); ++s)
+  size_t bytes = 0;
+  for (size_t s = 0; s < m.nodes.size(); ++s) {
+    if (!could_be(m, m.nodes[s], q, mask, 5, 336, 3, 192)) continue;
     for (size_t d = 0; d < m.nodes.size(); ++d) {
+      if (!could_be(m, m.nodes[d], q, mask, 4, 320, 2, 64)) continue;
+      if ((bytes += kPathRecordSize) > kSaMaxResponse) {
+        too_many = true;
+        return {};
+      }
       auto r = path_record(m, s, d);
       if (!r) continue;
       if (mask & 3) std::memcpy(r->data(), q, 8);  // the ServiceID asked for is the path's
@@ -214,6 +233,7 @@ std::vector<Record> path_records(const MadModel& m, const uint8_t* q, uint64_t m
       }
       out.emplace_back(r->begin(), r->end());
     }
+  }
   return out;
 }
 
@@ -286,7 +306,7 @@ std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const M
 
   const uint64_t mask = get_be(&req[48], 8);
   const uint8_t* query = &req[kSaData];
-  bool bad = false;
+  bool bad = false, too_many = false;
   std::vector<Record> all;
   switch (t->attr) {
     case kAttrNodeRecord: all = node_records(model); break;
@@ -295,7 +315,7 @@ std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const M
     case kAttrLftRecord: all = switch_records(model, t->attr); break;
     case kAttrSmInfoRecord: all = sm_info_records(model); break;
     case kAttrLinkRecord: all = link_records(model); break;
-    case kAttrPathRecord: all = path_records(model, query, mask, bad); break;
+    case kAttrPathRecord: all = path_records(model, query, mask, bad, too_many); break;
   }
   std::vector<Record> hits;
   for (auto& r : all) {
@@ -306,6 +326,7 @@ std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const M
     hits.push_back(std::move(r));
   }
   if (bad) return respond(req, resp, kSaReqInvalid);
+  if (too_many) return respond(req, resp, kSaNoResources);
 
   const size_t stride = (t->size + 7) / 8 * 8;
   if (meth == kGet) {

@@ -73,7 +73,8 @@ std::vector<uint8_t> SaGroups::record(const McGroup& g, const Gid16& port, uint8
 
 uint16_t SaGroups::free_mlid() const {
   for (uint32_t mlid = 0xC000; mlid <= 0xFFFE; ++mlid)
-    if (std::none_of(groups_.begin(), groups_.end(), [&](const McGroup& g) { return g.mlid == mlid; }))
+    if (std::none_of(groups_.begin(), groups_.end(), [&](const McGroup& g) { return g.mlid == mlid; }) &&
+        !(in_use_ && in_use_(uint16_t(mlid))))
       return uint16_t(mlid);
   return 0;
 }

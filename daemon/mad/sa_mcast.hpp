@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ class SaGroups {
                    std::vector<std::vector<uint8_t>>& records, std::vector<McChange>& changes);
 
   const std::vector<McGroup>& groups() const { return groups_; }
+  // MLIDs taken outside the SA (apps that attached without joining): a new
+  // group never gets one of them.
+  void set_mlid_in_use(std::function<bool(uint16_t)> fn) { in_use_ = std::move(fn); }
 
  private:
   uint16_t join(const MadModel& model, const uint8_t* q, uint64_t mask, const Gid16& port,
@@ -65,6 +69,7 @@ class SaGroups {
 
   std::vector<McGroup> groups_;
   uint32_t next_mgid_ = 1;  // SA-chosen MGIDs
+  std::function<bool(uint16_t)> in_use_;
 };
 
 }  // namespace vf::mad

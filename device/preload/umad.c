@@ -1,16 +1,15 @@
 /* /dev/infiniband/umadN of a vHCA port (device/abi/vhca_umad.h). open()
  * connects to fabricd's socket for the port, named in the port's sysfs
- * entry; poll() is the socket's own, read() too but for ENOSPC. The agent ioctls and
- * write() are checked here as ib_umad checks them (so a bad call fails with
- * the kernel's errno in the caller) and then forwarded, in order, on the
- * same socket; fabricd checks everything again. */
+ * entry; poll() is the socket's own, read() too but for ENOSPC and EOF.
+ * The agent ioctls and write() are checked here as ib_umad checks them (so
+ * a bad call fails with the kernel's errno in the caller) and then
+ * forwarded, in order, on the same socket; fabricd checks everything again.
+ * Which fds are umad ports is umad_fds.c's business. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,35 +24,17 @@
 #include "device/abi/vhca_umad.h"
 #include "shim.h"
 
-#define MAX_FDS 4096
-#define MAD_HDR 24    /* the common MAD header */
-#define RMPP_HDR 36   /* ib_umad's shortest write: MAD header + RMPP header */
-
-/* Per fd: is it a umad port of ours, and which agents it registered. The
- * ioctls take the lock; the read side of write()/close() is one relaxed
- * load, so a process that never opens a umad port pays nothing more. */
-static uint32_t agents[MAX_FDS];
-static uint8_t ours[MAX_FDS];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#define RMPP_HDR 36 /* ib_umad's shortest write: MAD header + RMPP header */
 
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef int (*open_fn)(const char *, int, ...);
 typedef int (*close_fn)(int);
 typedef int (*ioctl_fn)(int, unsigned long, ...);
+typedef int (*dup_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
-
-static int is_ours(int fd) {
-  return fd >= 0 && fd < MAX_FDS && __atomic_load_n(&ours[fd], __ATOMIC_ACQUIRE);
-}
-
-static void forget(int fd) {
-  if (fd < 0 || fd >= MAX_FDS || !__atomic_load_n(&ours[fd], __ATOMIC_ACQUIRE)) return;
-  pthread_mutex_lock(&lock);
-  agents[fd] = 0;
-  __atomic_store_n(&ours[fd], 0, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&lock);
-}
+typedef int (*fcntl_fn)(int, int, ...);
 
 /* "umadN" of /dev/infiniband/umadN, or -1. */
 static int umad_number(const char *path) {
@@ -75,12 +56,11 @@ static int socket_path(int n, char *out, size_t len) {
   char attr[PATH_MAX];
   int k = snprintf(attr, sizeof(attr), "%s/class/infiniband_mad/umad%d/vfabric_socket", root, n);
   if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
-  typedef int (*open_fn)(const char *, int, ...);
-  open_fn real_open = (open_fn)vhca_next("open");
+  open_fn real_open = VHCA_REAL(open_fn, open);
   int fd = real_open ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
   if (fd < 0) return 0;
-  ssize_t got = read(fd, out, len - 1);
-  ((close_fn)vhca_next("close"))(fd);
+  ssize_t got = VHCA_REAL(read_fn, read)(fd, out, len - 1);
+  VHCA_REAL(close_fn, close)(fd);
   if (got <= 0) return 0;
   out[got] = '\0';
   char *nl = strchr(out, '\n');
@@ -93,27 +73,19 @@ int vhca_umad_open(const char *path, int flags) {
   if (n < 0) return VHCA_NOT_OURS;
   char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
   if (!socket_path(n, sock, sizeof(sock))) return VHCA_NOT_OURS;
-  if ((flags & O_ACCMODE) != O_RDWR && (flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDONLY) {
-    errno = EINVAL;
-    return -1;
-  }
   int type = SOCK_SEQPACKET | ((flags & O_CLOEXEC) ? SOCK_CLOEXEC : 0);
   int fd = socket(AF_UNIX, type, 0);
   if (fd < 0) return -1;
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   memcpy(a.sun_path, sock, strlen(sock) + 1);
-  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || fd >= MAX_FDS) {
-    int e = fd >= MAX_FDS ? EMFILE : errno;
-    ((close_fn)vhca_next("close"))(fd);
-    /* The daemon is gone: the port is, as far as the app can tell. */
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || vhca_umad_track(fd) != 0) {
+    int e = errno;
+    VHCA_REAL(close_fn, close)(fd);
+    /* The daemon is gone: so is the port, as far as the app can tell. */
     errno = (e == ECONNREFUSED || e == ENOENT) ? ENODEV : e;
     return -1;
   }
   if (flags & O_NONBLOCK) fcntl(fd, F_SETFL, O_NONBLOCK);
-  pthread_mutex_lock(&lock);
-  agents[fd] = 0;
-  __atomic_store_n(&ours[fd], 1, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&lock);
   return fd;
 }
 
@@ -125,7 +97,7 @@ static int send_all(int fd, const struct iovec *iov, int n) {
     ssize_t r = sendmsg(fd, &m, MSG_NOSIGNAL);
     if (r >= 0) return 0;
     if (errno == EINTR) continue;
-    if (errno != EAGAIN) return errno == EPIPE || errno == ECONNRESET ? ENODEV : errno;
+    if (errno != EAGAIN) return errno == EPIPE || errno == ECONNRESET ? EIO : errno;
     struct pollfd p = {.fd = fd, .events = POLLOUT};
     if (poll(&p, 1, -1) < 0 && errno != EINTR) return errno;
   }
@@ -153,26 +125,28 @@ static int check_agent(const struct vhca_umad_agent *a, int unsolicited) {
   return 0;
 }
 
-static int register_agent(int fd, const struct vhca_umad_agent *a, uint32_t *id) {
+static int register_agent(int fd, struct vhca_umad_port *port, const struct vhca_umad_agent *a, uint32_t *id) {
   int unsolicited = a->method_mask[0] || a->method_mask[1];
   int e = check_agent(a, unsolicited);
   if (e) return e;
-  pthread_mutex_lock(&lock);
-  uint32_t free_ids = ~agents[fd];
+  vhca_umad_lock();
+  uint32_t free_ids = ~port->agents;
   if (!free_ids) {
-    pthread_mutex_unlock(&lock);
+    vhca_umad_unlock();
     return ENOMEM;
   }
   uint32_t slot = (uint32_t)__builtin_ctz(free_ids);
   e = send_op(fd, VHCA_UMAD_OP_REGISTER, slot, a, sizeof(*a));
-  if (!e) agents[fd] |= 1u << slot;
-  pthread_mutex_unlock(&lock);
+  if (!e) port->agents |= 1u << slot;
+  vhca_umad_unlock();
   if (!e) *id = slot;
   return e;
 }
 
-static int umad_ioctl(int fd, unsigned long req, void *arg) {
+/* The umad ioctls; ENOTTY for anything else (the caller asks the kernel). */
+static int umad_ioctl(int fd, struct vhca_umad_port *port, unsigned long req, void *arg) {
   if (req == VHCA_UMAD_ENABLE_PKEY) return 0;
+  if (!arg) return EFAULT;
   if (req == VHCA_UMAD_REGISTER_AGENT2) {
     struct vhca_umad_reg_req2 r;
     memcpy(&r, arg, sizeof(r));
@@ -186,7 +160,7 @@ static int umad_ioctl(int fd, unsigned long req, void *arg) {
                                 .rmpp_version = r.rmpp_version, .oui = r.oui};
     memcpy(a.method_mask, r.method_mask, sizeof(a.method_mask));
     uint32_t id = 0;
-    int e = register_agent(fd, &a, &id);
+    int e = register_agent(fd, port, &a, &id);
     if (!e) ((struct vhca_umad_reg_req2 *)arg)->id = id;
     return e;
   }
@@ -199,18 +173,18 @@ static int umad_ioctl(int fd, unsigned long req, void *arg) {
                                 .oui = (uint32_t)r.oui[0] << 16 | (uint32_t)r.oui[1] << 8 | r.oui[2]};
     memcpy(a.method_mask, r.method_mask, sizeof(a.method_mask));
     uint32_t id = 0;
-    int e = register_agent(fd, &a, &id);
+    int e = register_agent(fd, port, &a, &id);
     if (!e) ((struct vhca_umad_reg_req *)arg)->id = id;
     return e;
   }
   if (req == VHCA_UMAD_UNREGISTER_AGENT) {
     uint32_t id;
     memcpy(&id, arg, sizeof(id));
-    pthread_mutex_lock(&lock);
-    int e = (id < VHCA_UMAD_MAX_AGENTS && (agents[fd] & (1u << id))) ? 0 : EINVAL;
+    vhca_umad_lock();
+    int e = (id < VHCA_UMAD_MAX_AGENTS && (port->agents & (1u << id))) ? 0 : EINVAL;
     if (!e) e = send_op(fd, VHCA_UMAD_OP_UNREGISTER, id, NULL, 0);
-    if (!e) agents[fd] &= ~(1u << id);
-    pthread_mutex_unlock(&lock);
+    if (!e) port->agents &= ~(1u << id);
+    vhca_umad_unlock();
     return e;
   }
   return ENOTTY;
@@ -221,13 +195,15 @@ VHCA_EXPORT int ioctl(int fd, unsigned long req, ...) {
   va_start(ap, req);
   void *arg = va_arg(ap, void *);
   va_end(ap);
-  if (is_ours(fd)) {
-    int e = (req != VHCA_UMAD_ENABLE_PKEY && !arg) ? EFAULT : umad_ioctl(fd, req, arg);
+  struct vhca_umad_port *port = vhca_umad_port(fd);
+  /* The file-level ioctls (FIONBIO, FIOCLEX, ...) are the socket's. */
+  if (port && _IOC_TYPE(req) == VHCA_UMAD_IOCTL_MAGIC) {
+    int e = umad_ioctl(fd, port, req, arg);
     if (!e) return 0;
     errno = e;
     return -1;
   }
-  ioctl_fn f = (ioctl_fn)vhca_next("ioctl");
+  ioctl_fn f = VHCA_REAL(ioctl_fn, ioctl);
   if (!f) {
     errno = ENOSYS;
     return -1;
@@ -235,7 +211,7 @@ VHCA_EXPORT int ioctl(int fd, unsigned long req, ...) {
   return f(fd, req, arg);
 }
 
-static ssize_t umad_write(int fd, const void *buf, size_t count) {
+static ssize_t umad_write(int fd, struct vhca_umad_port *port, const void *buf, size_t count) {
   if (count < sizeof(struct vhca_umad_hdr) + RMPP_HDR ||
       count > sizeof(struct vhca_umad_hdr) + VHCA_MAD_SIZE) {
     errno = EINVAL;
@@ -243,7 +219,7 @@ static ssize_t umad_write(int fd, const void *buf, size_t count) {
   }
   struct vhca_umad_hdr h;
   memcpy(&h, buf, sizeof(h));
-  uint32_t mine = __atomic_load_n(&agents[fd], __ATOMIC_RELAXED);
+  uint32_t mine = __atomic_load_n(&port->agents, __ATOMIC_RELAXED);
   if (h.id >= VHCA_UMAD_MAX_AGENTS || !(mine & (1u << h.id))) {
     errno = EINVAL;
     return -1;
@@ -257,8 +233,9 @@ static ssize_t umad_write(int fd, const void *buf, size_t count) {
 }
 
 VHCA_EXPORT ssize_t write(int fd, const void *buf, size_t count) {
-  if (is_ours(fd)) return umad_write(fd, buf, count);
-  write_fn f = (write_fn)vhca_next("write");
+  struct vhca_umad_port *port = vhca_umad_port(fd);
+  if (port) return umad_write(fd, port, buf, count);
+  write_fn f = VHCA_REAL(write_fn, write);
   if (!f) {
     errno = ENOSYS;
     return -1;
@@ -268,14 +245,20 @@ VHCA_EXPORT ssize_t write(int fd, const void *buf, size_t count) {
 
 /* ib_umad's read(): a buffer too small for the next MAD (an SA table
  * longer than 256 bytes) gets its header, whose length says how much room
- * it needs, and ENOSPC; the MAD stays queued for the next read. */
+ * it needs, and ENOSPC; the MAD stays queued for the next read. A port
+ * fabricd closed (it stopped) reads EIO, as a port whose device went away
+ * does -- never 0, which libibmad would take for an empty MAD forever. */
 static ssize_t umad_read(int fd, void *buf, size_t count) {
   if (count < sizeof(struct vhca_umad_hdr)) {
     errno = EINVAL;
     return -1;
   }
   ssize_t n = recv(fd, buf, count, MSG_PEEK | MSG_TRUNC);
-  if (n <= 0) return n;
+  if (n == 0) {
+    errno = EIO;
+    return -1;
+  }
+  if (n < 0) return n;
   if ((size_t)n > count) {
     errno = ENOSPC;
     return -1;
@@ -284,8 +267,8 @@ static ssize_t umad_read(int fd, void *buf, size_t count) {
 }
 
 VHCA_EXPORT ssize_t read(int fd, void *buf, size_t count) {
-  if (is_ours(fd)) return umad_read(fd, buf, count);
-  read_fn f = (read_fn)vhca_next("read");
+  if (vhca_umad_port(fd)) return umad_read(fd, buf, count);
+  read_fn f = VHCA_REAL(read_fn, read);
   if (!f) {
     errno = ENOSYS;
     return -1;
@@ -294,8 +277,8 @@ VHCA_EXPORT ssize_t read(int fd, void *buf, size_t count) {
 }
 
 VHCA_EXPORT int close(int fd) {
-  forget(fd);
-  close_fn f = (close_fn)vhca_next("close");
+  vhca_umad_forget(fd);
+  close_fn f = VHCA_REAL(close_fn, close);
   if (!f) {
     errno = ENOSYS;
     return -1;
@@ -303,22 +286,61 @@ VHCA_EXPORT int close(int fd) {
   return f(fd);
 }
 
-VHCA_EXPORT int dup2(int oldfd, int newfd) {
-  dup2_fn f = (dup2_fn)vhca_next("dup2");
+VHCA_EXPORT int dup(int oldfd) {
+  dup_fn f = VHCA_REAL(dup_fn, dup);
   if (!f) {
     errno = ENOSYS;
     return -1;
   }
-  if (oldfd != newfd) forget(newfd); /* newfd is closed first */
-  return f(oldfd, newfd);
+  int fd = f(oldfd);
+  if (fd >= 0) vhca_umad_dup(oldfd, fd);
+  return fd;
+}
+
+VHCA_EXPORT int dup2(int oldfd, int newfd) {
+  dup2_fn f = VHCA_REAL(dup2_fn, dup2);
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int fd = f(oldfd, newfd);
+  if (fd >= 0 && oldfd != newfd) vhca_umad_dup(oldfd, fd);
+  return fd;
 }
 
 VHCA_EXPORT int dup3(int oldfd, int newfd, int flags) {
-  dup3_fn f = (dup3_fn)vhca_next("dup3");
+  dup3_fn f = VHCA_REAL(dup3_fn, dup3);
   if (!f) {
     errno = ENOSYS;
     return -1;
   }
-  if (oldfd != newfd) forget(newfd);
-  return f(oldfd, newfd, flags);
+  int fd = f(oldfd, newfd, flags);
+  if (fd >= 0) vhca_umad_dup(oldfd, fd);
+  return fd;
+}
+
+static int fcntl_common(fcntl_fn f, int fd, int cmd, void *arg) {
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int r = f(fd, cmd, arg);
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) vhca_umad_dup(fd, r);
+  return r;
+}
+
+VHCA_EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *); /* int or pointer: one register either way */
+  va_end(ap);
+  return fcntl_common(VHCA_REAL(fcntl_fn, fcntl), fd, cmd, arg);
+}
+
+VHCA_EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  return fcntl_common(VHCA_REAL(fcntl_fn, fcntl64), fd, cmd, arg);
 }

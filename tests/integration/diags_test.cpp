@@ -5,6 +5,7 @@
 // /dev/infiniband/umadN (the preload shim and fabricd's umad sockets). What they print must be the fabric
 // fabricctl shows: GUIDs, LIDs, cables, LFTs, counters, link states.
 #include <arpa/inet.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -282,27 +283,140 @@ TEST_F(Diags, TheToolsFollowALinkThatGoesDownAndUp) {
   EXPECT_NE(r.out.find("vib1"), std::string::npos) << r.out;
 }
 
+// vib0's umad socket (its umadN is its uverbs number, which another
+// fabricd may have pushed up).
+std::string umad_socket(const Fabricd& d, const std::string& hca) {
+  std::string sock;
+  for (const auto& e : std::filesystem::directory_iterator(d.runtime_dir() + "/sys/class/infiniband_mad"))
+    if (e.is_directory() && read_file(e.path().string() + "/ibdev") == hca + "\n")
+      sock = read_file(e.path().string() + "/vfabric_socket");
+  sock.erase(sock.find_last_not_of('\n') + 1);
+  return sock;
+}
+
+int connect_umad(const std::string& sock) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", sock.c_str());
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << sock << ": " << std::strerror(errno);
+  return fd;
+}
+
+void send_umad(int fd, uint32_t op, uint32_t agent, const void* body, size_t len) {
+  std::vector<uint8_t> b(sizeof(vhca_umad_msg) + len);
+  const vhca_umad_msg m{op, agent};
+  std::memcpy(b.data(), &m, sizeof m);
+  if (len) std::memcpy(b.data() + sizeof m, body, len);
+  ASSERT_EQ(send(fd, b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size()));
+}
+
+// An SA MCMemberRecord Set (join) or Delete (leave) of vib0's port, as
+// perftest sends it; returns the response's status and MLID.
+std::pair<uint16_t, uint16_t> sa_mcast(int fd, uint8_t method, uint64_t port_guid) {
+  std::vector<uint8_t> b(sizeof(vhca_umad_hdr) + 256);
+  vhca_umad_hdr h{};
+  h.timeout_ms = 1000;
+  h.lid = htons(3);  // the SM's LID
+  h.qpn = htonl(1);
+  h.qkey = htonl(0x80010000);
+  std::memcpy(b.data(), &h, sizeof h);
+  uint8_t* m = b.data() + sizeof h;
+  m[0] = 1, m[1] = 0x03, m[2] = 2, m[3] = method;
+  m[15] = 7;               // TID
+  m[16] = 0, m[17] = 0x38;  // MCMemberRecord
+  const uint64_t mask = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | (1u << 12) | (1u << 13) | (1u << 16);
+  for (int i = 0; i < 8; ++i) m[48 + i] = uint8_t(mask >> (56 - 8 * i));
+  uint8_t* r = m + 56;
+  r[0] = 0xFF, r[1] = 0x12, r[15] = 0x42;  // MGID ff12::42
+  r[16] = 0xFE, r[17] = 0x80;              // fe80:: + port GUID
+  for (int i = 0; i < 8; ++i) r[24 + i] = uint8_t(port_guid >> (56 - 8 * i));
+  r[35] = 0x11;  // Q_Key
+  r[40] = 0xFF, r[41] = 0xFF;
+  r[48] = 1;  // full member
+  send_umad(fd, VHCA_UMAD_OP_SEND, 0, b.data(), b.size());
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 5000) != 1) return {0xFFFF, 0};
+  std::vector<uint8_t> got(4096);
+  const ssize_t n = recv(fd, got.data(), got.size(), 0);
+  if (n < ssize_t(sizeof h + 256)) return {0xFFFF, 0};
+  const uint8_t* resp = got.data() + sizeof h;
+  return {uint16_t(resp[4] << 8 | resp[5]), uint16_t(resp[56 + 36] << 8 | resp[56 + 37])};
+}
+
+// vib0's umad port with agent 0 on QP1 for `cls`.
+int open_gsi_agent(const Fabricd& d, uint8_t cls, uint8_t version) {
+  const int fd = connect_umad(umad_socket(d, "vib0"));
+  vhca_umad_agent a{};
+  a.qpn = 1;
+  a.mgmt_class = cls;
+  a.mgmt_class_version = version;
+  send_umad(fd, VHCA_UMAD_OP_REGISTER, 0, &a, sizeof a);
+  return fd;
+}
+
+TEST_F(Diags, AnSaJoinPutsThePortInTheMulticastTreeAndALeaveTakesItOut) {
+  const Fabricd& d = *daemon_;
+  const int fd = open_gsi_agent(d, 0x03, 2);
+  const auto [st, mlid] = sa_mcast(fd, 0x02, guid_of(d, "vib0"));
+  ASSERT_EQ(st, 0);
+  EXPECT_GE(mlid, 0xC000);
+  const auto sm = ctl_json(d, {"sm", "show"});
+  ASSERT_EQ(sm[0]["mcast_groups"].size(), 1u) << sm.dump();
+  EXPECT_EQ(sm[0]["mcast_groups"][0]["mgid"], "ff12::42");
+  EXPECT_EQ(sm[0]["mcast_groups"][0]["mlid"], mlid);
+  EXPECT_EQ(sm[0]["mcast_groups"][0]["members"][0]["hca"], "vib0");
+  nlohmann::json mft;
+  for (int i = 0; i < 50 && (mft = ctl_json(d, {"routes", "ibsw0"})["mft"]).empty(); ++i)
+    std::this_thread::sleep_for(20ms);  // programmed within the lcore's next turn
+  ASSERT_EQ(mft.size(), 1u);
+  EXPECT_EQ(mft[0]["mlid"], mlid);
+  const RunResult g = tool(d, {"saquery", "-C", "vib1", "-g"});
+  EXPECT_NE(g.out.find("MGID....................ff12::42"), std::string::npos) << g.describe();
+
+  const auto [left, unused] = sa_mcast(fd, 0x15, guid_of(d, "vib0"));
+  EXPECT_EQ(left, 0);
+  EXPECT_EQ(ctl_json(d, {"sm", "show"})[0]["mcast_groups"].size(), 0u);
+  for (int i = 0; i < 50 && !(mft = ctl_json(d, {"routes", "ibsw0"})["mft"]).empty(); ++i)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(mft.empty());
+  // A port joins for itself only: vib1's GUID from vib0's port is refused.
+  EXPECT_EQ(sa_mcast(fd, 0x02, guid_of(d, "vib1")).first, 0x0200);
+  close(fd);
+}
+
+// An app that dies with requests outstanding: fabricd drops them, their
+// timers find nothing to return, and everyone else is served.
+TEST_F(Diags, AProcessThatDiesMidMadLeavesFabricdServing) {
+  const Fabricd& d = *daemon_;
+  for (int round = 0; round < 3; ++round) {
+    const int fd = open_gsi_agent(d, 0x04, 1);
+    for (int i = 0; i < 20; ++i) {
+      std::vector<uint8_t> b(sizeof(vhca_umad_hdr) + 256);
+      vhca_umad_hdr h{};
+      h.timeout_ms = 50;  // fires after the connection is gone
+      h.lid = htons(9);   // nobody: no answer
+      std::memcpy(b.data(), &h, sizeof h);
+      uint8_t* m = b.data() + sizeof h;
+      m[0] = 1, m[1] = 0x04, m[2] = 1, m[3] = 0x01, m[15] = uint8_t(i), m[17] = 0x12;
+      send_umad(fd, VHCA_UMAD_OP_SEND, 0, b.data(), b.size());
+    }
+    close(fd);
+  }
+  std::this_thread::sleep_for(200ms);
+  const RunResult r = tool(d, {"perfquery", "-C", "vib0"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
 // A hostile app speaks to the umad port directly: random MADs, random
 // directed-route paths, bad lengths. fabricd answers what deserves it, closes
 // the connection that breaks the protocol, and serves the tools as before.
 TEST_F(Diags, RandomMadsFromAnAppDoNotHurtFabricd) {
   const Fabricd& d = *daemon_;
-  // vib0's umadN (N is its uverbs number, which another fabricd may have pushed up).
-  std::string sock;
-  for (const auto& e : std::filesystem::directory_iterator(d.runtime_dir() + "/sys/class/infiniband_mad"))
-    if (e.is_directory() && read_file(e.path().string() + "/ibdev") == "vib0\n")
-      sock = read_file(e.path().string() + "/vfabric_socket");
-  sock.erase(sock.find_last_not_of('\n') + 1);
+  const std::string sock = umad_socket(d, "vib0");
   ASSERT_FALSE(sock.empty());
   std::mt19937 rng(1234);
-  auto connect_port = [&] {
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", sock.c_str());
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << sock << ": " << std::strerror(errno);
-    return fd;
-  };
+  auto connect_port = [&] { return connect_umad(sock); };
   // Agent 0 on QP0 (SMPs), agent 1 on QP1 (GMPs).
   auto open_port = [&] {
     const int fd = connect_port();

@@ -327,6 +327,10 @@ TEST(MadPma, SetClearsAPortOnlyWhenEveryCounterIsSelected) {
   ASSERT_TRUE(o.response);
   EXPECT_EQ(status(*o.response), kStatusBadAttrOrModifier);
   EXPECT_FALSE(o.reset);
+  o = answer_mad(f, 0, 1, 4, pma(kSet, kAttrPortCounters, 0, 0xFFFF));  // a switch's port 0 has nothing to clear
+  ASSERT_TRUE(o.response);
+  EXPECT_EQ(status(*o.response), kStatusBadAttrOrModifier);
+  EXPECT_FALSE(o.reset);
   o = answer_mad(f, 0, 1, 1, pma(kSet, kAttrPortCountersExt, 1, 0xFF));  // its own port
   ASSERT_TRUE(o.reset);
   EXPECT_EQ(o.reset->node, 0u);
