@@ -11,7 +11,7 @@
 
 namespace vf {
 
-int listen_seqpacket(const std::string& path, bool pass_credentials) {
+int listen_seqpacket(const std::string& path, bool pass_credentials, mode_t mode, std::optional<gid_t> group) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) throw std::runtime_error("socket path too long: " + path);
@@ -25,12 +25,12 @@ int listen_seqpacket(const std::string& path, bool pass_credentials) {
     close(fd);
     throw std::runtime_error("SO_PASSCRED on " + path + ": " + std::strerror(err));
   }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) || listen(fd, 64)) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) ||
+      (group && chown(path.c_str(), uid_t(-1), *group) != 0) || chmod(path.c_str(), mode) != 0 || listen(fd, 64)) {
     int err = errno;
     close(fd);
     throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(err));
   }
-  chmod(path.c_str(), 0666);
   return fd;
 }
 

@@ -47,6 +47,7 @@ struct UmadServer::Session {
   std::map<uint64_t, Pending> pending;  // by TID as sent
   std::deque<std::vector<uint8_t>> out;  // not yet taken by the app
   size_t out_bytes = 0;
+  size_t in_flight = 0;  // of the server's in_flight_
   bool writing = false;
   bool gone = false;
 };
@@ -56,12 +57,7 @@ UmadServer::UmadServer(asio::io_context& io, std::string socket_path, UmadBacken
     : io_(io), path_(std::move(socket_path)), backend_(backend), listener_(io) {
   // A umad port can clear any port's counters and create multicast groups:
   // root's alone, as the kernel's umad nodes are, or the admin group's too.
-  const int fd = listen_seqpacket(path_, false);
-  if ((group && ::chown(path_.c_str(), uid_t(-1), *group) != 0) || ::chmod(path_.c_str(), group ? 0660 : 0600) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw std::runtime_error("cannot restrict " + path_ + ": " + std::strerror(err));
-  }
+  const int fd = listen_seqpacket(path_, false, group ? 0660 : 0600, group);
   listener_.assign(fd);
   accept_next();
 }
@@ -163,7 +159,8 @@ bool UmadServer::on_send(const std::shared_ptr<Session>& s, uint32_t agent, cons
   // The agent owns the upper half of its requests' TIDs (ib_mad's hi_tid).
   const uint64_t tid = uint64_t(a.hi_tid) << 32 | (mad::tid(m) & 0xFFFFFFFFu);
   mad::set_tid(m, tid);
-  if (s->pending.size() >= kMaxOutstanding || s->pending.count(tid) || in_flight_ >= kMaxInFlight) {
+  if (s->pending.size() >= kMaxOutstanding || s->pending.count(tid) || in_flight_ >= kMaxInFlight ||
+      s->in_flight >= kMaxInFlightPerPort) {
     // The kernel would be out of send buffers: the request is lost, and
     // the app learns it at once rather than never.
     ++stats_.overflow;
@@ -173,7 +170,7 @@ bool UmadServer::on_send(const std::shared_ptr<Session>& s, uint32_t agent, cons
   if (!h.timeout_ms) {
     // No timeout: ib_mad keeps no record of the send, so a response finds
     // no request to match and is dropped. The request still does its work.
-    to_fabric(qpn, dlid, m, [](UmadResult) {});
+    to_fabric(s, qpn, dlid, m, [](UmadResult) {});
     return true;
   }
   Pending& pend = s->pending[tid];
@@ -185,15 +182,18 @@ bool UmadServer::on_send(const std::shared_ptr<Session>& s, uint32_t agent, cons
   pend.timer->async_wait([this, s, tid](boost::system::error_code ec) {
     if (!ec && !s->gone) time_out(s, tid);
   });
-  to_fabric(qpn, dlid, m, [this, s, tid](UmadResult r) { on_result(s, tid, std::move(r)); });
+  to_fabric(s, qpn, dlid, m, [this, s, tid](UmadResult r) { on_result(s, tid, std::move(r)); });
   return true;
 }
 
-void UmadServer::to_fabric(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> then) {
+void UmadServer::to_fabric(const std::shared_ptr<Session>& s, uint32_t qpn, uint16_t dlid, const mad::Mad& m,
+                           std::function<void(UmadResult)> then) {
   ++in_flight_;
+  ++s->in_flight;
   backend_.send(qpn, dlid, m,
-                [&io = io_, alive = std::weak_ptr<UmadServer*>(alive_), then = std::move(then)](UmadResult r) {
-                  asio::post(io, [alive, then, r = std::move(r)]() mutable {
+                [&io = io_, alive = std::weak_ptr<UmadServer*>(alive_), s, then = std::move(then)](UmadResult r) {
+                  asio::post(io, [alive, s, then, r = std::move(r)]() mutable {
+                    --s->in_flight;
                     const auto self = alive.lock();
                     if (!self) return;
                     --(*self)->in_flight_;

@@ -47,10 +47,11 @@ class UmadServer {
   // Bounds, so that no app can take more than its share of fabricd:
   // requests awaiting a response or timeout per open port; MADs handed to
   // the lcore and not yet back, per vHCA (each is a task on the dataplane's
-  // queue, which every app's verbs share); undelivered messages and bytes
+  // queue, which every app's verbs share), and per open port; undelivered messages and bytes
   // queued for an app that does not read; open ports per vHCA.
   static constexpr size_t kMaxOutstanding = 256;
   static constexpr size_t kMaxInFlight = 64;
+  static constexpr size_t kMaxInFlightPerPort = 16;  // one flooding app leaves the rest to others
   static constexpr size_t kMaxQueued = 1024;
   static constexpr size_t kMaxQueuedBytes = 4 << 20;
   static constexpr size_t kMaxSessions = 64;
@@ -79,7 +80,8 @@ class UmadServer {
   void time_out(const std::shared_ptr<Session>& s, uint64_t tid);
   // Hands `m` to the backend, counting it in flight; `then` gets what came
   // back on the control thread (not at all once the server is gone).
-  void to_fabric(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> then);
+  void to_fabric(const std::shared_ptr<Session>& s, uint32_t qpn, uint16_t dlid, const mad::Mad& m,
+                 std::function<void(UmadResult)> then);
   // The request itself back to the app with ETIMEDOUT, as ib_mad returns a
   // send that got no response.
   void return_unanswered(const std::shared_ptr<Session>& s, const uint8_t* hdr, const mad::Mad& sent);

@@ -197,8 +197,7 @@ bool path_matches(const uint8_t* q, const PathRecord& r, uint64_t mask, bool& ba
     return false;
   if (has(21) && !selected(has(20) ? get_bits(q, 448, 2) : 2, double(r[56] & 0x3F), double(q[56] & 0x3F)))
     return false;
-  if (mask >> 23) bad = true;  // beyond Preference: nothing is defined there
-  return !bad;
+  return true;
 }
 
 // Whether node `n` can be the end a query names by LID (component bit
@@ -215,15 +214,14 @@ bool could_be(const MadModel& m, const ModelNode& n, const uint8_t* q, uint64_t 
 
 std::vector<Record> path_records(const MadModel& m, const uint8_t* q, uint64_t mask, bool& bad, bool& too_many) {
   std::vector<Record> out;
-  size_t bytes = 0;
+  if (mask >> 23) {  // beyond Preference: nothing is defined there
+    bad = true;
+    return out;
+  }
   for (size_t s = 0; s < m.nodes.size(); ++s) {
     if (!could_be(m, m.nodes[s], q, mask, 5, 336, 3, 192)) continue;
     for (size_t d = 0; d < m.nodes.size(); ++d) {
       if (!could_be(m, m.nodes[d], q, mask, 4, 320, 2, 64)) continue;
-      if ((bytes += kPathRecordSize) > kSaMaxResponse) {
-        too_many = true;
-        return {};
-      }
       auto r = path_record(m, s, d);
       if (!r) continue;
       if (mask & 3) std::memcpy(r->data(), q, 8);  // the ServiceID asked for is the path's
@@ -232,6 +230,10 @@ std::vector<Record> path_records(const MadModel& m, const uint8_t* q, uint64_t m
         continue;
       }
       out.emplace_back(r->begin(), r->end());
+      if (kSaData + out.size() * kPathRecordSize > kSaMaxResponse) {
+        too_many = true;  // the caller answers ERR_NO_RESOURCES
+        return {};
+      }
     }
   }
   return out;

@@ -42,7 +42,9 @@ struct vhca_umad_port {
 int vhca_umad_track(int fd);                    /* a new port; -1 EMFILE */
 struct vhca_umad_port *vhca_umad_port(int fd);  /* NULL: fd is not one */
 void vhca_umad_forget(int fd);                  /* fd was closed */
-void vhca_umad_dup(int oldfd, int newfd);       /* newfd now refers to oldfd's file */
+/* newfd now refers to oldfd's file; -1: newfd is a umad port the shim
+ * cannot track (beyond its table), which the caller closes (EMFILE). */
+int vhca_umad_dup(int oldfd, int newfd);
 void vhca_umad_lock(void);
 void vhca_umad_unlock(void);
 

@@ -57,9 +57,10 @@ static int socket_path(int n, char *out, size_t len) {
   int k = snprintf(attr, sizeof(attr), "%s/class/infiniband_mad/umad%d/vfabric_socket", root, n);
   if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
   open_fn real_open = VHCA_REAL(open_fn, open);
-  int fd = real_open ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
+  read_fn real_read = VHCA_REAL(read_fn, read);
+  int fd = real_open && real_read ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
   if (fd < 0) return 0;
-  ssize_t got = VHCA_REAL(read_fn, read)(fd, out, len - 1);
+  ssize_t got = real_read(fd, out, len - 1);
   VHCA_REAL(close_fn, close)(fd);
   if (got <= 0) return 0;
   out[got] = '\0';
@@ -286,15 +287,23 @@ VHCA_EXPORT int close(int fd) {
   return f(fd);
 }
 
+/* A new fd that refers to oldfd's file: tracked if oldfd is a umad port,
+ * or closed with EMFILE when it cannot be (an untracked copy would send
+ * unframed writes to fabricd, which would close the port for every fd). */
+static int tracked_copy(int fd, int oldfd) {
+  if (fd < 0 || fd == oldfd || vhca_umad_dup(oldfd, fd) == 0) return fd;
+  VHCA_REAL(close_fn, close)(fd);
+  errno = EMFILE;
+  return -1;
+}
+
 VHCA_EXPORT int dup(int oldfd) {
   dup_fn f = VHCA_REAL(dup_fn, dup);
   if (!f) {
     errno = ENOSYS;
     return -1;
   }
-  int fd = f(oldfd);
-  if (fd >= 0) vhca_umad_dup(oldfd, fd);
-  return fd;
+  return tracked_copy(f(oldfd), oldfd);
 }
 
 VHCA_EXPORT int dup2(int oldfd, int newfd) {
@@ -303,9 +312,7 @@ VHCA_EXPORT int dup2(int oldfd, int newfd) {
     errno = ENOSYS;
     return -1;
   }
-  int fd = f(oldfd, newfd);
-  if (fd >= 0 && oldfd != newfd) vhca_umad_dup(oldfd, fd);
-  return fd;
+  return tracked_copy(f(oldfd, newfd), oldfd);
 }
 
 VHCA_EXPORT int dup3(int oldfd, int newfd, int flags) {
@@ -314,9 +321,7 @@ VHCA_EXPORT int dup3(int oldfd, int newfd, int flags) {
     errno = ENOSYS;
     return -1;
   }
-  int fd = f(oldfd, newfd, flags);
-  if (fd >= 0) vhca_umad_dup(oldfd, fd);
-  return fd;
+  return tracked_copy(f(oldfd, newfd, flags), oldfd);
 }
 
 static int fcntl_common(fcntl_fn f, int fd, int cmd, void *arg) {
@@ -324,9 +329,8 @@ static int fcntl_common(fcntl_fn f, int fd, int cmd, void *arg) {
     errno = ENOSYS;
     return -1;
   }
-  int r = f(fd, cmd, arg);
-  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) vhca_umad_dup(fd, r);
-  return r;
+  const int r = f(fd, cmd, arg);
+  return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC ? tracked_copy(r, fd) : r;
 }
 
 VHCA_EXPORT int fcntl(int fd, int cmd, ...) {

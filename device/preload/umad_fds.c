@@ -74,11 +74,26 @@ void vhca_umad_forget(int fd) {
   vhca_umad_unlock();
 }
 
-void vhca_umad_dup(int oldfd, int newfd) {
-  if (newfd < 0 || newfd >= MAX_FDS) return;
+static int flagged(int fd) {
+  return fd >= 0 && fd < MAX_FDS && __atomic_load_n(&fd_port[fd], __ATOMIC_ACQUIRE) != 0;
+}
+
+int vhca_umad_dup(int oldfd, int newfd) {
+  /* Neither is a umad port: no lock, so dup2 in a forked child or a signal
+   * handler never waits on one. */
+  if (!flagged(oldfd) && !flagged(newfd)) return 0;
+  if (newfd < 0 || newfd >= MAX_FDS) return -1;  /* a copy the shim could not track */
   vhca_umad_lock();
   drop_locked(newfd);
-  if (oldfd >= 0 && oldfd < MAX_FDS && fd_port[oldfd])
-    __atomic_store_n(&fd_port[newfd], fd_port[oldfd], __ATOMIC_RELEASE);
+  if (flagged(oldfd)) __atomic_store_n(&fd_port[newfd], fd_port[oldfd], __ATOMIC_RELEASE);
   vhca_umad_unlock();
+  return 0;
+}
+
+/* A child of fork() has one thread: a lock another thread of the parent
+ * held is nobody's now. */
+static void reset_lock_in_child(void) { pthread_mutex_init(&lock, NULL); }
+
+__attribute__((constructor)) static void register_fork_handler(void) {
+  pthread_atfork(NULL, NULL, reset_lock_in_child);
 }

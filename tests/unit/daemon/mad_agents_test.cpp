@@ -406,6 +406,7 @@ TEST(MadSa, BadRequestsGetTheirStatus) {
   EXPECT_EQ(status(*ask_sa(f, sa(kGetTable, 0x0038)).response), kStatusMethodAttrUnsupported);  // MCMemberRecord
   EXPECT_EQ(status(*ask_sa(f, sa(kSet, kAttrNodeRecord)).response), kStatusMethodUnsupported);
   EXPECT_EQ(status(*ask_sa(f, sa(kGetTable, kAttrLinkRecord, 1u << 9)).response), kSaReqInvalid);  // no such component
+  EXPECT_EQ(status(*ask_sa(f, sa(kGet, kAttrPathRecord, 1ull << 30)).response), kSaReqInvalid);
   const MadOutcome cpi = ask_sa(f, sa(kGet, kAttrClassPortInfo));
   ASSERT_TRUE(cpi.response);
   EXPECT_EQ((*cpi.response)[kSaData + 1], kSaClassVersion);

@@ -231,7 +231,7 @@ TEST_F(UmadServerTest, AFloodOfRequestsIsBoundedAndTheRestComeBackAtOnce) {
   std::strcpy(a.sun_path, server.path().c_str());
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
   register_agent(fd, 0, 1, mad::kClassPerf);
-  const size_t total = UmadServer::kMaxInFlight + 10;
+  const size_t total = UmadServer::kMaxInFlightPerPort + 10;
   for (size_t i = 0; i < total; ++i) {
     std::vector<uint8_t> b(sizeof(vhca_umad_hdr) + mad::kMadSize);
     vhca_umad_hdr h{};
@@ -242,16 +242,24 @@ TEST_F(UmadServerTest, AFloodOfRequestsIsBoundedAndTheRestComeBackAtOnce) {
     mad::put_be(m + 8, 8, i);
     send_msg(fd, VHCA_UMAD_OP_SEND, 0, b.data(), b.size());
   }
-  // At most kMaxInFlight reach the dataplane; the others come back at once.
+  // At most one port's share reaches the dataplane; the others come back at once.
   size_t returned = 0;
   while (auto got = receive(fd, 300)) {
     ASSERT_FALSE(got->empty());
     EXPECT_EQ(hdr_of(*got).status, uint32_t(ETIMEDOUT));
     ++returned;
   }
-  EXPECT_EQ(hold.held.size(), UmadServer::kMaxInFlight);
-  EXPECT_EQ(returned, total - UmadServer::kMaxInFlight);
+  EXPECT_EQ(hold.held.size(), UmadServer::kMaxInFlightPerPort);
+  EXPECT_EQ(returned, total - UmadServer::kMaxInFlightPerPort);
   EXPECT_EQ(server.stats().overflow, returned);
+  // Another app's port still gets through while the first one floods.
+  int other = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(connect(other, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  register_agent(other, 0, 1, mad::kClassPerf);
+  send_mad(other, 0, mad::kAttrPortCounters, 60000);
+  EXPECT_FALSE(receive(other, 100));
+  EXPECT_EQ(hold.held.size(), UmadServer::kMaxInFlightPerPort + 1);
+  close(other);
   // Once the dataplane answers, there is room again.
   for (auto& [m, done] : hold.held) done({});
   hold.held.clear();
@@ -260,7 +268,7 @@ TEST_F(UmadServerTest, AFloodOfRequestsIsBoundedAndTheRestComeBackAtOnce) {
   send_mad(fd, 0, mad::kAttrPortCounters, 60000);
   io_.restart();
   io_.run_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(hold.held.size(), 1u);
+  EXPECT_EQ(hold.held.size(), 1u);  // the first port's share is free again
   close(fd);
 }
 
