@@ -29,6 +29,12 @@ const char* to_string(PhysState s) {
   return "<unknown>";
 }
 
+std::string node_description(const std::string& ibdev) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "vfabric");
+  return (std::string(host) + " " + ibdev).substr(0, 64);  // IB NodeDescription is 64 bytes
+}
+
 DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const config::Link& l,
                             const sm::LidTable& lids) {
   DeviceSpec d;
@@ -37,9 +43,7 @@ DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const
   d.index = h.index;
   d.node_guid = h.node_guid;
   d.sys_image_guid = h.node_guid;
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "vfabric");
-  d.node_desc = (std::string(host) + " " + h.name).substr(0, 64);  // IB NodeDescription is 64 bytes
+  d.node_desc = node_description(h.name);
   d.pkey_table_len = attrs.pkey_tbl_len;
   d.pkeys = h.pkeys;
   PortInfo& p = d.port;

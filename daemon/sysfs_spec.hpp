@@ -49,6 +49,10 @@ struct DeviceSpec {
 // fe80::EUI-64(MAC), GID[1] = ::ffff:<ip>, both RoCE v2. (mlx5 lists each
 // address twice, v1 then v2, so its IPv4 RoCEv2 GID is index 3; vHCAs only
 // speak RoCEv2, so they list each address once and the IPv4 GID is index 1.)
+// "<host> <ibdev>", as rdma-ndd writes it: sysfs node_desc and the SMA's
+// NodeDescription alike.
+std::string node_description(const std::string& ibdev);
+
 DeviceSpec make_device_spec(const config::Fabric& f, const config::Hca& h, const config::Link& l,
                             const sm::LidTable& lids);
 std::vector<DeviceSpec> make_device_specs(const config::Config& c);

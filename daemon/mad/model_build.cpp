@@ -1,7 +1,5 @@
 #include "daemon/mad/model_build.hpp"
 
-#include <unistd.h>
-
 #include <map>
 
 #include "daemon/link_attrs.hpp"
@@ -43,16 +41,10 @@ PortCounterValues counter_values(const dp::PortSnapshot& s) {
   return c;
 }
 
-std::string host_name() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) return "vfabric";
-  return host;
-}
-
-ModelNode ca_node(const PortInfo& pi, const config::Hca& h, const std::string& host) {
+ModelNode ca_node(const PortInfo& pi, const config::Hca& h) {
   ModelNode n;
   n.name = h.name;
-  n.desc = (host + " " + h.name).substr(0, 64);  // as sysfs node_desc (make_device_spec)
+  n.desc = runtime::node_description(h.name);
   n.guid = h.node_guid;
   n.lid = pi.lid;
   n.lmc = pi.lmc;
@@ -103,13 +95,12 @@ MadModel build_model(const Topology& t, const config::Fabric& f, size_t fabric, 
   const dp::Fabric& df = t.fabric(fabric);
   const Nanos now = df.scheduler().now();
   std::map<std::string, size_t, std::less<>> index;
-  const std::string host = host_name();
 
   for (const auto& h : f.hcas)
     for (size_t i = 0; i < t.vhcas().size(); ++i)
       if (t.vhcas()[i].name == h.name) {
         index[h.name] = m.nodes.size();
-        m.nodes.push_back(ca_node(t.port_info(i), h, host));
+        m.nodes.push_back(ca_node(t.port_info(i), h));
       }
   for (const auto& s : f.switches) {
     index[s.name] = m.nodes.size();

@@ -256,7 +256,29 @@ std::vector<uint8_t> respond(const Mad& req, uint8_t meth, uint16_t st) {
   return r;
 }
 
-}  // namespace
+// The answer carrying `recs` (each `size` bytes): a Get (or a join or
+// leave) wants exactly one; a GetTable gets all of them as one reassembled
+// RMPP transfer, exactly as long as they are, since the app counts records
+// from the length.
+std::vector<uint8_t> records_response(const Mad& req, uint8_t resp, size_t size,
+                                      const std::vector<std::vector<uint8_t>>& recs) {
+  const size_t stride = (size + 7) / 8 * 8;
+  const bool table = method(req) == kGetTable;
+  if (!table && recs.size() != 1) return respond(req, resp, recs.empty() ? kSaNoRecords : kSaTooManyRecords);
+  if (kSaData + recs.size() * stride > kSaMaxResponse) return respond(req, resp, kSaNoResources);
+  auto r = respond(req, resp, 0);
+  put_be(&r[44], 2, stride / 8);  // AttributeOffset
+  if (table) {
+    r.resize(kSaData + recs.size() * stride);
+    r[24] = 1;     // RMPPVersion
+    r[25] = 1;     // RMPPType: DATA
+    r[26] = 0x07;  // Active, First, Last: one reassembled transfer
+    put_be(&r[28], 4, 1);              // SegmentNumber
+    put_be(&r[32], 4, r.size() - 36);  // PayloadLength
+  }
+  for (size_t i = 0; i < recs.size(); ++i) std::memcpy(&r[kSaData + i * stride], recs[i].data(), size);
+  return r;
+}
 
 // Set (join), Delete (leave), Get and GetTable of MCMemberRecord.
 std::vector<uint8_t> mc_member(const MadModel& model, size_t requester, const Mad& req, SaGroups& groups,
@@ -266,22 +288,10 @@ std::vector<uint8_t> mc_member(const MadModel& model, size_t requester, const Ma
   std::vector<std::vector<uint8_t>> recs;
   const uint16_t st = groups.process(model, requester, meth, &req[kSaData], get_be(&req[48], 8), recs, changes);
   if (st) return respond(req, resp, st);
-  constexpr size_t stride = (kMcMemberRecordSize + 7) / 8 * 8;
-  if (meth == kGet && recs.size() != 1) return respond(req, resp, recs.empty() ? kSaNoRecords : kSaTooManyRecords);
-  auto r = respond(req, resp, 0);
-  put_be(&r[44], 2, stride / 8);
-  if (meth != kGetTable) {
-    std::memcpy(&r[kSaData], recs[0].data(), kMcMemberRecordSize);
-    return r;
-  }
-  if (kSaData + recs.size() * stride > kSaMaxResponse) return respond(req, resp, kSaNoResources);
-  r.resize(kSaData + recs.size() * stride);
-  r[24] = 1, r[25] = 1, r[26] = 0x07;
-  put_be(&r[28], 4, 1);
-  put_be(&r[32], 4, r.size() - 36);
-  for (size_t i = 0; i < recs.size(); ++i) std::memcpy(&r[kSaData + i * stride], recs[i].data(), kMcMemberRecordSize);
-  return r;
+  return records_response(req, resp, kMcMemberRecordSize, recs);
 }
+
+}  // namespace
 
 std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const Mad& req, SaGroups* groups,
                                 std::vector<McChange>& changes) {
@@ -330,26 +340,7 @@ std::vector<uint8_t> sa_process(const MadModel& model, size_t requester, const M
   if (bad) return respond(req, resp, kSaReqInvalid);
   if (too_many) return respond(req, resp, kSaNoResources);
 
-  const size_t stride = (t->size + 7) / 8 * 8;
-  if (meth == kGet) {
-    if (hits.empty()) return respond(req, resp, kSaNoRecords);
-    if (hits.size() > 1) return respond(req, resp, kSaTooManyRecords);
-    auto r = respond(req, resp, 0);
-    put_be(&r[44], 2, stride / 8);
-    std::memcpy(&r[kSaData], hits[0].data(), t->size);
-    return r;
-  }
-  if (kSaData + hits.size() * stride > kSaMaxResponse) return respond(req, resp, kSaNoResources);
-  auto r = respond(req, resp, 0);
-  r.resize(kSaData + hits.size() * stride);  // exactly: the app counts records from the length
-  r[24] = 1;     // RMPPVersion
-  r[25] = 1;     // RMPPType: DATA
-  r[26] = 0x07;  // Active, First, Last: one reassembled transfer
-  put_be(&r[28], 4, 1);                         // SegmentNumber
-  put_be(&r[32], 4, r.size() - 36);             // PayloadLength
-  put_be(&r[44], 2, stride / 8);                // AttributeOffset
-  for (size_t i = 0; i < hits.size(); ++i) std::memcpy(&r[kSaData + i * stride], hits[i].data(), t->size);
-  return r;
+  return records_response(req, resp, t->size, hits);
 }
 
 }  // namespace vf::mad
