@@ -348,7 +348,6 @@ class FabricReader {
     if (++reg_.hca_count > kMaxHcas)
       r_.fail(name, fmt::format("more than {} HCAs", kMaxHcas),
               fmt::format("vfabric serves at most {} vHCAs (uverbs0..{})", kMaxHcas, kMaxHcas - 1));
-    only_for(n, "ip", LinkLayer::Ethernet, "IPoIB is not emulated; IB GIDs come from the subnet prefix");
     only_for(n, "mac", LinkLayer::Ethernet, "IB ports have no MAC address");
     only_for(n, "vlan", LinkLayer::Ethernet, "IB partitions are P_Keys, not VLANs");
     if (const auto v = n["vlan"]) read_hca_vlan(r_, v, h);
@@ -366,8 +365,11 @@ class FabricReader {
       h.rx_rate_bps = *bps;
     }
 
-    if (!ib()) {
-      YAML::Node ipn = r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
+    // RoCE needs the address its GIDs are made of; on InfiniBand it is the
+    // IPoIB-style address rdma_cm resolves, as a lab assigns one (optional).
+    YAML::Node ipn = ib() ? n["ip"]
+                          : r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
+    if (ipn) {
       std::string t = r_.scalar(ipn, "ip", "ip: 192.0.2.1");
       if (const auto slash = t.find('/'); slash != std::string::npos) {
         const auto len = units::parse_uint(std::string_view(t).substr(slash + 1), 32);
@@ -387,7 +389,7 @@ class FabricReader {
       if (auto prev = reg_.ipv4s.find(*ip); prev != reg_.ipv4s.end())
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' is already used by '{}' (line {})", t, h.name,
                                  prev->second.first, prev->second.second.line),
-                "every RoCE HCA needs its own address");
+                "every HCA needs its own address");
       reg_.ipv4s.emplace(*ip, std::make_pair(h.name, pos_of(ipn)));
       h.ipv4 = *ip;
     }

@@ -8,6 +8,10 @@
 
 #include <boost/asio/post.hpp>
 
+#include "daemon/addr.hpp"
+#include "daemon/cm/fabric_routes.hpp"
+#include "daemon/cm/service.hpp"
+#include "daemon/cm/ucma_server.hpp"
 #include "daemon/control_commands.hpp"
 #include "daemon/control_server.hpp"
 #include "daemon/device_server.hpp"
@@ -33,6 +37,43 @@ int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+// The connection manager's view of each vHCA port (before the lcore runs).
+std::vector<cm::Port> cm_ports(const config::Config& cfg, const Topology& topo) {
+  std::vector<cm::Port> out;
+  for (size_t i = 0; i < topo.vhcas().size(); ++i) {
+    const auto& v = topo.vhcas()[i];
+    cm::Port p;
+    p.vhca = i;
+    p.name = v.name;
+    while (p.fabric + 1 < cfg.fabrics.size() && cfg.fabrics[p.fabric].name != v.fabric) ++p.fabric;
+    const config::Fabric& f = cfg.fabrics[p.fabric];
+    p.infiniband = f.link_layer == config::LinkLayer::Infiniband;
+    for (const config::Hca& h : f.hcas)
+      if (h.name == v.name) {
+        p.ipv4 = h.ipv4;
+        p.prefix_len = h.prefix_len;
+        p.gateway = h.gateway;
+        p.node_guid = h.node_guid;
+      }
+    const PortInfo& pi = topo.port_info(i);
+    p.lid = pi.lid;
+    p.sm_lid = pi.sm_lid;
+    p.mtu = mtu_code(pi.mtu) ? mtu_code(pi.mtu) : 1;
+    if (p.infiniband) {
+      if (!pi.gids.empty()) p.gid = pi.gids[0];
+    } else if (p.ipv4) {
+      const Gid want = addr::ipv4_mapped_gid(*p.ipv4);
+      for (size_t g = 0; g < pi.gids.size(); ++g)
+        if (pi.gids[g] == want) {
+          p.gid = want;
+          p.gid_index = uint8_t(g);
+        }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
@@ -75,7 +116,18 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
         s.port = topology_->port_info(i);
       }
   }
-  tree_ = std::make_unique<runtime::RuntimeTree>(runtime::TreeOptions{run_dir}, specs);
+  cm_ports_ = cm_ports(cfg, *topology_);
+  std::vector<UmadBackend*> mads;
+  for (auto& m : mad_backends_) mads.push_back(m.get());
+  cm_routes_ = std::make_unique<cm::FabricRoutes>(io_, cm_ports_, std::move(mads));
+  cm_ = std::make_unique<cm::Service>(io_, cm_ports_, *cm_routes_, [this](uint64_t ch) {
+    if (ucma_) ucma_->notify(ch);
+  });
+  ucma_ = std::make_unique<cm::UcmaServer>(io_, (hca_dir_->path() / "rdma_cm.sock").string(), *cm_);
+  runtime::TreeOptions tree_opts;
+  tree_opts.runtime_dir = run_dir;
+  tree_opts.rdma_cm_socket = ucma_->path();
+  tree_ = std::make_unique<runtime::RuntimeTree>(tree_opts, specs);
   // The counter files exist from the start (all zero; the lcore is not running yet).
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
     const VhcaSnapshot s = topology_->snapshot(i);
@@ -304,6 +356,8 @@ void DaemonState::shutdown() {
   if (metrics_) metrics_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
   umads_.clear();    // apps reading a umad port see it close
+  ucma_.reset();     // and rdma_cm channels: librdmacm gets ENODEV
+  cm_.reset();
   lcore_->stop();    // which runs what is queued, then returns
   eal_.join();
   tree_->remove();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/port_info.hpp"
+#include "daemon/cm/ports.hpp"
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
 #include "daemon/event_log.hpp"
@@ -33,6 +34,11 @@ class UmadServer;
 class AppEventSink;
 class MetricsHttp;
 namespace control { class ControlServer; }
+namespace cm {
+class FabricRoutes;
+class Service;
+class UcmaServer;
+}  // namespace cm
 namespace runtime {
 class RuntimeTree;
 class OwnedDir;
@@ -106,6 +112,10 @@ class DaemonState {
   std::vector<std::unique_ptr<DeviceServer>> devices_;
   std::vector<std::unique_ptr<MadBackend>> mad_backends_;  // one per vHCA; outlive the lcore's tasks
   std::vector<std::unique_ptr<UmadServer>> umads_;
+  std::vector<cm::Port> cm_ports_;
+  std::unique_ptr<cm::FabricRoutes> cm_routes_;
+  std::unique_ptr<cm::Service> cm_;
+  std::unique_ptr<cm::UcmaServer> ucma_;  // after cm_: its sessions name the service's channels
   std::unique_ptr<control::ControlServer> control_;
   std::unique_ptr<MetricsHttp> metrics_;
   std::chrono::steady_clock::time_point started_;

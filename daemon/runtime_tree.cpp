@@ -1,5 +1,6 @@
 #include "daemon/runtime_tree.hpp"
 
+#include "device/abi/vhca_ucma.h"
 #include "device/abi/vhca_umad.h"
 
 #include <fcntl.h>
@@ -418,6 +419,12 @@ void RuntimeTree::build(const std::vector<DeviceSpec>& devices) {
   write_file(stage / "class/infiniband_verbs/abi_version", std::string(kUverbsAbi) + "\n");
   make_dir(stage / "class/infiniband_mad");
   write_file(stage / "class/infiniband_mad/abi_version", std::to_string(VHCA_UMAD_ABI_VERSION) + "\n");
+  if (!opts_.rdma_cm_socket.empty()) {
+    make_dir(stage / "class/misc");
+    make_dir(stage / "class/misc/rdma_cm");
+    write_file(stage / "class/misc/rdma_cm/abi_version", std::to_string(VHCA_UCMA_ABI_VERSION) + "\n");
+    write_file(stage / "class/misc/rdma_cm/vfabric_socket", opts_.rdma_cm_socket + "\n");
+  }
   for (std::size_t i = 0; i < devices.size(); ++i)
     port_files_.push_back(write_device(stage, devices[i], devices_[i], rdev_));
   counter_files_.resize(devices.size());  // update_counters adds them

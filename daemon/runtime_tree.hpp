@@ -71,6 +71,9 @@ class RuntimeTreeError : public std::runtime_error {
 struct TreeOptions {
   std::filesystem::path runtime_dir;                       // SYSFS_PATH = runtime_dir/sys
   std::filesystem::path dev_dir = "/dev/infiniband";       // tests point this into a temp dir
+  // class/misc/rdma_cm: librdmacm reads abi_version there; the preload shim
+  // connects /dev/infiniband/rdma_cm to vfabric_socket. Empty: no rdma_cm.
+  std::string rdma_cm_socket;
 };
 
 struct PublishedDevice {

@@ -3,6 +3,7 @@
 #define VHCA_PRELOAD_SHIM_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define VHCA_EXPORT __attribute__((visibility("default")))
 #define VHCA_NOT_OURS (-2)
@@ -30,6 +31,13 @@ const char *vhca_sysfs_redirect(const char *path, char *buf, size_t len);
 /* open() of a vHCA's /dev/infiniband/umadN: the connected socket, or -1
  * with errno; VHCA_NOT_OURS for every other path. */
 int vhca_umad_open(const char *path, int flags);
+
+/* ucma.c: /dev/infiniband/rdma_cm. open: as vhca_umad_open. flagged: fd
+ * may be a channel (one load; write and close then ask ucma.c). */
+int vhca_ucma_open(const char *path, int flags);
+int vhca_ucma_flagged(int fd);
+ssize_t vhca_ucma_write(int fd, const void *buf, size_t count);
+void vhca_ucma_forget(int fd);
 
 /* umad_fds.c: the umad ports the shim opened, by fd. */
 #include <stdint.h>

@@ -55,6 +55,8 @@ typedef FILE *(*fopen_fn)(const char *, const char *);
 static int open_common(const char *sym, const char *path, int flags, int mode) {
   int fd = vhca_umad_open(path, flags);
   if (fd != VHCA_NOT_OURS) return fd;
+  fd = vhca_ucma_open(path, flags);
+  if (fd != VHCA_NOT_OURS) return fd;
   REDIRECT(path);
   open_fn f = (open_fn)vhca_next(sym);
   if (!f) {

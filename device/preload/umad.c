@@ -234,6 +234,7 @@ static ssize_t umad_write(int fd, struct vhca_umad_port *port, const void *buf, 
 }
 
 VHCA_EXPORT ssize_t write(int fd, const void *buf, size_t count) {
+  if (vhca_ucma_flagged(fd)) return vhca_ucma_write(fd, buf, count);
   struct vhca_umad_port *port = vhca_umad_port(fd);
   if (port) return umad_write(fd, port, buf, count);
   write_fn f = VHCA_REAL(write_fn, write);
@@ -279,6 +280,7 @@ VHCA_EXPORT ssize_t read(int fd, void *buf, size_t count) {
 
 VHCA_EXPORT int close(int fd) {
   vhca_umad_forget(fd);
+  vhca_ucma_forget(fd);
   close_fn f = VHCA_REAL(close_fn, close);
   if (!f) {
     errno = ENOSYS;

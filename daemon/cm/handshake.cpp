@@ -1,0 +1,441 @@
+// Connection establishment and teardown: the CM messages the two ends'
+// agents exchange (IBA 12.6-12.9, 12.11 for SIDR), with ib_cm's and
+// rdma_cm's rules for who sees which event. Each end acts only on what the
+// messages carry; `deliver` is the wire between them.
+#include <rdma/rdma_user_cm.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/cm/service.hpp"
+#include "daemon/cm/state.hpp"
+#include "daemon/cm/wire.hpp"
+
+namespace vf::cm {
+namespace {
+
+using std::chrono::milliseconds;
+// rdma_cm's CM response timeout (2^20 x 4.096 us) times its 15 retries and
+// the first try: how long a REQ or SIDR_REQ nobody answers stays pending.
+constexpr milliseconds kReqGiveUp{4295 * 16};
+// A DREQ nobody answers: the peer is disconnected all the same.
+constexpr milliseconds kDreqGiveUp{2000};
+constexpr uint8_t kRejVendorOptionNotSupported = 35;
+
+rdma_ucm_conn_param conn_param(const Msg& m, size_t room) {
+  rdma_ucm_conn_param p{};
+  p.qp_num = m.qpn;
+  // rdma_cm reports the whole private data field of the message, past its
+  // own header: what the sender gave, then zeros.
+  std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), room));
+  p.private_data_len = uint8_t(room);
+  p.srq = m.srq;
+  p.flow_control = m.flow_control;
+  p.retry_count = m.retry;
+  p.rnr_retry_count = m.rnr_retry;
+  // ib_cm reports the sender's resources from the receiver's side.
+  p.responder_resources = m.initiator_depth;
+  p.initiator_depth = m.responder_resources;
+  return p;
+}
+
+template <class T>
+std::span<const uint8_t> bytes(const T& v) {
+  return {reinterpret_cast<const uint8_t*>(&v), sizeof(v)};
+}
+
+}  // namespace
+
+void Service::arm_timer(Id& id, milliseconds after, std::function<void(Id&)> fire) {
+  if (!id.timer) id.timer = std::make_unique<boost::asio::steady_timer>(io_);
+  id.timer->expires_after(after);
+  id.timer->async_wait([this, alive = std::weak_ptr<Service*>(alive_), h = id.handle,
+                        fire = std::move(fire)](boost::system::error_code ec) {
+    if (ec || !alive.lock()) return;
+    if (auto it = ids_.find(h); it != ids_.end()) fire(*it->second);
+  });
+}
+
+void Service::send_msg(Id& from, Msg m) {
+  m.from_vhca = *from.dev;
+  if (!m.local_comm) m.local_comm = from.local_comm;
+  if (!m.remote_comm) m.remote_comm = from.remote_comm;
+  ++counters_[*from.dev].sent[size_t(m.type)];
+  deliver(from.peer_dev, std::move(m));
+}
+
+void Service::deliver(size_t to_vhca, Msg m) {
+  if (to_vhca >= ports_.size()) return;
+  boost::asio::post(io_, [this, alive = std::weak_ptr<Service*>(alive_), to_vhca, m = std::move(m)] {
+    if (!alive.lock()) return;
+    ++counters_[to_vhca].received[size_t(m.type)];
+    on_msg(to_vhca, m);
+  });
+}
+
+Id* Service::by_comm(uint32_t comm) {
+  for (auto& [h, id] : ids_)
+    if (id->local_comm == comm && id->st != St::kListen) return id.get();
+  return nullptr;
+}
+
+int Service::cmd_connect(Channel& ch, In c) {
+  const auto cmd = load<rdma_ucm_connect>(c);
+  int err = 0;
+  Id* id = find(ch.number, cmd.id, err);
+  if (!id) return err;
+  if (!cmd.conn_param.valid) return EINVAL;
+  if (id->st != St::kRouteResolved || !id->path) return EINVAL;
+  const auto& p = cmd.conn_param;
+  const bool ud = id->qp_type == kQptUd;
+  if (p.private_data_len > (ud ? kSidrReqPrivate : kReqPrivate)) return EINVAL;
+  do id->local_comm = next_comm_id_++;
+  while (id->local_comm == 0);
+  psn_seed_ = psn_seed_ * 1103515245u + 12345u;
+  id->psn = (psn_seed_ >> 8) & 0xFFFFFF;
+  id->qpn = p.qp_num;
+  id->responder_resources = p.responder_resources;
+  id->initiator_depth = p.initiator_depth;
+  id->retry = std::min<uint8_t>(p.retry_count, 7);
+  id->rnr_retry = std::min<uint8_t>(p.rnr_retry_count, 7);
+  id->srq = p.srq;
+  Msg m;
+  m.type = ud ? MsgType::kSidrReq : MsgType::kReq;
+  m.service_id = uint64_t(id->ps) << 16 | id->dst.port;
+  m.src = id->src;
+  m.dst = id->dst;
+  m.qpn = p.qp_num;
+  m.psn = id->psn;
+  m.responder_resources = p.responder_resources;
+  m.initiator_depth = p.initiator_depth;
+  m.retry = id->retry;
+  m.rnr_retry = id->rnr_retry;
+  m.srq = p.srq;
+  m.flow_control = p.flow_control;
+  m.qp_type = id->qp_type;
+  m.path = *id->path;
+  m.private_data.assign(p.private_data, p.private_data + p.private_data_len);
+  id->st = St::kConnect;
+  send_msg(*id, std::move(m));
+  arm_timer(*id, kReqGiveUp, [this](Id& i) {
+    if (i.st != St::kConnect) return;
+    if (i.qp_type != kQptUd) {
+      Msg rej;
+      rej.type = MsgType::kRej;
+      rej.reason = kRejTimeout;
+      send_msg(i, std::move(rej));
+    }
+    i.st = St::kRouteResolved;
+    queue_event(i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+  });
+  return 0;
+}
+
+int Service::cmd_accept(Channel& ch, In c) {
+  const auto cmd = load<rdma_ucm_accept>(c);
+  int err = 0;
+  Id* id = find(ch.number, cmd.id, err);
+  if (!id) return err;
+  if (id->st == St::kRepRcvd && !cmd.conn_param.valid) {  // the active side's RTU
+    Msg rtu;
+    rtu.type = MsgType::kRtu;
+    send_msg(*id, std::move(rtu));
+    id->st = St::kEstablished;
+    return 0;
+  }
+  if (id->st != St::kReqRcvd || !cmd.conn_param.valid) return EINVAL;
+  const auto& p = cmd.conn_param;
+  const bool ud = id->qp_type == kQptUd;
+  if (p.private_data_len > (ud ? kSidrRepPrivate : kRepPrivate)) return EINVAL;
+  id->uid = cmd.uid;
+  id->qpn = p.qp_num;
+  Msg m;
+  m.type = ud ? MsgType::kSidrRep : MsgType::kRep;
+  m.qpn = p.qp_num;
+  m.psn = id->psn;
+  m.qkey = kUdpQkey;
+  m.reason = kSidrSuccess;
+  m.responder_resources = p.responder_resources;
+  m.initiator_depth = p.initiator_depth;
+  m.rnr_retry = std::min<uint8_t>(p.rnr_retry_count, 7);
+  m.srq = p.srq;
+  m.flow_control = p.flow_control;
+  m.private_data.assign(p.private_data, p.private_data + p.private_data_len);
+  if (!ud) {
+    id->responder_resources = p.responder_resources;
+    id->initiator_depth = p.initiator_depth;
+  }
+  id->st = ud ? St::kEstablished : St::kRepSent;
+  send_msg(*id, std::move(m));
+  return 0;
+}
+
+int Service::cmd_reject(Channel& ch, In c) {
+  const auto cmd = load<rdma_ucm_reject>(c);
+  int err = 0;
+  Id* id = find(ch.number, cmd.id, err);
+  if (!id) return err;
+  const uint8_t reason = cmd.reason ? cmd.reason : kRejConsumerDefined;
+  if (reason != kRejConsumerDefined && reason != kRejVendorOptionNotSupported) return EINVAL;
+  if (id->st != St::kReqRcvd) return EINVAL;
+  const bool ud = id->qp_type == kQptUd;
+  if (cmd.private_data_len > (ud ? kSidrRepPrivate : kRejPrivate)) return EINVAL;
+  Msg m;
+  m.type = ud ? MsgType::kSidrRep : MsgType::kRej;
+  m.reason = ud ? kSidrReject : reason;
+  m.private_data.assign(cmd.private_data, cmd.private_data + cmd.private_data_len);
+  id->st = St::kDisconnected;
+  send_msg(*id, std::move(m));
+  return 0;
+}
+
+int Service::cmd_disconnect(Channel& ch, In c) {
+  const auto cmd = load<rdma_ucm_disconnect>(c);
+  int err = 0;
+  Id* id = find(ch.number, cmd.id, err);
+  if (!id) return err;
+  if (id->qp_type == kQptUd) return EINVAL;
+  switch (id->st) {
+    case St::kEstablished:
+    case St::kRepSent:
+    case St::kRepRcvd: {
+      Msg dreq;
+      dreq.type = MsgType::kDreq;
+      send_msg(*id, std::move(dreq));
+      id->st = St::kDreqSent;
+      arm_timer(*id, kDreqGiveUp, [this](Id& i) {
+        if (i.st != St::kDreqSent) return;
+        i.st = St::kDisconnected;
+        queue_event(i, RDMA_CM_EVENT_DISCONNECTED, 0);
+      });
+      return 0;
+    }
+    case St::kDreqRcvd: {
+      Msg drep;
+      drep.type = MsgType::kDrep;
+      send_msg(*id, std::move(drep));
+      id->st = St::kDisconnected;
+      return 0;
+    }
+    case St::kDreqSent:
+    case St::kDisconnected:
+      return 0;
+    default:
+      return EINVAL;
+  }
+}
+
+// What ib_cm does when an id goes with a connection in progress or up.
+void Service::destroy_id(Id& id) {
+  if (id.timer) id.timer->cancel();
+  const bool ud = id.qp_type == kQptUd;
+  Msg m;
+  switch (id.st) {
+    case St::kConnect:
+      if (!ud) {
+        m.type = MsgType::kRej;
+        m.reason = kRejTimeout;
+        send_msg(id, std::move(m));
+      }
+      break;
+    case St::kReqRcvd:
+      m.type = ud ? MsgType::kSidrRep : MsgType::kRej;
+      m.reason = ud ? kSidrReject : kRejConsumerDefined;
+      send_msg(id, std::move(m));
+      break;
+    case St::kRepSent:
+    case St::kRepRcvd:
+    case St::kEstablished:
+      if (!ud) {
+        m.type = MsgType::kDreq;
+        send_msg(id, std::move(m));
+      }
+      break;
+    case St::kDreqRcvd:
+      m.type = MsgType::kDrep;
+      send_msg(id, std::move(m));
+      break;
+    default:
+      break;
+  }
+  if (auto ch = channels_.find(id.channel); ch != channels_.end()) {
+    purge_events(*ch->second, id.handle);
+    ch->second->ids.erase(id.handle);
+  }
+  for (auto& [h, other] : ids_)
+    if (other->listener == id.handle) other->listener = 0;
+  ids_.erase(id.handle);
+}
+
+void Service::on_msg(size_t vhca, const Msg& m) {
+  if (m.type == MsgType::kReq) return on_req(vhca, m);
+  if (m.type == MsgType::kSidrReq) return on_sidr_req(vhca, m);
+  Id* id = nullptr;
+  if (m.remote_comm) {
+    id = by_comm(m.remote_comm);
+  } else {  // a REJ of a REQ: the receiver knows it by the sender's number
+    for (auto& [h, i] : ids_)
+      if (i->remote_comm == m.local_comm && i->peer_dev == m.from_vhca && i->st == St::kReqRcvd) id = i.get();
+  }
+  if (!id || !id->dev || *id->dev != vhca) {
+    if (m.type == MsgType::kDreq) {  // a connection already gone here: say so
+      Msg drep;
+      drep.type = MsgType::kDrep;
+      drep.from_vhca = vhca;
+      drep.local_comm = m.remote_comm;
+      drep.remote_comm = m.local_comm;
+      ++counters_[vhca].sent[size_t(MsgType::kDrep)];
+      deliver(m.from_vhca, std::move(drep));
+    }
+    return;
+  }
+  switch (m.type) {
+    case MsgType::kRep: {
+      if (id->st != St::kConnect) return;
+      if (id->timer) id->timer->cancel();
+      id->remote_comm = m.local_comm;
+      id->remote_qpn = m.qpn;
+      id->remote_psn = m.psn;
+      id->responder_resources = m.initiator_depth;
+      id->initiator_depth = m.responder_resources;
+      id->rnr_retry = m.rnr_retry;
+      id->st = St::kRepRcvd;
+      const auto p = conn_param(m, kRepPrivate);
+      return queue_event(*id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, bytes(p));
+    }
+    case MsgType::kRtu:
+      if (id->st != St::kRepSent) return;
+      id->st = St::kEstablished;
+      return queue_event(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
+    case MsgType::kRej: {
+      if (id->timer) id->timer->cancel();
+      const St was = id->st;
+      id->st = St::kDisconnected;
+      if (was != St::kConnect && was != St::kRepSent && was != St::kRepRcvd && was != St::kReqRcvd) return;
+      const auto p = conn_param(m, kRejPrivate);
+      return queue_event(*id, RDMA_CM_EVENT_REJECTED, m.reason, bytes(p));
+    }
+    case MsgType::kDreq: {
+      const St was = id->st;
+      if (was == St::kDreqSent) {  // both ends at once: answer and be done
+        if (id->timer) id->timer->cancel();
+        Msg drep;
+        drep.type = MsgType::kDrep;
+        send_msg(*id, std::move(drep));
+        id->st = St::kDisconnected;
+        return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+      }
+      if (was != St::kEstablished && was != St::kRepSent && was != St::kRepRcvd) return;
+      id->st = St::kDreqRcvd;
+      return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+    }
+    case MsgType::kDrep:
+      if (id->st != St::kDreqSent) return;
+      if (id->timer) id->timer->cancel();
+      id->st = St::kDisconnected;
+      return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+    case MsgType::kSidrRep: {
+      if (id->st != St::kConnect || id->qp_type != kQptUd) return;
+      if (id->timer) id->timer->cancel();
+      if (m.reason != kSidrSuccess) {
+        id->st = St::kRouteResolved;
+        return queue_event(*id, RDMA_CM_EVENT_UNREACHABLE, m.reason);
+      }
+      id->st = St::kEstablished;
+      rdma_ucm_ud_param p{};
+      p.qp_num = m.qpn;
+      p.qkey = m.qkey;
+      p.ah_attr = to_ah_attr(*id->path, ports_[vhca].gid_index);
+      std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), kSidrRepPrivate));
+      p.private_data_len = uint8_t(kSidrRepPrivate);
+      return queue_event(*id, RDMA_CM_EVENT_ESTABLISHED, 0, bytes(p));
+    }
+    default:
+      return;
+  }
+}
+
+namespace {
+// The listener a request for `service_id` to `dst` reaches on this host.
+bool listens_for(const Id& l, uint64_t service_id, const Addr& dst, bool ud) {
+  if (l.st != St::kListen || (l.qp_type == kQptUd) != ud) return false;
+  if (uint64_t(l.ps) << 16 != (service_id & ~uint64_t(0xFFFF)) || l.src.port != (service_id & 0xFFFF)) return false;
+  return l.src.any() || l.src.ip == dst.ip;
+}
+}  // namespace
+
+void Service::on_req(size_t vhca, const Msg& m) {
+  Id* l = nullptr;
+  for (auto& [h, i] : ids_)
+    if (listens_for(*i, m.service_id, m.dst, false)) l = i.get();
+  const auto reject = [&](uint16_t reason) {
+    Msg rej;
+    rej.type = MsgType::kRej;
+    rej.reason = reason;
+    rej.from_vhca = vhca;
+    rej.remote_comm = m.local_comm;
+    rej.local_comm = 0;
+    ++counters_[vhca].sent[size_t(MsgType::kRej)];
+    deliver(m.from_vhca, std::move(rej));
+  };
+  if (!l) return reject(kRejInvalidServiceId);
+  if (l->pending >= l->backlog) return reject(kRejConsumerDefined);
+  auto ch = channels_.find(l->channel);
+  Id* child = ch == channels_.end() ? nullptr : create_id(*ch->second, 0, l->ps, l->qp_type);
+  if (!child) return reject(kRejConsumerDefined);
+  child->st = St::kReqRcvd;
+  child->dev = vhca;
+  child->peer_dev = m.from_vhca;
+  child->src = m.dst;
+  child->dst = m.src;
+  child->path = reversed(m.path);
+  do child->local_comm = next_comm_id_++;
+  while (child->local_comm == 0);
+  child->remote_comm = m.local_comm;
+  child->remote_qpn = m.qpn;
+  child->remote_psn = m.psn;
+  psn_seed_ = psn_seed_ * 1103515245u + 12345u;
+  child->psn = (psn_seed_ >> 8) & 0xFFFFFF;
+  child->responder_resources = m.initiator_depth;
+  child->initiator_depth = m.responder_resources;
+  child->retry = m.retry;
+  child->rnr_retry = m.rnr_retry;
+  child->listener = l->handle;
+  ++l->pending;
+  const auto p = conn_param(m, kReqPrivate);
+  queue_event(*l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, bytes(p), child->handle);
+}
+
+void Service::on_sidr_req(size_t vhca, const Msg& m) {
+  Id* l = nullptr;
+  for (auto& [h, i] : ids_)
+    if (listens_for(*i, m.service_id, m.dst, true)) l = i.get();
+  auto ch = l ? channels_.find(l->channel) : channels_.end();
+  Id* child = (l && l->pending < l->backlog && ch != channels_.end())
+                  ? create_id(*ch->second, 0, l->ps, l->qp_type) : nullptr;
+  if (!child) {
+    Msg rep;
+    rep.type = MsgType::kSidrRep;
+    rep.reason = l ? kSidrReject : kSidrUnsupported;
+    rep.from_vhca = vhca;
+    rep.remote_comm = m.local_comm;
+    ++counters_[vhca].sent[size_t(MsgType::kSidrRep)];
+    return deliver(m.from_vhca, std::move(rep));
+  }
+  child->st = St::kReqRcvd;
+  child->dev = vhca;
+  child->peer_dev = m.from_vhca;
+  child->src = m.dst;
+  child->dst = m.src;
+  child->path = reversed(m.path);
+  child->remote_comm = m.local_comm;
+  child->listener = l->handle;
+  ++l->pending;
+  rdma_ucm_ud_param p{};
+  std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), kSidrReqPrivate));
+  p.private_data_len = uint8_t(kSidrReqPrivate);
+  queue_event(*l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, bytes(p), child->handle);
+}
+
+}  // namespace vf::cm

@@ -1,0 +1,130 @@
+// fabricd's RDMA connection manager: what the kernel's rdma_cm, rdma_ucm and
+// ib_cm do for an app, behind the /dev/infiniband/rdma_cm the preload shim
+// gives librdmacm (device/abi/vhca_ucma.h).
+//
+// A channel is one open() of the device; an id is an rdma_cm_id. Commands
+// arrive as the kernel's rdma_ucm structures and are checked as rdma_ucm
+// checks them: an id another channel owns is EINVAL, an unknown one ENOENT,
+// a command in the wrong state EINVAL. Address and route resolution run on
+// the fabric (an IP belongs to a vHCA port; an InfiniBand route is the SA's
+// PathRecord). Connections are set up by the two ends' CM agents exchanging
+// the IBA's CM messages (REQ, REP, RTU, REJ, DREQ, DREP; SIDR_REQ/REP for
+// UD), each end knowing only what the messages told it, with ib_cm's rules
+// for timeouts and for an end that goes away: destroying an id -- or the
+// process dying, which closes its channel -- rejects a pending request and
+// disconnects an established connection, so the peer gets REJECTED or
+// DISCONNECTED as from a real stack. Events queue per channel until the app
+// fetches them. Control thread only.
+#pragma once
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12 in C++20)
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "daemon/cm/ports.hpp"
+#include "daemon/cm/path.hpp"
+
+namespace vf::cm {
+
+struct Addr;
+struct Id;
+struct Channel;
+struct Msg;
+
+// CM MADs by type, sent and received through one vHCA port.
+struct CmCounters {
+  uint64_t sent[9] = {}, received[9] = {};
+};
+
+class Service {
+ public:
+  static constexpr size_t kMaxIdsPerChannel = 4096;
+  static constexpr size_t kMaxEventsPerChannel = 8192;
+  static constexpr int kMaxBacklog = 1024;
+
+  // `event_ready(channel)`: an event was queued on `channel`.
+  Service(boost::asio::io_context& io, std::vector<Port> ports, RouteResolver& routes,
+          std::function<void(uint64_t channel)> event_ready);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // A new channel: its number and the secret a migration to it must name.
+  std::pair<uint64_t, uint64_t> open_channel();
+  // The channel's app closed it or died: its ids are destroyed as by DESTROY_ID.
+  void close_channel(uint64_t channel);
+  // One write() of the app: the command's bytes (header included), as the
+  // shim forwards them. Returns 0 or the errno write() fails with; `out`
+  // gets what the kernel copies to the command's response pointer.
+  // VHCA_UCMA_STALE: GET_EVENT found no event (its wake-up byte was for one
+  // since purged).
+  int command(uint64_t channel, std::span<const uint8_t> cmd, std::vector<uint8_t>& out);
+
+  const CmCounters& counters(size_t vhca) const { return counters_.at(vhca); }
+  size_t ids() const { return ids_.size(); }
+  uint64_t rejected_commands() const { return rejected_commands_; }  // refused with an errno
+  size_t queued_events(uint64_t channel) const;
+
+  // -- the wire between the CM agents (connect.cpp)
+  void deliver(size_t to_vhca, Msg m);
+
+ private:
+  using Out = std::vector<uint8_t>;
+  using In = std::span<const uint8_t>;
+  // service.cpp: ids, channels, events
+  Id* find(uint64_t channel, uint32_t handle, int& err);
+  Id* create_id(Channel& ch, uint64_t uid, uint16_t ps, uint8_t qp_type);
+  void destroy_id(Id& id);
+  // `new_id`: a CONNECT_REQUEST's new id (the event counts against `id`, the listener).
+  void queue_event(Id& id, uint32_t event, int32_t status, In param = {}, uint32_t new_id = 0);
+  void purge_events(Channel& ch, uint32_t handle);
+  int cmd_create_id(Channel& ch, In c, Out& out);
+  int cmd_destroy_id(Channel& ch, In c, Out& out);
+  int cmd_get_event(Channel& ch, In c, Out& out);
+  int cmd_migrate(Channel& ch, In c, Out& out);
+  // addressing.cpp: binding, resolution, listening, queries, options
+  int bind(Id& id, const Addr& a);
+  int cmd_bind_ip(Channel& ch, In c);
+  int cmd_resolve_ip(Channel& ch, In c);
+  void finish_addr(uint32_t handle, std::optional<size_t> dst_dev, uint32_t timeout_ms);
+  int cmd_resolve_route(Channel& ch, In c);
+  int cmd_query_route(Channel& ch, In c, Out& out);
+  int cmd_listen(Channel& ch, In c);
+  int cmd_set_option(Channel& ch, In c);
+  int cmd_init_qp_attr(Channel& ch, In c, Out& out);
+  // handshake.cpp: the CM messages
+  int cmd_connect(Channel& ch, In c);
+  int cmd_accept(Channel& ch, In c);
+  int cmd_reject(Channel& ch, In c);
+  int cmd_disconnect(Channel& ch, In c);
+  void send_msg(Id& from, Msg m);
+  void on_msg(size_t vhca, const Msg& m);
+  void on_req(size_t vhca, const Msg& m);
+  void on_sidr_req(size_t vhca, const Msg& m);
+  void arm_timer(Id& id, std::chrono::milliseconds after, std::function<void(Id&)> fire);
+  Id* by_comm(uint32_t comm);
+
+  boost::asio::io_context& io_;
+  std::vector<Port> ports_;
+  RouteResolver& routes_;
+  std::function<void(uint64_t)> event_ready_;
+  std::map<uint64_t, std::unique_ptr<Channel>> channels_;
+  std::map<uint32_t, std::unique_ptr<Id>> ids_;
+  std::vector<CmCounters> counters_;
+  uint64_t next_channel_ = 1;
+  uint32_t next_handle_ = 1;
+  uint32_t next_comm_id_;
+  uint64_t rejected_commands_ = 0;
+  uint32_t psn_seed_;
+  std::shared_ptr<Service*> alive_ = std::make_shared<Service*>(this);
+};
+
+}  // namespace vf::cm
