@@ -66,12 +66,13 @@ sockaddr_in6 to_sockaddr(const Addr& a) {
   return s;
 }
 
-// Two binds clash when they share the port space and port and one's address
-// covers the other's.
-bool clash(const Id& a, const Id& b) {
-  if (a.ps != b.ps || a.src.port != b.src.port) return false;
-  if (a.reuseaddr && b.reuseaddr && a.st != St::kListen && b.st != St::kListen) return false;
-  return a.src.any() || b.src.any() || a.src.ip == b.src.ip;
+// rdma_cm's port check (cma_check_port): a port is shared only when both
+// binds allow reuse; a wildcard overlaps every address.
+int clash(const Id& a, const Id& b) {
+  if (a.ps != b.ps || a.src.port != b.src.port) return 0;
+  if (a.reuseaddr && b.reuseaddr && a.st != St::kListen && b.st != St::kListen) return 0;
+  if (a.src.any() || b.src.any()) return EADDRNOTAVAIL;
+  return a.src.ip == b.src.ip ? EADDRINUSE : 0;
 }
 
 }  // namespace
@@ -91,8 +92,9 @@ int Service::bind(Id& id, const Addr& want) {
     probe.src.port = port;
     probe.reuseaddr = id.reuseaddr;
     for (const auto& [h, other] : ids_)
-      if (other.get() != &id && other->st != St::kIdle && clash(probe, *other)) return true;
-    return false;
+      if (other.get() != &id && other->owns_port)
+        if (int e = clash(probe, *other)) return e;
+    return 0;
   };
   if (a.port == 0) {
     const uint32_t span = kEphemeralHi - kEphemeralLo + 1;
@@ -102,10 +104,11 @@ int Service::bind(Id& id, const Addr& want) {
       if (!taken(cand)) a.port = cand;
     }
     if (a.port == 0) return EADDRNOTAVAIL;
-  } else if (taken(a.port)) {
-    return EADDRINUSE;
+  } else if (int e = taken(a.port)) {
+    return e;
   }
   id.src = a;
+  id.owns_port = true;
   id.st = St::kAddrBound;
   return 0;
 }

@@ -4,6 +4,8 @@
 // messages carry; `deliver` is the wire between them.
 #include <rdma/rdma_user_cm.h>
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -58,6 +60,8 @@ void Service::arm_timer(Id& id, milliseconds after, std::function<void(Id&)> fir
 }
 
 void Service::send_msg(Id& from, Msg m) {
+  spdlog::debug("cm: {} sends {} (reason {}) to {}", ports_[*from.dev].name, int(m.type), m.reason,
+                ports_[from.peer_dev].name);
   m.from_vhca = *from.dev;
   if (!m.local_comm) m.local_comm = from.local_comm;
   if (!m.remote_comm) m.remote_comm = from.remote_comm;
@@ -379,7 +383,11 @@ void Service::on_req(size_t vhca, const Msg& m) {
     ++counters_[vhca].sent[size_t(MsgType::kRej)];
     deliver(m.from_vhca, std::move(rej));
   };
-  if (!l) return reject(kRejInvalidServiceId);
+  if (!l) {
+    spdlog::debug("cm: REQ for service {:#x} to {}:{} on {}: nobody listens", m.service_id, m.dst.ip, m.dst.port,
+                  ports_[vhca].name);
+    return reject(kRejInvalidServiceId);
+  }
   if (l->pending >= l->backlog) return reject(kRejConsumerDefined);
   auto ch = channels_.find(l->channel);
   Id* child = ch == channels_.end() ? nullptr : create_id(*ch->second, 0, l->ps, l->qp_type);

@@ -3,6 +3,8 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -164,7 +166,10 @@ int Service::command(uint64_t channel, In cmd, Out& out) {
       e = h.cmd > RDMA_USER_CM_CMD_JOIN_MCAST ? EINVAL : ENOSYS;
       break;
   }
-  if (e && e != int(VHCA_UCMA_STALE)) ++rejected_commands_;
+  if (e && e != int(VHCA_UCMA_STALE)) {
+    ++rejected_commands_;
+    spdlog::debug("cm: command {} on channel {} failed: {}", h.cmd, channel, std::strerror(e));
+  }
   if (e) out.clear();
   if (out.size() > h.out) out.resize(h.out);  // the kernel copies what fits (checked above)
   return e;
@@ -206,31 +211,34 @@ int Service::cmd_get_event(Channel& ch, In c, Out& out) {
   return 0;
 }
 
+// ucma_migrate_id: `ch` is the destination; the command names the id's
+// current channel, which must be the caller's too (its secret says so).
 int Service::cmd_migrate(Channel& ch, In c, Out& out) {
   vhca_ucma_migrate m{};
   std::memcpy(&m, c.data() - sizeof(rdma_ucm_cmd_hdr), std::min(c.size() + sizeof(rdma_ucm_cmd_hdr), sizeof(m)));
-  auto to = channels_.find(m.channel);
-  if (to == channels_.end() || to->second->secret != m.secret) return EINVAL;
+  auto from = channels_.find(m.channel);
+  if (from == channels_.end() || from->second->secret != m.secret) return EINVAL;
+  Channel& src = *from->second;
   int err = 0;
-  Id* id = find(ch.number, m.id, err);
+  Id* id = find(src.number, m.id, err);
   if (!id) return err;
   rdma_ucm_migrate_resp r{id->events_reported};
-  if (to->second.get() != &ch) {
-    // The id's queued events move with it, as ucma_move_events does.
+  if (&src != &ch) {
+    // The id's queued events move with it, as the kernel's do.
     size_t moved = 0;
-    for (auto it = ch.events.begin(); it != ch.events.end();) {
+    for (auto it = src.events.begin(); it != src.events.end();) {
       if (it->handle == id->handle) {
-        to->second->events.push_back(std::move(*it));
-        it = ch.events.erase(it);
+        ch.events.push_back(std::move(*it));
+        it = src.events.erase(it);
         ++moved;
       } else {
         ++it;
       }
     }
-    ch.ids.erase(id->handle);
-    to->second->ids.insert(id->handle);
-    id->channel = m.channel;
-    for (size_t i = 0; i < moved; ++i) event_ready_(m.channel);
+    src.ids.erase(id->handle);
+    ch.ids.insert(id->handle);
+    id->channel = ch.number;
+    for (size_t i = 0; i < moved; ++i) event_ready_(ch.number);
   }
   put(out, r);
   return 0;

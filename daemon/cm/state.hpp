@@ -67,6 +67,7 @@ struct Id {
   St st = St::kIdle;
   Addr src, dst;
   std::optional<size_t> dev;       // the vHCA port it is bound or resolved to
+  bool owns_port = false;          // bound (a request's id shares its listener's)
   size_t peer_dev = 0;
   bool reuseaddr = false, afonly = false;
   std::optional<uint8_t> tos, ack_timeout;

@@ -47,8 +47,9 @@ struct vhca_ucma_open_reply {
   uint64_t secret; /* proves to fabricd that a MIGRATE_ID's caller owns the channel */
 };
 
-/* MIGRATE_ID as the shim forwards it: the kernel's command names the
- * destination by fd, which means nothing outside the process. */
+/* MIGRATE_ID as the shim forwards it, on the destination channel (the one
+ * the app wrote to): the kernel's command names the id's current channel by
+ * fd, which means nothing outside the process. */
 struct vhca_ucma_migrate {
   uint32_t cmd; /* RDMA_USER_CM_CMD_MIGRATE_ID */
   uint16_t in;

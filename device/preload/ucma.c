@@ -270,27 +270,28 @@ static ssize_t ucma_write(struct ucma_chan *c, int fd, const void *data, size_t 
   int e;
   if (h.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
     e = get_event(c, fd, buf, n, resp, h.out);
-  } else if (h.cmd == RDMA_USER_CM_CMD_SET_OPTION && n >= sizeof(struct rdma_ucm_set_option)) {
+  } else if (h.cmd == RDMA_USER_CM_CMD_SET_OPTION && n >= sizeof(h) + sizeof(struct rdma_ucm_set_option)) {
     struct rdma_ucm_set_option o;
-    memcpy(&o, buf, sizeof(o));
+    memcpy(&o, buf + sizeof(h), sizeof(o));
     if (o.optlen > VHCA_UCMA_MAX_OPTLEN || (o.optlen && !o.optval)) {
       errno = EINVAL;
       return -1;
     }
     struct iovec iov[2] = {{(void *)buf, n}, {(void *)(uintptr_t)o.optval, o.optlen}};
     e = transact(c, iov, o.optlen ? 2 : 1, NULL, 0);
-  } else if (h.cmd == RDMA_USER_CM_CMD_MIGRATE_ID && n >= sizeof(struct rdma_ucm_migrate_id)) {
+  } else if (h.cmd == RDMA_USER_CM_CMD_MIGRATE_ID && n >= sizeof(h) + sizeof(struct rdma_ucm_migrate_id)) {
+    /* Written to the destination channel; cmd.fd names the id's current one. */
     struct rdma_ucm_migrate_id mig;
-    memcpy(&mig, buf, sizeof(mig));
-    struct ucma_chan *to = acquire((int)mig.fd);
-    if (!to) {
+    memcpy(&mig, buf + sizeof(h), sizeof(mig));
+    struct ucma_chan *from = acquire((int)mig.fd);
+    if (!from) {
       errno = fcntl((int)mig.fd, F_GETFD) < 0 ? ENOENT : EINVAL; /* the kernel's answers */
       return -1;
     }
     struct vhca_ucma_migrate fwd = {.cmd = h.cmd, .in = sizeof(fwd) - sizeof(h), .out = h.out,
                                     .response = mig.response, .id = mig.id,
-                                    .channel = to->channel, .secret = to->secret};
-    release(to);
+                                    .channel = from->channel, .secret = from->secret};
+    release(from);
     struct iovec iov = {&fwd, sizeof(fwd)};
     e = transact(c, &iov, 1, resp, h.out);
   } else {
