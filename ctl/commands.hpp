@@ -34,6 +34,7 @@ int cmd_status(const Globals& g);
 int cmd_hca_list(const Globals& g);
 int cmd_hca_show(const Globals& g, const std::string& name);
 int cmd_qp_list(const Globals& g, const std::string& hca);
+int cmd_cm_list(const Globals& g);
 int cmd_env(const Globals& g);
 int cmd_metrics(const Globals& g);
 // attr: "state" (down|up) or "pfc_storm" (3, 3,4 or off).

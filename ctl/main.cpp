@@ -137,6 +137,23 @@ int main(int argc, char** argv) {
       "  RETRIES      RC: retries left of retry_cnt (counts down while a timeout or NAK repeats)\n"
       "  PID / COMM   the process that created the QP and its command name");
 
+  auto* cm = add_group(app, "cm", "The connection manager (rdma_cm) of the apps on the vHCAs.");
+  auto* cm_list = cm->add_subcommand("list", "List the rdma_cm ids: state, addresses, QPs, owner.");
+  cm_list->footer(
+      "COLUMNS (`rdma resource show cm_id` for the vHCAs)\n"
+      "  ID           the id's number (what librdmacm's commands name it by)\n"
+      "  HCA          the vHCA it is bound or resolved to; empty: bound to a wildcard address\n"
+      "  STATE        the kernel rdma_cm's names: IDLE, ADDR_BOUND, ADDR_QUERY, ADDR_RESOLVED,\n"
+      "               ROUTE_QUERY, ROUTE_RESOLVED, LISTEN, CONNECT (REQ/REP on the wire),\n"
+      "               CONNECT_REQUEST (a request the app has not accepted or rejected yet),\n"
+      "               ESTABLISHED, DISCONNECT\n"
+      "  PS / TYPE    port space (TCP, UDP, IB, IPOIB) and QP type (RC, UC, UD)\n"
+      "  SRC_ADDR     the local address:port; DST_ADDR the peer's\n"
+      "  QPN          the app's QP; DEST_QPN the peer's, once the handshake told it\n"
+      "  PID / COMM   the process that opened the rdma_cm channel\n\n"
+      "The CM messages each port sent and received are in `fabricctl hca show HCA --json`\n"
+      "(cm_*) and /metrics (vfabric_cm_*).");
+
   auto* port = add_group(app, "port", "Ports: vHCA ports (set, show) and switch ports (show).");
   std::string port_hca, port_attr, port_value;
   auto* port_set = port->add_subcommand(
@@ -493,6 +510,7 @@ int main(int argc, char** argv) {
   if (*hca_list) return vf::ctl::cmd_hca_list(g);
   if (*hca_show) return vf::ctl::cmd_hca_show(g, hca_show_name);
   if (*qp_list) return vf::ctl::cmd_qp_list(g, qp_hca);
+  if (*cm_list) return vf::ctl::cmd_cm_list(g);
   if (*env) return vf::ctl::cmd_env(g);
   if (*metrics) return vf::ctl::cmd_metrics(g);
   if (*port_set) return vf::ctl::cmd_port_set(g, port_hca, port_attr, port_value);

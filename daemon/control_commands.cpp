@@ -173,6 +173,8 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
               out.push_back(hca_json(topo->vhcas()[i], snaps[i]));
               const UmadStats mad = daemon->umad_stats(i);
               put_counters(out.back()["mad"], kUmadCounters, &mad);
+              const cm::CmStats cm = daemon->cm_stats(i);
+              put_counters(out.back()["cm"], cm::kCmCounters, &cm);
             }
             return out;
           });

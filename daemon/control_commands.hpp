@@ -18,6 +18,8 @@ void register_fabric_commands(control::ControlServer& server, DaemonState& daemo
 void register_counter_commands(control::ControlServer& server, DaemonState& daemon);
 // qp.list (qp_list.cpp).
 void register_qp_commands(control::ControlServer& server, DaemonState& daemon);
+// cm.list (cm_commands.cpp)
+void register_cm_commands(control::ControlServer& server, DaemonState& daemon);
 // capture.start, capture.read, capture.stop (capture_commands.cpp).
 void register_capture_commands(control::ControlServer& server, DaemonState& daemon, boost::asio::io_context& io);
 // qos.show, qos.set (qos_commands.cpp).

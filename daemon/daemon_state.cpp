@@ -143,6 +143,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   register_topology_commands(*control_, *this);
   register_counter_commands(*control_, *this);
   register_qp_commands(*control_, *this);
+  register_cm_commands(*control_, *this);
   register_qos_commands(*control_, *this);
   register_capture_commands(*control_, *this, io_);
   control_->start();
@@ -188,11 +189,16 @@ bool DaemonState::collect_metrics(std::function<void(std::string)> then) {
     for (size_t i = 0; i < m.vhcas.size(); ++i) m.vhcas[i].events = events(i).stats();
     boost::asio::post(io_, [this, m = std::move(m), then]() mutable {
       if (stopping_) return;
-      for (size_t i = 0; i < m.vhcas.size() && i < umads_.size(); ++i) m.vhcas[i].mad = umad_stats(i);
+      for (size_t i = 0; i < m.vhcas.size() && i < umads_.size(); ++i) {
+        m.vhcas[i].mad = umad_stats(i);
+        m.vhcas[i].cm = cm_stats(i);
+      }
       then(prometheus_text(m));
     });
   });
 }
+
+cm::CmStats DaemonState::cm_stats(size_t vhca) const { return cm_ ? cm_->stats(vhca) : cm::CmStats{}; }
 
 UmadStats DaemonState::umad_stats(size_t vhca) const {
   UmadStats s = umads_.at(vhca)->stats();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/port_info.hpp"
+#include "daemon/cm/cm_stats.hpp"
 #include "daemon/cm/ports.hpp"
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
@@ -80,6 +81,9 @@ class DaemonState {
   const EventLog& event_log() const { return event_log_; }  // control thread
   // What became of the MADs sent through vHCA `vhca`'s umad port. Control thread.
   UmadStats umad_stats(size_t vhca) const;
+  // The CM messages vHCA `vhca`'s port sent and received. Control thread.
+  cm::CmStats cm_stats(size_t vhca) const;
+  const cm::Service* cm() const { return cm_.get(); }  // null once stopping
 
  private:
   void watchdog_tick();

@@ -60,6 +60,7 @@ std::string prometheus_text(const MetricsSnapshot& m) {
   per_vhca(engine::kEngineCounters, &MetricsSnapshot::Vhca::engine);
   per_vhca(kEventSinkCounters, &MetricsSnapshot::Vhca::events);
   per_vhca(kUmadCounters, &MetricsSnapshot::Vhca::mad);
+  per_vhca(cm::kCmCounters, &MetricsSnapshot::Vhca::cm);
 
   std::vector<PromRow> links;
   for (const auto& l : m.links)

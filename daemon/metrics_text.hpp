@@ -11,6 +11,7 @@
 #include "core/types.hpp"
 #include "daemon/event_sink_stats.hpp"
 #include "daemon/lcore_stats.hpp"
+#include "daemon/cm/cm_stats.hpp"
 #include "daemon/umad_stats.hpp"
 #include "dataplane/fabric/ecn_marker.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
@@ -36,7 +37,8 @@ struct MetricsSnapshot {
     dp::HcaPortSnapshot port;
     engine::Counters engine;
     EventSinkStats events;
-    UmadStats mad;  // filled on the control thread
+    UmadStats mad;     // filled on the control thread
+    cm::CmStats cm;    // and these
   };
   struct SwitchPort {
     std::string fabric, name;  // "ibsw0/3"

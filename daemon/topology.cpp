@@ -514,7 +514,7 @@ MetricsSnapshot Topology::metrics() const {
   }
   for (size_t i = 0; i < info_.size(); ++i) {
     const VhcaSnapshot v = snapshot(i);
-    m.vhcas.push_back({info_[i].fabric, info_[i].name, v.port_info.link_layer, v.port, v.engine, {}, {}});
+    m.vhcas.push_back({info_[i].fabric, info_[i].name, v.port_info.link_layer, v.port, v.engine, {}, {}, {}});
   }
   for (const auto& f : impl_->fabrics) {
     for (const auto& sw : f->switches())

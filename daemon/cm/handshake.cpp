@@ -65,7 +65,7 @@ void Service::send_msg(Id& from, Msg m) {
   m.from_vhca = *from.dev;
   if (!m.local_comm) m.local_comm = from.local_comm;
   if (!m.remote_comm) m.remote_comm = from.remote_comm;
-  ++counters_[*from.dev].sent[size_t(m.type)];
+  count(counters_[*from.dev], m.type, true);
   deliver(from.peer_dev, std::move(m));
 }
 
@@ -73,7 +73,7 @@ void Service::deliver(size_t to_vhca, Msg m) {
   if (to_vhca >= ports_.size()) return;
   boost::asio::post(io_, [this, alive = std::weak_ptr<Service*>(alive_), to_vhca, m = std::move(m)] {
     if (!alive.lock()) return;
-    ++counters_[to_vhca].received[size_t(m.type)];
+    count(counters_[to_vhca], m.type, false);
     on_msg(to_vhca, m);
   });
 }
@@ -289,7 +289,7 @@ void Service::on_msg(size_t vhca, const Msg& m) {
       drep.from_vhca = vhca;
       drep.local_comm = m.remote_comm;
       drep.remote_comm = m.local_comm;
-      ++counters_[vhca].sent[size_t(MsgType::kDrep)];
+      count(counters_[vhca], MsgType::kDrep, true);
       deliver(m.from_vhca, std::move(drep));
     }
     return;
@@ -380,7 +380,7 @@ void Service::on_req(size_t vhca, const Msg& m) {
     rej.from_vhca = vhca;
     rej.remote_comm = m.local_comm;
     rej.local_comm = 0;
-    ++counters_[vhca].sent[size_t(MsgType::kRej)];
+    count(counters_[vhca], MsgType::kRej, true);
     deliver(m.from_vhca, std::move(rej));
   };
   if (!l) {
@@ -428,7 +428,7 @@ void Service::on_sidr_req(size_t vhca, const Msg& m) {
     rep.reason = l ? kSidrReject : kSidrUnsupported;
     rep.from_vhca = vhca;
     rep.remote_comm = m.local_comm;
-    ++counters_[vhca].sent[size_t(MsgType::kSidrRep)];
+    count(counters_[vhca], MsgType::kSidrRep, true);
     return deliver(m.from_vhca, std::move(rep));
   }
   child->st = St::kReqRcvd;

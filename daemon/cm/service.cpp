@@ -3,6 +3,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
@@ -27,9 +28,10 @@ Service::Service(boost::asio::io_context& io, std::vector<Port> ports, RouteReso
 
 Service::~Service() = default;
 
-std::pair<uint64_t, uint64_t> Service::open_channel() {
+std::pair<uint64_t, uint64_t> Service::open_channel(pid_t pid) {
   std::random_device rd;
   auto ch = std::make_unique<Channel>();
+  ch->pid = pid;
   ch->number = next_channel_++;
   ch->secret = uint64_t(rd()) << 32 | rd();
   const auto r = std::make_pair(ch->number, ch->secret);
@@ -44,6 +46,53 @@ void Service::close_channel(uint64_t channel) {
   for (uint32_t h : ids)
     if (auto i = ids_.find(h); i != ids_.end()) destroy_id(*i->second);
   channels_.erase(channel);
+}
+
+namespace {
+const char* state_name(St s) {
+  switch (s) {
+    case St::kIdle: return "IDLE";
+    case St::kAddrQuery: return "ADDR_QUERY";
+    case St::kAddrBound: return "ADDR_BOUND";
+    case St::kAddrResolved: return "ADDR_RESOLVED";
+    case St::kRouteQuery: return "ROUTE_QUERY";
+    case St::kRouteResolved: return "ROUTE_RESOLVED";
+    case St::kListen: return "LISTEN";
+    case St::kConnect: return "CONNECT";
+    case St::kReqRcvd: return "CONNECT_REQUEST";  // ib_cm's REQ_RCVD: the app has not answered
+    case St::kRepSent:
+    case St::kRepRcvd: return "CONNECT";
+    case St::kEstablished: return "ESTABLISHED";
+    case St::kDreqSent:
+    case St::kDreqRcvd:
+    case St::kDisconnected: return "DISCONNECT";
+  }
+  return "?";
+}
+
+std::string addr_text(const Addr& a) {
+  if (!a.family) return "";
+  return fmt::format("{}.{}.{}.{}:{}", a.ip >> 24, (a.ip >> 16) & 255, (a.ip >> 8) & 255, a.ip & 255, a.port);
+}
+}  // namespace
+
+std::vector<IdView> Service::list() const {
+  std::vector<IdView> out;
+  for (const auto& [h, id] : ids_) {
+    IdView v;
+    v.handle = h;
+    if (id->dev) v.hca = ports_[*id->dev].name;
+    v.state = state_name(id->st);
+    v.ps = id->ps;
+    v.qp_type = id->qp_type;
+    v.src = addr_text(id->src);
+    v.dst = addr_text(id->dst);
+    v.qpn = id->qpn;
+    v.remote_qpn = id->remote_qpn;
+    if (auto ch = channels_.find(id->channel); ch != channels_.end()) v.pid = ch->second->pid;
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 size_t Service::queued_events(uint64_t channel) const {

@@ -27,8 +27,11 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
+#include <sys/types.h>
 #include <vector>
 
+#include "daemon/cm/cm_stats.hpp"
 #include "daemon/cm/ports.hpp"
 #include "daemon/cm/path.hpp"
 
@@ -39,9 +42,17 @@ struct Id;
 struct Channel;
 struct Msg;
 
-// CM MADs by type, sent and received through one vHCA port.
-struct CmCounters {
-  uint64_t sent[9] = {}, received[9] = {};
+// One id as `fabricctl cm list` shows it (rdma-tool's `rdma resource show
+// cm_id` for the vHCAs).
+struct IdView {
+  uint32_t handle = 0;
+  std::string hca;        // "" until bound to a port
+  std::string state;      // the kernel's names: LISTEN, CONNECT, ...
+  uint16_t ps = 0;
+  uint8_t qp_type = 0;
+  std::string src, dst;   // "192.0.2.1:7174"
+  uint32_t qpn = 0, remote_qpn = 0;
+  pid_t pid = 0;
 };
 
 class Service {
@@ -57,8 +68,9 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  // A new channel: its number and the secret a migration to it must name.
-  std::pair<uint64_t, uint64_t> open_channel();
+  // A new channel of process `pid`: its number and the secret a migration
+  // from it must name.
+  std::pair<uint64_t, uint64_t> open_channel(pid_t pid = 0);
   // The channel's app closed it or died: its ids are destroyed as by DESTROY_ID.
   void close_channel(uint64_t channel);
   // One write() of the app: the command's bytes (header included), as the
@@ -68,8 +80,9 @@ class Service {
   // since purged).
   int command(uint64_t channel, std::span<const uint8_t> cmd, std::vector<uint8_t>& out);
 
-  const CmCounters& counters(size_t vhca) const { return counters_.at(vhca); }
+  const CmStats& stats(size_t vhca) const { return counters_.at(vhca); }
   size_t ids() const { return ids_.size(); }
+  std::vector<IdView> list() const;
   uint64_t rejected_commands() const { return rejected_commands_; }  // refused with an errno
   size_t queued_events(uint64_t channel) const;
 
@@ -118,7 +131,7 @@ class Service {
   std::function<void(uint64_t)> event_ready_;
   std::map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::map<uint32_t, std::unique_ptr<Id>> ids_;
-  std::vector<CmCounters> counters_;
+  std::vector<CmStats> counters_;
   uint64_t next_channel_ = 1;
   uint32_t next_handle_ = 1;
   uint32_t next_comm_id_;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sys/types.h>
 #include <vector>
 
 #include "daemon/cm/path.hpp"
@@ -92,6 +93,7 @@ struct Event {
 
 struct Channel {
   uint64_t number = 0, secret = 0;
+  pid_t pid = 0;
   std::set<uint32_t> ids;
   std::deque<Event> events;
 };

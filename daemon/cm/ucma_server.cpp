@@ -79,7 +79,10 @@ void UcmaServer::read_next(const std::shared_ptr<Session>& s) {
 bool UcmaServer::open(const std::shared_ptr<Session>& s) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
-  const auto [channel, secret] = service_.open_channel();
+  ucred who{};
+  socklen_t len = sizeof(who);
+  if (::getsockopt(s->sock.native_handle(), SOL_SOCKET, SO_PEERCRED, &who, &len) != 0) who.pid = 0;
+  const auto [channel, secret] = service_.open_channel(who.pid);
   vhca_ucma_open_reply rep{0, 0, channel, secret};
   iovec iov{&rep, sizeof(rep)};
   union {

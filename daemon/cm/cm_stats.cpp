@@ -1,0 +1,38 @@
+#include "daemon/cm/cm_stats.hpp"
+
+#include "daemon/cm/state.hpp"
+
+namespace vf::cm {
+namespace {
+#define VF_CM_PAIR(name, what)                                                                          \
+  VF_COUNTER(CmStats, name##_sent, "cm_" #name "_sent", "cm_" #name "_sent", kPackets, what " sent"),   \
+      VF_COUNTER(CmStats, name##_received, "cm_" #name "_received", "cm_" #name "_received", kPackets, \
+                 what " received")
+constexpr CounterDef kCmDefs[] = {
+    VF_CM_PAIR(req, "CM REQs (connection requests)"),
+    VF_CM_PAIR(mra, "CM MRAs (message receipt acknowledgements)"),
+    VF_CM_PAIR(rej, "CM REJs (rejects)"),
+    VF_CM_PAIR(rep, "CM REPs (replies to a REQ)"),
+    VF_CM_PAIR(rtu, "CM RTUs (ready to use)"),
+    VF_CM_PAIR(dreq, "CM DREQs (disconnection requests)"),
+    VF_CM_PAIR(drep, "CM DREPs (disconnection replies)"),
+    VF_CM_PAIR(sidr_req, "CM SIDR_REQs (UD service ID resolution requests)"),
+    VF_CM_PAIR(sidr_rep, "CM SIDR_REPs (UD service ID resolution replies)"),
+};
+#undef VF_CM_PAIR
+static_assert(valid_counter_table<CmStats>(kCmDefs));
+}  // namespace
+
+void count(CmStats& s, MsgType t, bool sent) {
+  uint64_t* const pairs[][2] = {
+      {&s.req_sent, &s.req_received},   {&s.mra_sent, &s.mra_received},   {&s.rej_sent, &s.rej_received},
+      {&s.rep_sent, &s.rep_received},   {&s.rtu_sent, &s.rtu_received},   {&s.dreq_sent, &s.dreq_received},
+      {&s.drep_sent, &s.drep_received}, {&s.sidr_req_sent, &s.sidr_req_received},
+      {&s.sidr_rep_sent, &s.sidr_rep_received},
+  };
+  ++*pairs[size_t(t)][sent ? 0 : 1];
+}
+
+const CounterTable kCmCounters{kCmDefs};
+
+}  // namespace vf::cm
