@@ -1,0 +1,201 @@
+// Unmodified Debian rdmacm-utils and perftest -R on a real fabricd: librdmacm
+// opens /dev/infiniband/rdma_cm through the preload shim, fabricd's
+// connection manager resolves the vHCAs' IP addresses (RoCE's, and the
+// IPoIB-style ones the default config gives the IB HCAs), asks the SA for IB
+// routes, and the two ends' CM agents connect the apps' QPs. What the apps
+// see must be what a real stack gives them: data through, the events a peer
+// that goes away causes, REJECTED for a port nobody listens on, ADDR_ERROR
+// for an address nobody has.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "fabricd_fixture.hpp"
+
+namespace vf::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Pair {
+  RunResult server, client;
+  std::string describe() const { return "client: " + client.describe() + "\nserver: " + server.describe(); }
+};
+
+class RdmaCm : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new Fabricd(default_config()); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  static Fabricd& d() { return *daemon_; }
+
+  static nlohmann::json ctl_json(std::vector<std::string> args) {
+    args.insert(args.begin(), "--json");
+    const RunResult r = d().ctl(args);
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  // Waits until some id listens (the server is up), as a human would.
+  static bool listening(int port) {
+    for (int i = 0; i < 200; ++i) {
+      for (const auto& id : ctl_json({"cm", "list"}))
+        if (id.value("state", "") == "LISTEN" && id.value("src_addr", "").ends_with(":" + std::to_string(port)))
+          return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  static Pair pair(std::vector<std::string> server, std::vector<std::string> client, int port,
+                   std::chrono::seconds timeout = 60s) {
+    Process srv(server, d().app_env());
+    Pair r;
+    if (!listening(port)) {
+      r.server = srv.wait(1ms);
+      ADD_FAILURE() << "the server never listened: " << r.server.describe();
+      return r;
+    }
+    r.client = run(client, d().app_env(), timeout);
+    r.server = srv.wait(timeout);
+    return r;
+  }
+
+  // vHCA `hca`'s CM counters (fabricctl hca list: "cm").
+  static nlohmann::json cm_stats(const std::string& hca) {
+    for (const auto& h : ctl_json({"hca", "list"}))
+      if (h.value("name", "") == hca) return h["cm"];
+    return nullptr;
+  }
+
+  static size_t ids() { return ctl_json({"cm", "list"}).size(); }
+
+  static Fabricd* daemon_;
+};
+Fabricd* RdmaCm::daemon_ = nullptr;
+
+TEST_F(RdmaCm, RpingValidatesOneHundredPingsOverRoceV2AndTheHandshakeIsCounted) {
+  const auto before = cm_stats("vroce0");
+  const Pair p = pair({"rping", "-s", "-a", "192.0.2.2", "-p", "7401", "-C", "100", "-V"},
+                      {"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7401", "-C", "100", "-V"}, 7401);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  const auto after = cm_stats("vroce0");
+  // The client's port: one REQ out, one REP in, one RTU out, and its DREQ
+  // answered by the server's DREP (rping's client disconnects first).
+  EXPECT_EQ(after["cm_req_sent"].get<uint64_t>() - before["cm_req_sent"].get<uint64_t>(), 1u);
+  EXPECT_EQ(after["cm_rep_received"].get<uint64_t>() - before["cm_rep_received"].get<uint64_t>(), 1u);
+  EXPECT_EQ(after["cm_rtu_sent"].get<uint64_t>() - before["cm_rtu_sent"].get<uint64_t>(), 1u);
+  EXPECT_EQ(after["cm_dreq_sent"].get<uint64_t>() - before["cm_dreq_sent"].get<uint64_t>(), 1u);
+  EXPECT_EQ(after["cm_drep_received"].get<uint64_t>() - before["cm_drep_received"].get<uint64_t>(), 1u);
+  EXPECT_EQ(ids(), 0u) << "every id went with its process";
+}
+
+TEST_F(RdmaCm, RpingValidatesOverInfiniBandWithTheSasRoute) {
+  const Pair p = pair({"rping", "-s", "-a", "192.0.2.102", "-p", "7402", "-C", "100", "-V"},
+                      {"rping", "-c", "-a", "192.0.2.102", "-I", "192.0.2.101", "-p", "7402", "-C", "100", "-V"}, 7402);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  EXPECT_GE(cm_stats("vib1")["cm_req_received"].get<uint64_t>(), 1u);
+}
+
+TEST_F(RdmaCm, UcmatoseRunsFourConnectionsOverInfiniBand) {
+  const Pair p = pair({"ucmatose", "-b", "192.0.2.102", "-p", "7403", "-c", "4", "-C", "20"},
+                      {"ucmatose", "-s", "192.0.2.102", "-b", "192.0.2.101", "-p", "7403", "-c", "4", "-C", "20"}, 7403);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  EXPECT_NE(p.client.out.find("test complete"), std::string::npos) << p.describe();
+}
+
+TEST_F(RdmaCm, UdaddyResolvesTheServiceWithSidrOnBothFabrics) {
+  // udaddy always uses port 7174.
+  for (const auto& [srv, cli] : {std::pair{"192.0.2.2", "192.0.2.1"}, std::pair{"192.0.2.102", "192.0.2.101"}}) {
+    const Pair p = pair({"udaddy", "-b", srv}, {"udaddy", "-s", srv, "-b", cli}, 7174);
+    EXPECT_EQ(p.client.exit_code, 0) << srv << "\n" << p.describe();
+    EXPECT_EQ(p.server.exit_code, 0) << srv << "\n" << p.describe();
+    EXPECT_NE(p.client.out.find("data transfers complete"), std::string::npos) << p.describe();
+  }
+  EXPECT_GE(cm_stats("vroce0")["cm_sidr_req_sent"].get<uint64_t>(), 1u);
+  EXPECT_GE(cm_stats("vib1")["cm_sidr_rep_sent"].get<uint64_t>(), 1u);
+}
+
+TEST_F(RdmaCm, RdmaServerAndClientUseTheSyncApiOnOneHost) {
+  // librdmacm's synchronous endpoints (rdma_create_ep, rdma_get_request,
+  // which migrates each request to a channel of its own). rdma_client names
+  // no source: the address is this host's own, reached on its own port.
+  const Pair p = pair({"rdma_server", "-p", "7406"}, {"rdma_client", "-s", "192.0.2.101", "-p", "7406"}, 7406);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  EXPECT_NE(p.server.out.find("rdma_server: end 0"), std::string::npos) << p.describe();
+}
+
+TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
+  struct Case {
+    const char* tool;
+    const char* server_dev;
+    const char* client_dev;
+    const char* dst;
+    const char* src;
+  };
+  int port = 7410;
+  for (const Case& c : {Case{"ib_write_bw", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"},
+                        Case{"ib_read_bw", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
+                        Case{"ib_send_lat", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
+                        Case{"ib_send_lat", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"}}) {
+    ++port;
+    const std::string ps = std::to_string(port);
+    const Pair p = pair({c.tool, "-R", "-d", c.server_dev, "-p", ps, "-n", "200"},
+                        {c.tool, "-R", "-d", c.client_dev, "-p", ps, "-n", "200", "--source_ip", c.src, c.dst}, port);
+    EXPECT_EQ(p.client.exit_code, 0) << c.tool << " " << c.dst << "\n" << p.describe();
+    EXPECT_EQ(p.server.exit_code, 0) << c.tool << " " << c.dst << "\n" << p.describe();
+  }
+}
+
+TEST_F(RdmaCm, ConnectingToAPortNobodyListensOnIsRejectedAsInvalidServiceId) {
+  const RunResult r =
+      run({"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7499", "-C", "1"}, d().app_env(), 30s);
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+  // IBA 12.6.7.2: REJ reason 8, Invalid Service ID -- what a host without
+  // the listener answers.
+  EXPECT_NE((r.out + r.err).find("RDMA_CM_EVENT_REJECTED, error 8"), std::string::npos) << r.describe();
+  EXPECT_GE(cm_stats("vroce1")["cm_rej_sent"].get<uint64_t>(), 1u);
+}
+
+TEST_F(RdmaCm, AnAddressNobodyHasFailsResolutionAfterTheAppsTimeout) {
+  // rping asks for 2000 ms; ARP on the subnet gets no answer.
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r =
+      run({"rping", "-c", "-a", "192.0.2.77", "-I", "192.0.2.1", "-p", "7498", "-C", "1"}, d().app_env(), 30s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_NE(r.exit_code, 0) << r.describe();
+  EXPECT_NE((r.out + r.err).find("RDMA_CM_EVENT_ADDR_ERROR, error -110"), std::string::npos) << r.describe();
+  EXPECT_GE(took, 1900ms);
+}
+
+TEST_F(RdmaCm, AServerKilledMidConnectionDisconnectsItsPeer) {
+  Process srv({"rping", "-s", "-a", "192.0.2.102", "-p", "7407", "-C", "1000000"}, d().app_env());
+  ASSERT_TRUE(listening(7407));
+  Process cli({"rping", "-c", "-a", "192.0.2.102", "-I", "192.0.2.101", "-p", "7407", "-C", "1000000"}, d().app_env());
+  bool established = false;
+  for (int i = 0; i < 200 && !established; ++i) {
+    for (const auto& id : ctl_json({"cm", "list"}))
+      if (id.value("state", "") == "ESTABLISHED") established = true;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(established);
+  srv.signal(SIGKILL);
+  srv.wait(10s);
+  // The dead server's ids disconnect theirs: the client gets DISCONNECTED
+  // (or its QP errors first) and ends, rather than ping into the void.
+  const RunResult c = cli.wait(30s);
+  EXPECT_FALSE(c.timed_out) << c.describe();
+  for (int i = 0; i < 100 && ids() != 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(ids(), 0u) << "ids left behind:\n" << d().ctl({"cm", "list"}).out;
+}
+
+}  // namespace
+}  // namespace vf::test
