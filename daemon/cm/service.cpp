@@ -174,12 +174,17 @@ int Service::command(uint64_t channel, In cmd, Out& out) {
   auto chit = channels_.find(channel);
   if (chit == channels_.end()) return EBADF;
   Channel& ch = *chit->second;
-  rdma_ucm_cmd_hdr h;
-  if (cmd.size() < sizeof(h)) return EINVAL;
+  rdma_ucm_cmd_hdr h{};
+  const auto refuse = [&](int e) {
+    ++rejected_commands_;
+    spdlog::debug("cm: command {} on channel {} failed: {}", h.cmd, channel, std::strerror(e));
+    return e;
+  };
+  if (cmd.size() < sizeof(h)) return refuse(EINVAL);
   std::memcpy(&h, cmd.data(), sizeof(h));
-  if (sizeof(h) + size_t(h.in) > cmd.size()) return EINVAL;
+  if (sizeof(h) + size_t(h.in) > cmd.size()) return refuse(EINVAL);
   const In c = cmd.subspan(sizeof(h));
-  if (h.out < min_response(h.cmd)) return ENOSPC;
+  if (h.out < min_response(h.cmd)) return refuse(ENOSPC);
   int e = 0;
   switch (h.cmd) {
     case RDMA_USER_CM_CMD_CREATE_ID: e = cmd_create_id(ch, c, out); break;
@@ -215,10 +220,7 @@ int Service::command(uint64_t channel, In cmd, Out& out) {
       e = h.cmd > RDMA_USER_CM_CMD_JOIN_MCAST ? EINVAL : ENOSYS;
       break;
   }
-  if (e && e != int(VHCA_UCMA_STALE)) {
-    ++rejected_commands_;
-    spdlog::debug("cm: command {} on channel {} failed: {}", h.cmd, channel, std::strerror(e));
-  }
+  if (e && e != int(VHCA_UCMA_STALE)) refuse(e);
   if (e) out.clear();
   if (out.size() > h.out) out.resize(h.out);  // the kernel copies what fits (checked above)
   return e;
