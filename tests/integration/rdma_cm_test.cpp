@@ -133,6 +133,15 @@ TEST_F(RdmaCm, RdmaServerAndClientUseTheSyncApiOnOneHost) {
   EXPECT_NE(p.server.out.find("rdma_server: end 0"), std::string::npos) << p.describe();
 }
 
+TEST_F(RdmaCm, RstreamMovesDataOverRsocketsOnInfiniBand) {
+  const Pair p = pair({"rstream", "-b", "192.0.2.102", "-p", "7408", "-S", "4096", "-C", "200"},
+                      {"rstream", "-s", "192.0.2.102", "-b", "192.0.2.101", "-p", "7408", "-S", "4096", "-C", "200"},
+                      7408);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  EXPECT_NE(p.client.out.find("4k"), std::string::npos) << p.describe();
+}
+
 TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
   struct Case {
     const char* tool;
