@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "daemon/pfc_watchdog_check.hpp"
+#include "daemon/addr.hpp"
 #include "daemon/config.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
@@ -39,7 +40,8 @@ TEST(Config, DefaultLoadsWithExpectedValues) {
   EXPECT_EQ(ib.hcas[0].index, 0u);
   EXPECT_EQ(ib.hcas[1].name, "vib1");
   EXPECT_EQ(ib.hcas[1].index, 1u);
-  EXPECT_FALSE(ib.hcas[0].ipv4);
+  ASSERT_TRUE(ib.hcas[0].ipv4);  // IPoIB-style, for rdma_cm
+  EXPECT_EQ(addr::format_ipv4(*ib.hcas[0].ipv4), "192.0.2.101");
   EXPECT_EQ(ib.hcas[0].node_guid >> 40, 0x025646u);  // derived: "VF" pseudo-OUI
   ASSERT_EQ(ib.links.size(), 2u);
   const Link& l0 = ib.links[0];
@@ -311,8 +313,9 @@ std::vector<BadCase> bad_cases() {
       {"loopback_ip", replace(kEth, "ip: 10.0.0.2", "ip: 127.0.0.2"), "127.0.0.2", "loopback"},
       {"duplicate_ip", replace(kEth, "ip: 10.0.0.2", "ip: 10.0.0.1"), "{name: h1", "ip 10.0.0.1 of HCA 'h1' is already used by 'h0' (line 7)"},
       {"missing_ip", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1}"), "{name: h1}", "has no 'ip'"},
-      {"ip_on_ib", replace(kIb, "      - name: h1\n", "      - name: h1\n        ip: 10.0.0.1\n"), "ip: 10.0.0.1",
-       "'ip' applies to ethernet fabrics, and fabric 'ib' is infiniband", "remove it"},
+      {"ip_taken_on_ib", replace(kIb, "      - name: h0\n      - name: h1\n",
+                                 "      - name: h0\n        ip: 10.0.0.1\n      - name: h1\n        ip:  10.0.0.1\n"),
+       "ip:  10.0.0.1", "is already used by 'h0'", "its own address"},
       {"multicast_mac", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, mac: 01:00:5e:00:00:01}"),
        "01:00:5e", "is a multicast address"},
       {"duplicate_mac", replace(replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, mac: 02:00:00:00:00:01}"),

@@ -31,6 +31,7 @@ std::vector<Table> all_tables() {
           {"engine", engine::kEngineCounters, sizeof(engine::Counters)},
           {"event sink", kEventSinkCounters, sizeof(EventSinkStats)},
           {"umad", kUmadCounters, sizeof(UmadStats)},
+          {"cm", cm::kCmCounters, sizeof(cm::CmStats)},
           {"lcore", kLcoreCounters, sizeof(LcoreSnapshot)},
           {"vl credits", dp::kVlCreditCounters, sizeof(dp::VlCreditGauges)},
           {"pfc priority", dp::kPfcPriorityCounters, sizeof(dp::PfcPrioritySnapshot)},
