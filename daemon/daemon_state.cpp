@@ -10,6 +10,7 @@
 
 #include "daemon/addr.hpp"
 #include "daemon/cm/fabric_routes.hpp"
+#include "daemon/cm/gsi_wire.hpp"
 #include "daemon/cm/service.hpp"
 #include "daemon/cm/ucma_server.hpp"
 #include "daemon/control_commands.hpp"
@@ -123,6 +124,8 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   cm_ = std::make_unique<cm::Service>(io_, cm_ports_, *cm_routes_, [this](uint64_t ch) {
     if (ucma_) ucma_->notify(ch);
   });
+  cm_wire_ = std::make_unique<cm::GsiWire>(io_, *lcore_, *topology_, cm_ports_);
+  cm_wire_->attach(*cm_);  // the lcore is not running yet
   ucma_ = std::make_unique<cm::UcmaServer>(io_, (hca_dir_->path() / "rdma_cm.sock").string(), *cm_);
   runtime::TreeOptions tree_opts;
   tree_opts.runtime_dir = run_dir;

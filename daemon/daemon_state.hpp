@@ -37,6 +37,7 @@ class MetricsHttp;
 namespace control { class ControlServer; }
 namespace cm {
 class FabricRoutes;
+class GsiWire;
 class Service;
 class UcmaServer;
 }  // namespace cm
@@ -119,6 +120,7 @@ class DaemonState {
   std::vector<cm::Port> cm_ports_;
   std::unique_ptr<cm::FabricRoutes> cm_routes_;
   std::unique_ptr<cm::Service> cm_;
+  std::unique_ptr<cm::GsiWire> cm_wire_;  // after cm_: the service points at it
   std::unique_ptr<cm::UcmaServer> ucma_;  // after cm_: its sessions name the service's channels
   std::unique_ptr<control::ControlServer> control_;
   std::unique_ptr<MetricsHttp> metrics_;

@@ -18,11 +18,10 @@ namespace vf::cm {
 namespace {
 
 using std::chrono::milliseconds;
-// rdma_cm's CM response timeout (2^20 x 4.096 us) times its 15 retries and
-// the first try: how long a REQ or SIDR_REQ nobody answers stays pending.
-constexpr milliseconds kReqGiveUp{4295 * 16};
-// A DREQ nobody answers: the peer is disconnected all the same.
-constexpr milliseconds kDreqGiveUp{2000};
+// rdma_cm's CM response timeout (2^20 x 4.096 us) and its retries: a
+// message nobody answers is sent 16 times, about 69 s, before its sender
+// gives up.
+constexpr int kMaxCmRetries = 15;
 constexpr uint8_t kRejVendorOptionNotSupported = 35;
 
 rdma_ucm_conn_param conn_param(const Msg& m, size_t room) {
@@ -60,22 +59,61 @@ void Service::arm_timer(Id& id, milliseconds after, std::function<void(Id&)> fir
 }
 
 void Service::send_msg(Id& from, Msg m) {
-  spdlog::debug("cm: {} sends {} (reason {}) to {}", ports_[*from.dev].name, int(m.type), m.reason,
-                ports_[from.peer_dev].name);
-  m.from_vhca = *from.dev;
   if (!m.local_comm) m.local_comm = from.local_comm;
   if (!m.remote_comm) m.remote_comm = from.remote_comm;
-  count(counters_[*from.dev], m.type, true);
-  deliver(from.peer_dev, std::move(m));
+  transmit(*from.dev, from.peer_dev, std::move(m));
 }
 
-void Service::deliver(size_t to_vhca, Msg m) {
-  if (to_vhca >= ports_.size()) return;
-  boost::asio::post(io_, [this, alive = std::weak_ptr<Service*>(alive_), to_vhca, m = std::move(m)] {
-    if (!alive.lock()) return;
-    count(counters_[to_vhca], m.type, false);
-    on_msg(to_vhca, m);
+void Service::send_awaiting(Id& from, Msg m, std::function<void(Id&)> give_up) {
+  if (!m.local_comm) m.local_comm = from.local_comm;
+  if (!m.remote_comm) m.remote_comm = from.remote_comm;
+  from.awaiting = m;
+  from.retries_left = kMaxCmRetries;
+  from.give_up = std::move(give_up);
+  transmit(*from.dev, from.peer_dev, std::move(m));
+  arm_timer(from, response_timeout_, [this](Id& i) { retry_tick(i); });
+}
+
+void Service::retry_tick(Id& id) {
+  if (!id.awaiting) return;
+  if (id.retries_left-- > 0) {
+    Msg again = *id.awaiting;
+    transmit(*id.dev, id.peer_dev, std::move(again));
+    arm_timer(id, response_timeout_, [this](Id& i) { retry_tick(i); });
+    return;
+  }
+  id.awaiting.reset();
+  if (auto g = std::move(id.give_up)) g(id);
+}
+
+void Service::settle(Id& id) {
+  id.awaiting.reset();
+  id.give_up = nullptr;
+  if (id.timer) id.timer->cancel();
+}
+
+void Service::reply(Id& from, Msg m) {
+  if (!m.local_comm) m.local_comm = from.local_comm;
+  if (!m.remote_comm) m.remote_comm = from.remote_comm;
+  from.last_reply = m;
+  transmit(*from.dev, from.peer_dev, std::move(m));
+}
+
+void Service::transmit(size_t from, size_t to, Msg m) {
+  if (from >= ports_.size() || to >= ports_.size()) return;
+  spdlog::debug("cm: {} sends {} (reason {}) to {}", ports_[from].name, int(m.type), m.reason, ports_[to].name);
+  m.from_vhca = from;
+  count(counters_[from], m.type, true);
+  if (wire_) return wire_->send(from, to, m);
+  boost::asio::post(io_, [this, alive = std::weak_ptr<Service*>(alive_), to, m = std::move(m)] {
+    if (alive.lock()) receive(to, m);
   });
+}
+
+void Service::receive(size_t to, const Msg& m) {
+  if (to >= ports_.size()) return;
+  count(counters_[to], m.type, false);
+  on_msg(to, m);
 }
 
 Id* Service::by_comm(uint32_t comm) {
@@ -121,8 +159,7 @@ int Service::cmd_connect(Channel& ch, In c) {
   m.path = *id->path;
   m.private_data.assign(p.private_data, p.private_data + p.private_data_len);
   id->st = St::kConnect;
-  send_msg(*id, std::move(m));
-  arm_timer(*id, kReqGiveUp, [this](Id& i) {
+  send_awaiting(*id, std::move(m), [this](Id& i) {
     if (i.st != St::kConnect) return;
     if (i.qp_type != kQptUd) {
       Msg rej;
@@ -144,7 +181,7 @@ int Service::cmd_accept(Channel& ch, In c) {
   if (id->st == St::kRepRcvd && !cmd.conn_param.valid) {  // the active side's RTU
     Msg rtu;
     rtu.type = MsgType::kRtu;
-    send_msg(*id, std::move(rtu));
+    reply(*id, std::move(rtu));
     id->st = St::kEstablished;
     return 0;
   }
@@ -171,7 +208,16 @@ int Service::cmd_accept(Channel& ch, In c) {
     id->initiator_depth = p.initiator_depth;
   }
   id->st = ud ? St::kEstablished : St::kRepSent;
-  send_msg(*id, std::move(m));
+  if (ud) {
+    reply(*id, std::move(m));
+  } else {
+    // An RTU that never comes: the passive side's IB_CM_REP_ERROR.
+    send_awaiting(*id, std::move(m), [this](Id& i) {
+      if (i.st != St::kRepSent) return;
+      i.st = St::kDisconnected;
+      queue_event(i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+    });
+  }
   return 0;
 }
 
@@ -190,7 +236,7 @@ int Service::cmd_reject(Channel& ch, In c) {
   m.reason = ud ? kSidrReject : reason;
   m.private_data.assign(cmd.private_data, cmd.private_data + cmd.private_data_len);
   id->st = St::kDisconnected;
-  send_msg(*id, std::move(m));
+  reply(*id, std::move(m));
   return 0;
 }
 
@@ -204,21 +250,23 @@ int Service::cmd_disconnect(Channel& ch, In c) {
     case St::kEstablished:
     case St::kRepSent:
     case St::kRepRcvd: {
+      settle(*id);  // a REP still awaiting its RTU is answered by this
       Msg dreq;
       dreq.type = MsgType::kDreq;
-      send_msg(*id, std::move(dreq));
+      dreq.qpn = id->remote_qpn;
       id->st = St::kDreqSent;
-      arm_timer(*id, kDreqGiveUp, [this](Id& i) {
+      // A DREQ nobody answers disconnects all the same (IB_CM_DREQ_ERROR).
+      send_awaiting(*id, std::move(dreq), [this](Id& i) {
         if (i.st != St::kDreqSent) return;
         i.st = St::kDisconnected;
-        queue_event(i, RDMA_CM_EVENT_DISCONNECTED, 0);
+        queue_event(i, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
       });
       return 0;
     }
     case St::kDreqRcvd: {
       Msg drep;
       drep.type = MsgType::kDrep;
-      send_msg(*id, std::move(drep));
+      reply(*id, std::move(drep));
       id->st = St::kDisconnected;
       return 0;
     }
@@ -232,7 +280,7 @@ int Service::cmd_disconnect(Channel& ch, In c) {
 
 // What ib_cm does when an id goes with a connection in progress or up.
 void Service::destroy_id(Id& id) {
-  if (id.timer) id.timer->cancel();
+  settle(id);
   const bool ud = id.qp_type == kQptUd;
   Msg m;
   switch (id.st) {
@@ -286,18 +334,20 @@ void Service::on_msg(size_t vhca, const Msg& m) {
     if (m.type == MsgType::kDreq) {  // a connection already gone here: say so
       Msg drep;
       drep.type = MsgType::kDrep;
-      drep.from_vhca = vhca;
       drep.local_comm = m.remote_comm;
       drep.remote_comm = m.local_comm;
-      count(counters_[vhca], MsgType::kDrep, true);
-      deliver(m.from_vhca, std::move(drep));
+      transmit(vhca, m.from_vhca, std::move(drep));
     }
     return;
   }
   switch (m.type) {
     case MsgType::kRep: {
+      if (id->st == St::kEstablished && id->last_reply) {  // our RTU was lost: the REP came again
+        Msg again = *id->last_reply;
+        return transmit(vhca, id->peer_dev, std::move(again));
+      }
       if (id->st != St::kConnect) return;
-      if (id->timer) id->timer->cancel();
+      settle(*id);
       id->remote_comm = m.local_comm;
       id->remote_qpn = m.qpn;
       id->remote_psn = m.psn;
@@ -308,12 +358,19 @@ void Service::on_msg(size_t vhca, const Msg& m) {
       const auto p = conn_param(m, kRepPrivate);
       return queue_event(*id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, bytes(p));
     }
+    case MsgType::kMra:
+      // The peer received the REQ and needs time: keep waiting, with the
+      // retries renewed (IBA 12.6.6: the MRA's service timeout extends the
+      // wait; here each repeated REQ draws another MRA while the app thinks).
+      if (id->st == St::kConnect && id->awaiting) id->retries_left = kMaxCmRetries;
+      return;
     case MsgType::kRtu:
       if (id->st != St::kRepSent) return;
+      settle(*id);
       id->st = St::kEstablished;
       return queue_event(*id, RDMA_CM_EVENT_ESTABLISHED, 0);
     case MsgType::kRej: {
-      if (id->timer) id->timer->cancel();
+      settle(*id);
       const St was = id->st;
       id->st = St::kDisconnected;
       if (was != St::kConnect && was != St::kRepSent && was != St::kRepRcvd && was != St::kReqRcvd) return;
@@ -322,26 +379,31 @@ void Service::on_msg(size_t vhca, const Msg& m) {
     }
     case MsgType::kDreq: {
       const St was = id->st;
+      if (was == St::kDisconnected && id->last_reply && id->last_reply->type == MsgType::kDrep) {
+        Msg again = *id->last_reply;  // our DREP was lost
+        return transmit(vhca, id->peer_dev, std::move(again));
+      }
       if (was == St::kDreqSent) {  // both ends at once: answer and be done
-        if (id->timer) id->timer->cancel();
+        settle(*id);
         Msg drep;
         drep.type = MsgType::kDrep;
-        send_msg(*id, std::move(drep));
+        reply(*id, std::move(drep));
         id->st = St::kDisconnected;
         return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
       }
       if (was != St::kEstablished && was != St::kRepSent && was != St::kRepRcvd) return;
+      settle(*id);
       id->st = St::kDreqRcvd;
       return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
     }
     case MsgType::kDrep:
       if (id->st != St::kDreqSent) return;
-      if (id->timer) id->timer->cancel();
+      settle(*id);
       id->st = St::kDisconnected;
       return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
     case MsgType::kSidrRep: {
       if (id->st != St::kConnect || id->qp_type != kQptUd) return;
-      if (id->timer) id->timer->cancel();
+      settle(*id);
       if (m.reason != kSidrSuccess) {
         id->st = St::kRouteResolved;
         return queue_event(*id, RDMA_CM_EVENT_UNREACHABLE, m.reason);
@@ -369,7 +431,32 @@ bool listens_for(const Id& l, uint64_t service_id, const Addr& dst, bool ud) {
 }
 }  // namespace
 
+// A request this port already has an id for: the sender repeated it because
+// our answer was lost (or has not come yet). The answer goes again.
+bool Service::repeated_request(size_t vhca, const Msg& m) {
+  for (auto& [h, i] : ids_) {
+    if (i->remote_comm != m.local_comm || i->peer_dev != m.from_vhca || !i->dev || *i->dev != vhca) continue;
+    if (i->awaiting && i->awaiting->type == MsgType::kRep) {
+      Msg again = *i->awaiting;
+      transmit(vhca, m.from_vhca, std::move(again));
+    } else if (i->st == St::kReqRcvd && m.type == MsgType::kReq) {
+      // The app has not answered yet: an MRA asks the requester to wait.
+      Msg mra;
+      mra.type = MsgType::kMra;
+      mra.local_comm = i->local_comm;
+      mra.remote_comm = m.local_comm;
+      transmit(vhca, m.from_vhca, std::move(mra));
+    } else if (i->last_reply && (i->last_reply->type == MsgType::kRej || i->last_reply->type == MsgType::kSidrRep)) {
+      Msg again = *i->last_reply;
+      transmit(vhca, m.from_vhca, std::move(again));
+    }
+    return true;  // still unanswered by the app, or answered: either way not a new request
+  }
+  return false;
+}
+
 void Service::on_req(size_t vhca, const Msg& m) {
+  if (repeated_request(vhca, m)) return;
   Id* l = nullptr;
   for (auto& [h, i] : ids_)
     if (listens_for(*i, m.service_id, m.dst, false)) l = i.get();
@@ -377,11 +464,8 @@ void Service::on_req(size_t vhca, const Msg& m) {
     Msg rej;
     rej.type = MsgType::kRej;
     rej.reason = reason;
-    rej.from_vhca = vhca;
     rej.remote_comm = m.local_comm;
-    rej.local_comm = 0;
-    count(counters_[vhca], MsgType::kRej, true);
-    deliver(m.from_vhca, std::move(rej));
+    transmit(vhca, m.from_vhca, std::move(rej));
   };
   if (!l) {
     spdlog::debug("cm: REQ for service {:#x} to {}:{} on {}: nobody listens", m.service_id, m.dst.ip, m.dst.port,
@@ -416,6 +500,7 @@ void Service::on_req(size_t vhca, const Msg& m) {
 }
 
 void Service::on_sidr_req(size_t vhca, const Msg& m) {
+  if (repeated_request(vhca, m)) return;
   Id* l = nullptr;
   for (auto& [h, i] : ids_)
     if (listens_for(*i, m.service_id, m.dst, true)) l = i.get();
@@ -426,10 +511,9 @@ void Service::on_sidr_req(size_t vhca, const Msg& m) {
     Msg rep;
     rep.type = MsgType::kSidrRep;
     rep.reason = l ? kSidrReject : kSidrUnsupported;
-    rep.from_vhca = vhca;
     rep.remote_comm = m.local_comm;
-    count(counters_[vhca], MsgType::kSidrRep, true);
-    return deliver(m.from_vhca, std::move(rep));
+    rep.service_id = m.service_id;
+    return transmit(vhca, m.from_vhca, std::move(rep));
   }
   child->st = St::kReqRcvd;
   child->dev = vhca;

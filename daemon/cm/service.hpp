@@ -55,6 +55,15 @@ struct IdView {
   pid_t pid = 0;
 };
 
+// How the CM messages get from one port's agent to another's: fabricd
+// sends them as MADs on QP1 through the fabric (gsi_wire.hpp); without a
+// wire (the unit tests) they go straight across, one io_context turn later.
+class Wire {
+ public:
+  virtual ~Wire() = default;
+  virtual void send(size_t from_vhca, size_t to_vhca, const Msg& m) = 0;
+};
+
 class Service {
  public:
   static constexpr size_t kMaxIdsPerChannel = 4096;
@@ -86,8 +95,15 @@ class Service {
   uint64_t rejected_commands() const { return rejected_commands_; }  // refused with an errno
   size_t queued_events(uint64_t channel) const;
 
-  // -- the wire between the CM agents (connect.cpp)
-  void deliver(size_t to_vhca, Msg m);
+  // How long a CM message waits for its answer before it is sent again
+  // (rdma_cm's CM response timeout, 2^20 x 4.096 us; 15 retries). Tests
+  // shorten it.
+  void set_response_timeout(std::chrono::milliseconds t) { response_timeout_ = t; }
+
+  // -- the wire between the CM agents (handshake.cpp)
+  void set_wire(Wire* w) { wire_ = w; }
+  // A CM message that arrived at vHCA `to_vhca`'s port (from_vhca filled).
+  void receive(size_t to_vhca, const Msg& m);
 
  private:
   using Out = std::vector<uint8_t>;
@@ -119,15 +135,24 @@ class Service {
   int cmd_reject(Channel& ch, In c);
   int cmd_disconnect(Channel& ch, In c);
   void send_msg(Id& from, Msg m);
+  // Sends `m` and keeps sending it until answered (settle) or given up.
+  void send_awaiting(Id& from, Msg m, std::function<void(Id&)> give_up);
+  void retry_tick(Id& id);
+  void settle(Id& id);
+  void reply(Id& from, Msg m);  // sent once, kept for the peer's repeats
+  void transmit(size_t from, size_t to, Msg m);
   void on_msg(size_t vhca, const Msg& m);
   void on_req(size_t vhca, const Msg& m);
   void on_sidr_req(size_t vhca, const Msg& m);
+  bool repeated_request(size_t vhca, const Msg& m);
   void arm_timer(Id& id, std::chrono::milliseconds after, std::function<void(Id&)> fire);
   Id* by_comm(uint32_t comm);
 
   boost::asio::io_context& io_;
   std::vector<Port> ports_;
   RouteResolver& routes_;
+  Wire* wire_ = nullptr;
+  std::chrono::milliseconds response_timeout_{4295};
   std::function<void(uint64_t)> event_ready_;
   std::map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::map<uint32_t, std::unique_ptr<Id>> ids_;

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -83,6 +84,14 @@ struct Id {
   uint8_t retry = 7, rnr_retry = 7, srq = 0;
   uint32_t events_reported = 0;
   std::unique_ptr<boost::asio::steady_timer> timer;  // resolution or handshake
+  // The message sent that awaits an answer (REQ, REP, DREQ, SIDR_REQ), sent
+  // again at each CM response timeout while retries are left (ib_cm's
+  // rule: a MAD may be lost), then given up; and the last reply sent (RTU,
+  // DREP, REJ, SIDR_REP), sent again when the peer repeats what it answers.
+  std::optional<Msg> awaiting;
+  int retries_left = 0;
+  std::function<void(Id&)> give_up;
+  std::optional<Msg> last_reply;
 };
 
 struct Event {

@@ -19,6 +19,7 @@
 
 #include "core/scheduler.hpp"
 #include "device/engine/dcqcn.hpp"
+#include "device/engine/gsi.hpp"
 #include "device/engine/mcast.hpp"
 #include "device/abi/vhca_abi.h"
 #include "core/counter_def.hpp"
@@ -207,6 +208,12 @@ class Hca {
   int detach_mcast(ClientId, const vhca_mcast_req&);
   // Told when the port joins or leaves an MLID (the subnet manager's join).
   void on_mcast_membership(McastMembershipFn);
+  // QP1 (gsi.hpp): MADs that arrive for it go to `fn` (none: dropped), and
+  // send_gsi sends one 256-byte MAD from it to QP1 at `av`; false when the
+  // port has no room or mbuf now (MADs may be lost; their senders retry).
+  // Lcore only.
+  void on_gsi(GsiFn fn);
+  bool send_gsi(const uint8_t* mad, const ibv_ah_attr& av);
 
   // ---- fast path.
   // Scans SQs/RQs for newly posted work, runs requesters (new WQEs,

@@ -12,6 +12,7 @@
 
 #include "device/engine/completer.hpp"
 #include "device/engine/engine.hpp"
+#include "device/engine/gsi.hpp"
 #include "device/engine/placement.hpp"
 #include "device/engine/requester.hpp"
 #include "device/engine/responder.hpp"
@@ -58,6 +59,8 @@ class Hca::Impl {
   Hca::ObjectCounts counts() const { return eng_.objs.counts(); }
 
   Engine eng_;
+  GsiFn gsi_;             // QP1's hook (gsi.cpp)
+  uint32_t gsi_psn_ = 0;  // PSNs of QP1's datagrams
 
  private:
   // Destroys an object whatever uses it (its client is going): a QP leaves
@@ -94,6 +97,8 @@ class Hca::Impl {
   uint32_t random32();
   // mcast.cpp: a datagram to DestQP 0xFFFFFF, fanned out to the group's QPs.
   void mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
+  // gsi.cpp: a datagram to QP1, for the daemon's CM agent.
+  void gsi_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
   bool sent_by_this_port(const RxMeta& meta) const;
 
   // The stages; each only takes the others' addresses when constructed.

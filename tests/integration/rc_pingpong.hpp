@@ -15,11 +15,15 @@ namespace vf::test {
 RunResult rc_pingpong(const Fabricd& d, const std::string& server, const std::string& client,
                       std::vector<std::string> extra, int tcp_port);
 
-// The same over a link that loses frames, where only the client's result
-// means anything: the client exits once the server's last message arrived,
-// and if the ACK of that message is lost, the server's retransmissions find
-// no QP and it ends with "transport retry counter exceeded" -- as it would
-// on hardware. Everything the server sent did arrive (-c checks the data).
+// The same over a link that loses frames. Each end leaves once it has all
+// the other's messages and the ACKs of its own; nothing waits for the other
+// end to leave. So if the ACK of one end's last message is lost, the other
+// end may already have destroyed its QP: the retransmissions find no QP and
+// the first end ends with "transport retry counter exceeded" for its last
+// SEND (wr_id 2) -- as it would on hardware. That end did deliver all it
+// sent: the other one could only exit 0 having received (and, with -c,
+// checked) every message. Such a run counts as passed; the result is the
+// end that succeeded.
 RunResult rc_pingpong_lossy(const Fabricd& d, const std::string& server, const std::string& client,
                             std::vector<std::string> extra, int tcp_port);
 

@@ -8,9 +8,11 @@
 // for an address nobody has.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "fabricd_fixture.hpp"
 
@@ -161,6 +163,36 @@ TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
                         {c.tool, "-R", "-d", c.client_dev, "-p", ps, "-n", "200", "--source_ip", c.src, c.dst}, port);
     EXPECT_EQ(p.client.exit_code, 0) << c.tool << " " << c.dst << "\n" << p.describe();
     EXPECT_EQ(p.server.exit_code, 0) << c.tool << " " << c.dst << "\n" << p.describe();
+  }
+}
+
+// The CM messages are MADs on QP1 that cross the fabric: a capture of the
+// client's link has them, and Wireshark (which nobody here wrote) reads them
+// as the IBA's CM messages with rdma_cm's IP service ID.
+TEST_F(RdmaCm, ACaptureShowsTheHandshakeAsCmMadsThatWiresharkDecodes) {
+  for (const auto& [port, srv, cli, tcp] : {std::tuple{"vib0", "192.0.2.102", "192.0.2.101", "7420"},
+                                             std::tuple{"vroce0", "192.0.2.2", "192.0.2.1", "7421"}}) {
+    const std::string file = d().runtime_dir() + "/../cm-" + port + ".pcapng";
+    Process cap({Paths::fabricctl(), "--runtime-dir", d().runtime_dir(), "capture", port, "-w", file}, Env{});
+    for (int i = 0; i < 100 && cap.err_so_far().find("capturing on") == std::string::npos; ++i)
+      std::this_thread::sleep_for(50ms);
+    const Pair p = pair({"rping", "-s", "-a", srv, "-p", tcp, "-C", "3"},
+                        {"rping", "-c", "-a", srv, "-I", cli, "-p", tcp, "-C", "3"}, std::stoi(tcp));
+    EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+    std::this_thread::sleep_for(200ms);  // the DREP crosses the link
+    cap.signal(SIGINT);
+    cap.wait(10s);
+    const RunResult t = run({"tshark", "-r", file, "-Y", "infiniband.mad"}, Env{}, 60s);
+    ASSERT_EQ(t.exit_code, 0) << t.describe();
+    size_t at = 0;
+    for (const char* msg : {"CM: ConnectRequest", "CM: ConnectReply", "CM: ReadyToUse", "CM: DisconnectRequest",
+                            "CM: DisconnectReply"}) {
+      const size_t found = t.out.find(msg, at);
+      EXPECT_NE(found, std::string::npos) << port << ": " << msg << " not in order in:\n" << t.out;
+      if (found != std::string::npos) at = found;
+    }
+    const RunResult v = run({"tshark", "-r", file, "-Y", "infiniband.mad", "-V"}, Env{}, 60s);
+    EXPECT_NE(v.out.find("IP CM ServiceID"), std::string::npos) << v.out.substr(0, 4000);
   }
 }
 

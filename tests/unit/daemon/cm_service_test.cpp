@@ -19,6 +19,7 @@
 
 #include "daemon/cm/fabric_routes.hpp"
 #include "daemon/cm/service.hpp"
+#include "daemon/cm/state.hpp"
 #include "daemon/cm/wire.hpp"
 #include "device/abi/vhca_ucma.h"
 
@@ -540,6 +541,118 @@ TEST_F(CmServiceTest, RandomBytesNeverHurtTheServiceOrOtherChannels) {
   io_.run_for(5ms);
   io_.restart();
   establish(srv, cli, 7008);  // everyone else is served as before
+}
+
+}  // namespace
+}  // namespace vf::cm
+
+namespace vf::cm {
+namespace {
+
+// A wire that loses the first `lose` messages of each type it is told to,
+// then delivers, as a lossy link would.
+class LossyWire : public Wire {
+ public:
+  LossyWire(boost::asio::io_context& io, Service& s) : io_(io), svc_(s) {}
+  void send(size_t, size_t to, const Msg& m) override {
+    ++sent[m.type];
+    if (lose[m.type] > 0) {
+      --lose[m.type];
+      return;
+    }
+    boost::asio::post(io_, [this, to, m] { svc_.receive(to, m); });
+  }
+  std::map<MsgType, int> lose, sent;
+
+ private:
+  boost::asio::io_context& io_;
+  Service& svc_;
+};
+
+class CmRetryTest : public CmServiceTest {
+ protected:
+  CmRetryTest() : wire_(io_, svc_) {
+    svc_.set_wire(&wire_);
+    svc_.set_response_timeout(10ms);
+  }
+  std::optional<rdma_ucm_event_resp> event_within(uint64_t ch, std::chrono::milliseconds t) {
+    io_.run_for(t);
+    io_.restart();
+    return event(ch);
+  }
+  LossyWire wire_;
+};
+
+TEST_F(CmRetryTest, LostHandshakeMessagesAreSentAgainUntilAnswered) {
+  wire_.lose[MsgType::kReq] = 2;  // the first two REQs
+  wire_.lose[MsgType::kRep] = 1;  // the first REP
+  wire_.lose[MsgType::kRtu] = 1;  // the first RTU: the REP comes again, and the RTU with it
+  const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
+  const uint32_t l = create(srv, 0x51);
+  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7300), 0);
+  ASSERT_EQ(listen(srv, l), 0);
+  const uint32_t c = routed_client(cli, 0xC1, 7300);
+  ASSERT_EQ(connect(cli, c, 11), 0);
+  auto req = event_within(srv, 50ms);
+  ASSERT_TRUE(req);
+  EXPECT_EQ(req->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+  EXPECT_GE(wire_.sent[MsgType::kReq], 3) << "two lost, then repeated while the app thinks";
+  EXPECT_GE(wire_.sent[MsgType::kMra], 1) << "each repeat draws an MRA: wait";
+  ASSERT_EQ(accept(srv, req->id, 0x52, 22), 0);
+  auto rep = event_within(cli, 50ms);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(rep->event, RDMA_CM_EVENT_CONNECT_RESPONSE);
+  EXPECT_EQ(accept(cli, c, 0, 0, false), 0);
+  auto est = event_within(srv, 50ms);
+  ASSERT_TRUE(est);
+  EXPECT_EQ(est->event, RDMA_CM_EVENT_ESTABLISHED);
+  EXPECT_EQ(wire_.sent[MsgType::kRtu], 2);
+  EXPECT_FALSE(event_within(srv, 30ms)) << "one request, one connection: no second CONNECT_REQUEST";
+}
+
+TEST_F(CmRetryTest, AServerSlowToAcceptKeepsItsClientWaitingWithMras) {
+  const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
+  const uint32_t l = create(srv, 0x51);
+  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7303), 0);
+  ASSERT_EQ(listen(srv, l), 0);
+  const uint32_t c = routed_client(cli, 0xC1, 7303);
+  ASSERT_EQ(connect(cli, c, 11), 0);
+  auto req = event_within(srv, 5ms);
+  ASSERT_TRUE(req);
+  // Longer than 16 response timeouts: without the MRAs the client gives up.
+  EXPECT_FALSE(event_within(cli, 300ms));
+  ASSERT_EQ(accept(srv, req->id, 0x52, 22), 0);
+  auto rep = event_within(cli, 20ms);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(rep->event, RDMA_CM_EVENT_CONNECT_RESPONSE);
+}
+
+TEST_F(CmRetryTest, ARequestNobodyAnswersIsUnreachableAfterItsRetries) {
+  wire_.lose[MsgType::kReq] = 100;
+  const uint64_t cli = svc_.open_channel().first;
+  const uint32_t c = routed_client(cli, 0xC1, 7301);
+  ASSERT_EQ(connect(cli, c, 11), 0);
+  auto e = event_within(cli, 400ms);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->event, RDMA_CM_EVENT_UNREACHABLE);
+  EXPECT_EQ(int32_t(e->status), -ETIMEDOUT);
+  EXPECT_EQ(wire_.sent[MsgType::kReq], 16) << "the first try and 15 retries";
+}
+
+TEST_F(CmRetryTest, ALostDrepIsSentAgainWhenTheDreqRepeats) {
+  const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
+  const Conn c = establish(srv, cli, 7302);
+  wire_.lose[MsgType::kDrep] = 1;
+  ASSERT_EQ(cmd(cli, RDMA_USER_CM_CMD_DISCONNECT, rdma_ucm_disconnect{c.client}), 0);
+  auto d = event_within(srv, 20ms);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->event, RDMA_CM_EVENT_DISCONNECTED);
+  ASSERT_EQ(cmd(srv, RDMA_USER_CM_CMD_DISCONNECT, rdma_ucm_disconnect{c.server}), 0);
+  auto back = event_within(cli, 60ms);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->event, RDMA_CM_EVENT_DISCONNECTED);
+  EXPECT_EQ(back->status, 0u) << "answered, not timed out";
+  EXPECT_EQ(wire_.sent[MsgType::kDrep], 2);
 }
 
 }  // namespace
