@@ -28,6 +28,10 @@ void *vhca_next(const char *name);
  * under SYSFS_PATH (into `buf`); any other path is returned as it is. */
 const char *vhca_sysfs_redirect(const char *path, char *buf, size_t len);
 
+/* The first line of $SYSFS_PATH/`rel` (a socket fabricd serves) into
+ * `out`; 0 when there is none or it is not an absolute path. */
+int vhca_socket_attr(const char *rel, char *out, size_t len);
+
 /* open() of a vHCA's /dev/infiniband/umadN: the connected socket, or -1
  * with errno; VHCA_NOT_OURS for every other path. */
 int vhca_umad_open(const char *path, int flags);

@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "shim.h"
 
 static const char kClass[] = "/sys/class/infiniband";
+typedef int (*open_fn_t)(const char *, int, ...);
 
 /* Writes the redirected name of `path` into `buf` and returns it, or returns
  * `path` unchanged when it is not one of the two classes. */
@@ -35,6 +37,24 @@ const char *vhca_sysfs_redirect(const char *path, char *buf, size_t len) {
   int n = snprintf(buf, len, "%s%s", root, path + 4); /* keep "/class/..." */
   if (n < 0 || (size_t)n >= len) return path;
   return buf;
+}
+
+int vhca_socket_attr(const char *rel, char *out, size_t len) {
+  const char *root = getenv("SYSFS_PATH");
+  if (!root || root[0] != '/') return 0;
+  char attr[PATH_MAX];
+  int k = snprintf(attr, sizeof(attr), "%s/%s", root, rel);
+  if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
+  open_fn_t real_open = (open_fn_t)vhca_next("open");
+  int fd = real_open ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0) return 0;
+  ssize_t got = read(fd, out, len - 1);
+  close(fd);
+  if (got <= 0) return 0;
+  out[got] = '\0';
+  char *nl = strchr(out, '\n');
+  if (nl) *nl = '\0';
+  return out[0] == '/';
 }
 
 #define REDIRECT(p) \

@@ -55,23 +55,6 @@ static int real_fstat(int fd, struct stat *st) {
   return f(fd, st);
 }
 
-static int socket_path(char *out, size_t len) {
-  const char *root = getenv("SYSFS_PATH");
-  if (!root || root[0] != '/') return 0;
-  char attr[PATH_MAX];
-  int k = snprintf(attr, sizeof(attr), "%s/class/misc/rdma_cm/vfabric_socket", root);
-  if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
-  int fd = VHCA_REAL(open_fn, open)(attr, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t got = VHCA_REAL(read_fn, read)(fd, out, len - 1);
-  VHCA_REAL(close_fn, close)(fd);
-  if (got <= 0) return 0;
-  out[got] = '\0';
-  char *nl = strchr(out, '\n');
-  if (nl) *nl = '\0';
-  return out[0] == '/';
-}
-
 /* The OPEN handshake: the channel's name and its event socket. */
 static int handshake(int cmd_fd, struct vhca_ucma_open_reply *rep, int *event_fd) {
   const uint32_t op = VHCA_UCMA_OPEN;
@@ -97,7 +80,7 @@ static int handshake(int cmd_fd, struct vhca_ucma_open_reply *rep, int *event_fd
 int vhca_ucma_open(const char *path, int flags) {
   if (!path || strcmp(path, "/dev/infiniband/rdma_cm") != 0) return VHCA_NOT_OURS;
   char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
-  if (!socket_path(sock, sizeof(sock))) return VHCA_NOT_OURS;
+  if (!vhca_socket_attr("class/misc/rdma_cm/vfabric_socket", sock, sizeof(sock))) return VHCA_NOT_OURS;
   int cmd_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (cmd_fd < 0) return -1;
   struct sockaddr_un a = {.sun_family = AF_UNIX};

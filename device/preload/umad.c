@@ -51,22 +51,9 @@ static int umad_number(const char *path) {
 /* The socket fabricd serves umadN on, from its sysfs entry; 0 if umadN is
  * not a vHCA's. */
 static int socket_path(int n, char *out, size_t len) {
-  const char *root = getenv("SYSFS_PATH");
-  if (!root || root[0] != '/') return 0;
-  char attr[PATH_MAX];
-  int k = snprintf(attr, sizeof(attr), "%s/class/infiniband_mad/umad%d/vfabric_socket", root, n);
-  if (k < 0 || (size_t)k >= sizeof(attr)) return 0;
-  open_fn real_open = VHCA_REAL(open_fn, open);
-  read_fn real_read = VHCA_REAL(read_fn, read);
-  int fd = real_open && real_read ? real_open(attr, O_RDONLY | O_CLOEXEC) : -1;
-  if (fd < 0) return 0;
-  ssize_t got = real_read(fd, out, len - 1);
-  VHCA_REAL(close_fn, close)(fd);
-  if (got <= 0) return 0;
-  out[got] = '\0';
-  char *nl = strchr(out, '\n');
-  if (nl) *nl = '\0';
-  return out[0] == '/';
+  char rel[64];
+  snprintf(rel, sizeof(rel), "class/infiniband_mad/umad%d/vfabric_socket", n);
+  return vhca_socket_attr(rel, out, len);
 }
 
 int vhca_umad_open(const char *path, int flags) {
