@@ -365,7 +365,8 @@ void DaemonState::shutdown() {
   if (metrics_) metrics_->stop();
   devices_.clear();  // posts teardown of every client to the lcore
   umads_.clear();    // apps reading a umad port see it close
-  ucma_.reset();     // and rdma_cm channels: librdmacm gets ENODEV
+  if (ucma_) ucma_->announce_removal();  // rdma_cm apps: DEVICE_REMOVAL for each id
+  ucma_.reset();     // then the channels close
   cm_.reset();
   lcore_->stop();    // which runs what is queued, then returns
   eal_.join();

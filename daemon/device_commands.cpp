@@ -1,5 +1,9 @@
 #include "daemon/device_commands.hpp"
 
+#include <linux/capability.h>
+
+#include "daemon/privileges.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -84,6 +88,7 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       int async_fd = -1, mem_fd = -1;
       if (!req_fds.take_open_context(async_fd, mem_fd)) return reply(h, EINVAL, rsp);
       int st = hca.open_client(client, pid, mem_fd, rsp);
+      if (!st && (process_capabilities(pid) >> CAP_NET_RAW & 1)) hca.allow_controlled_qkeys(client);
       std::vector<int> out;
       if (!st) {
         out = {dup_fd(fds.doorbell), dup_fd(fds.status_ro)};

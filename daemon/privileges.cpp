@@ -1,5 +1,9 @@
 #include "daemon/privileges.hpp"
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include <linux/capability.h>
 
 #include <sys/syscall.h>
@@ -38,6 +42,13 @@ uint64_t effective_capabilities() {
 
 bool capability_effective(int cap) {
   return cap >= 0 && cap < 64 && (effective_capabilities() >> cap & 1);
+}
+
+uint64_t process_capabilities(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("CapEff:", 0) == 0) return std::strtoull(line.c_str() + 7, nullptr, 16);
+  return 0;
 }
 
 }  // namespace vf

@@ -11,6 +11,8 @@
 // it lets the fast direct path serve root apps that have it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 
 namespace vf {
@@ -23,5 +25,8 @@ bool capability_effective(int cap);
 // The calling thread's effective set as a bit mask (bit n = capability n);
 // 0 when it cannot be read.
 uint64_t effective_capabilities();
+// Process `pid`'s effective set (CapEff in /proc/PID/status); 0 when it
+// cannot be read.
+uint64_t process_capabilities(pid_t pid);
 
 }  // namespace vf

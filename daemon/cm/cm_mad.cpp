@@ -45,7 +45,7 @@ bool get_cma_hdr(const uint8_t* p, Addr& src, Addr& dst) {
 
 void put_private(uint8_t* d, MsgType t, const std::vector<uint8_t>& pd, size_t skip = 0) {
   const Room r = kPrivate[size_t(t)];
-  std::memcpy(d + r.at + skip, pd.data(), std::min(pd.size(), r.len - skip));
+  copy_prefix(d + r.at + skip, pd, r.len - skip);
 }
 
 std::vector<uint8_t> get_private(const uint8_t* d, MsgType t, size_t skip = 0) {

@@ -29,7 +29,7 @@ rdma_ucm_conn_param conn_param(const Msg& m, size_t room) {
   p.qp_num = m.qpn;
   // rdma_cm reports the whole private data field of the message, past its
   // own header: what the sender gave, then zeros.
-  std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), room));
+  copy_prefix(p.private_data, m.private_data, room);
   p.private_data_len = uint8_t(room);
   p.srq = m.srq;
   p.flow_control = m.flow_control;
@@ -413,7 +413,7 @@ void Service::on_msg(size_t vhca, const Msg& m) {
       p.qp_num = m.qpn;
       p.qkey = m.qkey;
       p.ah_attr = to_ah_attr(*id->path, ports_[vhca].gid_index);
-      std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), kSidrRepPrivate));
+      copy_prefix(p.private_data, m.private_data, kSidrRepPrivate);
       p.private_data_len = uint8_t(kSidrRepPrivate);
       return queue_event(*id, RDMA_CM_EVENT_ESTABLISHED, 0, bytes(p));
     }
@@ -525,7 +525,7 @@ void Service::on_sidr_req(size_t vhca, const Msg& m) {
   child->listener = l->handle;
   ++l->pending;
   rdma_ucm_ud_param p{};
-  std::memcpy(p.private_data, m.private_data.data(), std::min(m.private_data.size(), kSidrReqPrivate));
+  copy_prefix(p.private_data, m.private_data, kSidrReqPrivate);
   p.private_data_len = uint8_t(kSidrReqPrivate);
   queue_event(*l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, bytes(p), child->handle);
 }

@@ -95,6 +95,17 @@ std::vector<IdView> Service::list() const {
   return out;
 }
 
+void Service::device_removal(const std::function<void(uint64_t, std::span<const uint8_t>)>& emit) const {
+  for (const auto& [h, id] : ids_) {
+    if (!id->dev || !id->uid) continue;
+    rdma_ucm_event_resp r{};
+    r.uid = id->uid;
+    r.id = h;
+    r.event = RDMA_CM_EVENT_DEVICE_REMOVAL;
+    emit(id->channel, {reinterpret_cast<const uint8_t*>(&r), sizeof(r)});
+  }
+}
+
 size_t Service::queued_events(uint64_t channel) const {
   auto it = channels_.find(channel);
   return it == channels_.end() ? 0 : it->second->events.size();
@@ -141,7 +152,7 @@ void Service::queue_event(Id& id, uint32_t event, int32_t status, In param, uint
   r.id = new_id ? new_id : id.handle;
   r.event = event;
   r.status = uint32_t(status);
-  std::memcpy(&r.param, param.data(), std::min(param.size(), sizeof(r.param)));
+  copy_prefix(&r.param, param, sizeof(r.param));
   e.resp.resize(sizeof(r));
   std::memcpy(e.resp.data(), &r, sizeof(r));
   ch->second->events.push_back(std::move(e));

@@ -89,6 +89,9 @@ class Service {
   // since purged).
   int command(uint64_t channel, std::span<const uint8_t> cmd, std::vector<uint8_t>& out);
 
+  // fabricd is stopping: RDMA_CM_EVENT_DEVICE_REMOVAL for every id on a
+  // vHCA, each as the bytes of an rdma_ucm_event_resp, to `emit(channel, event)`.
+  void device_removal(const std::function<void(uint64_t, std::span<const uint8_t>)>& emit) const;
   const CmStats& stats(size_t vhca) const { return counters_.at(vhca); }
   size_t ids() const { return ids_.size(); }
   std::vector<IdView> list() const;

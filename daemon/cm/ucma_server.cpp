@@ -1,11 +1,13 @@
 #include "daemon/cm/ucma_server.hpp"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "daemon/cm/service.hpp"
@@ -130,10 +132,25 @@ bool UcmaServer::on_message(const std::shared_ptr<Session>& s, const uint8_t* p,
 void UcmaServer::notify(uint64_t channel) {
   auto it = by_channel_.find(channel);
   if (it == by_channel_.end() || it->second->event_fd < 0) return;
-  const char token = 'e';
+  const char token = VHCA_UCMA_EVENT;
   // The events stay queued in the service; a full socket (an app that never
   // fetches) only costs it wake-ups it would not take anyway.
   (void)::send(it->second->event_fd, &token, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void UcmaServer::announce_removal() {
+  service_.device_removal([this](uint64_t channel, std::span<const uint8_t> ev) {
+    auto it = by_channel_.find(channel);
+    if (it == by_channel_.end() || it->second->event_fd < 0) return;
+    std::vector<uint8_t> msg(1 + ev.size());
+    msg[0] = VHCA_UCMA_REMOVAL;
+    std::memcpy(msg.data() + 1, ev.data(), ev.size());
+    // All or nothing: a partial record would be read as garbage. An app that
+    // left its socket full gets ENODEV instead.
+    int pending = 0;
+    if (::ioctl(it->second->event_fd, TIOCOUTQ, &pending) == 0 && pending > (1 << 16)) return;
+    (void)::send(it->second->event_fd, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  });
 }
 
 void UcmaServer::drop(const std::shared_ptr<Session>& s) {

@@ -30,6 +30,9 @@ class UcmaServer {
   size_t sessions() const { return sessions_.size(); }
   // An event was queued on `channel`: wake its app.
   void notify(uint64_t channel);
+  // fabricd is stopping: each id on a vHCA gets DEVICE_REMOVAL, written
+  // whole to its channel's event socket (device/abi/vhca_ucma.h).
+  void announce_removal();
 
  private:
   struct Session;

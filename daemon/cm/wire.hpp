@@ -41,6 +41,12 @@ T load(std::span<const uint8_t> in, size_t at = 0) {
   return v;
 }
 
+// The first bytes of `src` that fit in `room` bytes at `dst` (an empty
+// vector's data() may be null, which memcpy may not be given).
+inline void copy_prefix(void* dst, std::span<const uint8_t> src, size_t room) {
+  if (!src.empty() && room) std::memcpy(dst, src.data(), std::min(src.size(), room));
+}
+
 template <class T>
 void put(std::vector<uint8_t>& out, const T& v) {
   static_assert(std::is_trivially_copyable_v<T>);

@@ -21,6 +21,12 @@
  *    DESTROY_ID purges the ones never delivered, as the kernel does (a byte
  *    whose event was purged fetches VHCA_UCMA_STALE: the shim waits again).
  *
+ * When fabricd stops, it writes VHCA_UCMA_REMOVAL and then a whole
+ * rdma_ucm_event_resp to the event socket for each id on a vHCA:
+ * RDMA_CM_EVENT_DEVICE_REMOVAL, which the shim's GET_EVENT returns as it
+ * reads it (the command socket is gone by then), as the kernel reports a
+ * device that goes away.
+ *
  * The shim's first message is VHCA_UCMA_OPEN; the reply carries the event
  * socket (SCM_RIGHTS) and the channel's name, which MIGRATE_ID needs.
  */
@@ -34,6 +40,8 @@
 #define VHCA_UCMA_MAX_CMD 1024u        /* command bytes plus optval */
 #define VHCA_UCMA_MAX_OPTLEN 512u
 #define VHCA_UCMA_STALE 0x56460002u    /* reply.error: the event byte's event is gone */
+#define VHCA_UCMA_EVENT 'e'            /* event socket: an event is queued in fabricd */
+#define VHCA_UCMA_REMOVAL 'R'          /* event socket: a DEVICE_REMOVAL event follows */
 
 struct vhca_ucma_reply {
   int32_t error; /* 0 or a positive errno, as the kernel's write() fails */

@@ -75,6 +75,10 @@ int Hca::Impl::open_client(ClientId id, pid_t pid, int mem_fd, vhca_open_context
   return 0;
 }
 
+void Hca::allow_controlled_qkeys(ClientId id) {
+  if (Client* c = impl_->eng_.client(id)) c->controlled_qkeys = true;
+}
+
 void Hca::Impl::close_client(ClientId id) {
   Client* c = eng_.client(id);
   if (!c) return;

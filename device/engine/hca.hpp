@@ -167,6 +167,9 @@ class Hca {
   // engine from here on, also on failure. EEXIST, EACCES, ESRCH.
   int open_client(ClientId, pid_t pid, int mem_fd, vhca_open_context_rsp&);
   void close_client(ClientId);  // uverbs-style teardown of every object of the client
+  // The client's process holds CAP_NET_RAW: it may set controlled Q_Keys
+  // (modify_qp with the high bit; EPERM for everyone else, as uverbs does).
+  void allow_controlled_qkeys(ClientId);
   int query_device(ClientId, vhca_query_device_rsp&);
   int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);
   int query_clock(ClientId, vhca_query_clock_rsp&);  // the emulated ns CQEs are stamped with

@@ -18,6 +18,10 @@ namespace vf::engine {
 struct Client {
   ClientId id = 0;
   ProcessMem mem;
+  // May give a QP a controlled Q_Key (the high bit set: IBA 10.2.5, such as
+  // QP1's 0x80010000). uverbs lets only CAP_NET_RAW do that; anyone else
+  // could forge the CM's and the SA's datagrams.
+  bool controlled_qkeys = false;
 };
 
 struct Pd {

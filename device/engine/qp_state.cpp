@@ -194,6 +194,7 @@ int Hca::Impl::modify_qp(ClientId id, const vhca_modify_qp_req& req) {
   auto pkey_valid = [&](uint16_t i) { return i < pkeys.size() && (pkeys[i] & 0x7FFF) != 0; };
   if ((mask & IBV_QP_PKEY_INDEX) && !pkey_valid(a.pkey_index)) return EINVAL;
   if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
+  if ((mask & IBV_QP_QKEY) && (a.qkey & 0x80000000u) && !qp.client->controlled_qkeys) return EPERM;
   if ((mask & IBV_QP_ACCESS_FLAGS) &&
       (a.qp_access_flags & ~uint32_t(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))

@@ -215,6 +215,12 @@ static int get_event(struct ucma_chan *c, int fd, const uint8_t *buf, size_t n, 
     }
     if (r == 0) return ENODEV; /* fabricd stopped: the device is gone */
     if (r < 0) return errno;
+    if (token == VHCA_UCMA_REMOVAL) {
+      struct rdma_ucm_event_resp ev;
+      if (recv(fd, &ev, sizeof(ev), MSG_WAITALL) != (ssize_t)sizeof(ev)) return ENODEV;
+      if (resp) memcpy(resp, &ev, cap < sizeof(ev) ? cap : sizeof(ev));
+      return 0;
+    }
     struct iovec iov = {(void *)buf, n};
     int e = transact(c, &iov, 1, resp, cap);
     if (e != (int)VHCA_UCMA_STALE) return e;

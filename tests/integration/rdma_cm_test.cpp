@@ -6,14 +6,22 @@
 // see must be what a real stack gives them: data through, the events a peer
 // that goes away causes, REJECTED for a port nobody listens on, ADDR_ERROR
 // for an address nobody has.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <thread>
 #include <tuple>
 
+#include "device/abi/vhca_ucma.h"
 #include "fabricd_fixture.hpp"
 
 namespace vf::test {
@@ -154,7 +162,9 @@ TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
   };
   int port = 7410;
   for (const Case& c : {Case{"ib_write_bw", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"},
+                        Case{"ib_write_bw", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
                         Case{"ib_read_bw", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
+                        Case{"ib_read_bw", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"},
                         Case{"ib_send_lat", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
                         Case{"ib_send_lat", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"}}) {
     ++port;
@@ -236,6 +246,76 @@ TEST_F(RdmaCm, AServerKilledMidConnectionDisconnectsItsPeer) {
   EXPECT_FALSE(c.timed_out) << c.describe();
   for (int i = 0; i < 100 && ids() != 0; ++i) std::this_thread::sleep_for(50ms);
   EXPECT_EQ(ids(), 0u) << "ids left behind:\n" << d().ctl({"cm", "list"}).out;
+}
+
+// A hostile local user on the rdma_cm socket (open to everyone, as the
+// kernel's device is): garbage before the handshake, then random commands
+// on a real channel, then a flood of channels. fabricd refuses or drops
+// each and keeps serving rping.
+TEST_F(RdmaCm, RandomBytesOnTheRdmaCmSocketDoNotHurtFabricd) {
+  const std::string path = read_file(d().runtime_dir() + "/sys/class/misc/rdma_cm/vfabric_socket");
+  const std::string sock = path.substr(0, path.find('\n'));
+  const auto connect_to = [&] {
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock.c_str());
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0) << std::strerror(errno);
+    return fd;
+  };
+  std::mt19937 rng(42);
+  // Not the handshake: the connection goes.
+  for (int i = 0; i < 20; ++i) {
+    const int fd = connect_to();
+    std::vector<uint8_t> junk(1 + rng() % 1500);
+    for (auto& b : junk) b = uint8_t(rng());
+    (void)::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
+    ::close(fd);
+  }
+  // A channel, then random commands on it (headers that claim any size).
+  const int fd = connect_to();
+  const uint32_t open_op = VHCA_UCMA_OPEN;
+  ASSERT_EQ(::send(fd, &open_op, sizeof(open_op), MSG_NOSIGNAL), ssize_t(sizeof(open_op)));
+  char reply[64];
+  ASSERT_GT(::recv(fd, reply, sizeof(reply), 0), 0);
+  size_t answered = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> cmd(8 + rng() % 400);
+    for (auto& b : cmd) b = uint8_t(rng());
+    const uint32_t op = rng() % 24;
+    std::memcpy(cmd.data(), &op, 4);
+    if (::send(fd, cmd.data(), cmd.size(), MSG_NOSIGNAL) < 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 2000) != 1) break;
+    char buf[2048];
+    if (::recv(fd, buf, sizeof(buf), 0) <= 0) break;
+    ++answered;
+  }
+  EXPECT_EQ(answered, 2000u) << "every command gets its answer (most an errno)";
+  ::close(fd);
+  const Pair p = pair({"rping", "-s", "-a", "192.0.2.2", "-p", "7430", "-C", "10", "-V"},
+                      {"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7430", "-C", "10", "-V"}, 7430);
+  EXPECT_EQ(p.client.exit_code, 0) << p.describe();
+  EXPECT_EQ(p.server.exit_code, 0) << p.describe();
+  for (int i = 0; i < 100 && ids() != 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(ids(), 0u) << "the hostile channel's ids went with it:\n" << d().ctl({"cm", "list"}).out;
+}
+
+// fabricd stopping is the device going away: each id on a vHCA gets
+// RDMA_CM_EVENT_DEVICE_REMOVAL, which rping reports and ends on.
+TEST(RdmaCmDaemon, StoppingFabricdRemovesTheDeviceUnderItsIds) {
+  Fabricd d(default_config());
+  Process srv({"rping", "-s", "-a", "192.0.2.2", "-p", "7440"}, d.app_env());
+  bool listening = false;
+  for (int i = 0; i < 200 && !listening; ++i) {
+    listening = d.ctl({"cm", "list"}).out.find("LISTEN") != std::string::npos;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(listening);
+  d.stop();
+  const RunResult r = srv.wait(20s);
+  EXPECT_FALSE(r.timed_out) << r.describe();
+  EXPECT_NE((r.out + r.err).find("cma detected device removal"), std::string::npos) << r.describe();
 }
 
 }  // namespace

@@ -195,6 +195,22 @@ TEST_F(Ud, ControlledQkeyBitUsesTheQpsOwnQkey) {
   EXPECT_EQ(rb[0].wr_id, 6u);
 }
 
+// uverbs' rule: only CAP_NET_RAW may give a QP a controlled Q_Key (QP1's
+// 0x80010000 among them), or any app could forge the CM's datagrams.
+TEST_F(Ud, ControlledQkeysNeedThePrivilegeTheDaemonGrants) {
+  build(false);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTS;
+  a.qkey = 0x80010000u;
+  EXPECT_EQ(app_a->modify(*qp_a, a, IBV_QP_STATE | IBV_QP_QKEY), EPERM);
+  EXPECT_EQ(app_a->query(*qp_a).attr.qkey, kQkeyA) << "a refused modify changes nothing";
+  hca_a->allow_controlled_qkeys(1);
+  EXPECT_EQ(app_a->modify(*qp_a, a, IBV_QP_STATE | IBV_QP_QKEY), 0);
+  EXPECT_EQ(app_a->query(*qp_a).attr.qkey, 0x80010000u);
+  a.qkey = 0x7FFFFFFFu;  // the high bit clear: anyone's
+  EXPECT_EQ(app_b->modify(*qp_b, a, IBV_QP_STATE | IBV_QP_QKEY), 0);
+}
+
 TEST_F(Ud, MessageOverMtuIsLocalLengthErrorAndSqe) {
   build(false, IBV_MTU_1024);
   const uint32_t ah = ah_to_b();
