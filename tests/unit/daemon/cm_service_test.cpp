@@ -504,7 +504,8 @@ TEST_F(CmServiceTest, BadCommandsFailAsTheKernelFailsThem) {
   EXPECT_EQ(cmd(a, RDMA_USER_CM_CMD_CREATE_ID, c, &out), EINVAL) << "no such QP type";
   EXPECT_EQ(connect(a, id, 1), EINVAL) << "no route yet";
   const uint32_t routed = routed_client(a, 7, 7007);
-  EXPECT_EQ(connect(a, routed, 1, "x", kReqPrivate + 1), EINVAL) << "private data beyond the REQ's room";
+  const char big[RDMA_MAX_PRIVATE_DATA] = {};
+  EXPECT_EQ(connect(a, routed, 1, big, kReqPrivate + 1), EINVAL) << "private data beyond the REQ's room";
   EXPECT_EQ(accept(a, routed, 1, 1), EINVAL) << "nothing to accept";
   rdma_ucm_set_option o{};
   o.id = id;
