@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -55,6 +56,18 @@ void Service::arm_timer(Id& id, milliseconds after, std::function<void(Id&)> fir
                         fire = std::move(fire)](boost::system::error_code ec) {
     if (ec || !alive.lock()) return;
     if (auto it = ids_.find(h); it != ids_.end()) fire(*it->second);
+  });
+}
+
+// ib_cm's time-wait: a disconnected QP number may still meet the packets
+// in flight for a packet lifetime (twice it, with the ACK delay: the path's
+// lifetime + 1 as the CM computes its local ACK timeout); then the id hears
+// TIMEWAIT_EXIT -- the moment rdma_cm says its QP may be reused.
+void Service::enter_timewait(Id& id) {
+  const int iba_time = std::min(int((id.path ? *id.path : Path{}).packet_life) + 1, 31);
+  const milliseconds wait(1 << std::max(iba_time - 8, 0));  // cm_convert_to_ms
+  arm_timer(id, wait, [this](Id& i) {
+    if (i.st == St::kDisconnected) queue_event(i, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
   });
 }
 
@@ -260,6 +273,7 @@ int Service::cmd_disconnect(Channel& ch, In c) {
         if (i.st != St::kDreqSent) return;
         i.st = St::kDisconnected;
         queue_event(i, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
+        enter_timewait(i);
       });
       return 0;
     }
@@ -268,6 +282,7 @@ int Service::cmd_disconnect(Channel& ch, In c) {
       drep.type = MsgType::kDrep;
       reply(*id, std::move(drep));
       id->st = St::kDisconnected;
+      enter_timewait(*id);
       return 0;
     }
     case St::kDreqSent:
@@ -389,7 +404,8 @@ void Service::on_msg(size_t vhca, const Msg& m) {
         drep.type = MsgType::kDrep;
         reply(*id, std::move(drep));
         id->st = St::kDisconnected;
-        return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+        queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+        return enter_timewait(*id);
       }
       if (was != St::kEstablished && was != St::kRepSent && was != St::kRepRcvd) return;
       settle(*id);
@@ -400,7 +416,8 @@ void Service::on_msg(size_t vhca, const Msg& m) {
       if (id->st != St::kDreqSent) return;
       settle(*id);
       id->st = St::kDisconnected;
-      return queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+      queue_event(*id, RDMA_CM_EVENT_DISCONNECTED, 0);
+      return enter_timewait(*id);
     case MsgType::kSidrRep: {
       if (id->st != St::kConnect || id->qp_type != kQptUd) return;
       settle(*id);

@@ -142,6 +142,7 @@ class Service {
   void send_awaiting(Id& from, Msg m, std::function<void(Id&)> give_up);
   void retry_tick(Id& id);
   void settle(Id& id);
+  void enter_timewait(Id& id);  // TIMEWAIT_EXIT after the packet lifetime
   void reply(Id& from, Msg m);  // sent once, kept for the peer's repeats
   void transmit(size_t from, size_t to, Msg m);
   void on_msg(size_t vhca, const Msg& m);

@@ -53,9 +53,11 @@ class Routes : public RouteResolver {
   void resolve(size_t s, size_t d, std::function<void(std::optional<Path>)> done) override {
     std::optional<Path> p;
     if (!fail) p = roce_path(ports_[s], ports_[d]);
+    if (p && packet_life) p->packet_life = *packet_life;
     boost::asio::post(io_, [done, p] { done(p); });
   }
   bool fail = false;
+  std::optional<uint8_t> packet_life;
 
  private:
   boost::asio::io_context& io_;
@@ -266,6 +268,47 @@ TEST_F(CmServiceTest, TheHandshakeGivesEachEndTheOthersQpAndPsns) {
   EXPECT_EQ(s0.dreq_sent, 1u);
   EXPECT_EQ(s0.drep_received, 1u);
   EXPECT_EQ(svc_.stats(1).req_received, 1u);
+}
+
+// ib_cm's time-wait: 4.096 us x 2^(lifetime + 1), about 32 ms for a
+// lifetime of 12. Timers never fire early, so the lower bound is exact.
+TEST_F(CmServiceTest, BothEndsHearTimewaitExitAPacketLifetimeAfterTheDisconnection) {
+  routes_.packet_life = 12;
+  const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
+  const Conn c = establish(srv, cli, 7010);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(cmd(cli, RDMA_USER_CM_CMD_DISCONNECT, rdma_ucm_disconnect{c.client}), 0);
+  auto d = event(srv);
+  ASSERT_TRUE(d && d->event == RDMA_CM_EVENT_DISCONNECTED);
+  ASSERT_EQ(cmd(srv, RDMA_USER_CM_CMD_DISCONNECT, rdma_ucm_disconnect{c.server}), 0);  // the DREP
+  d = event(cli);
+  ASSERT_TRUE(d && d->event == RDMA_CM_EVENT_DISCONNECTED);
+  for (const auto& [ch, id] : {std::pair{srv, c.server}, std::pair{cli, c.client}}) {
+    std::optional<rdma_ucm_event_resp> e;
+    for (int i = 0; i < 400 && !e; ++i) e = event(ch);
+    ASSERT_TRUE(e) << "no TIMEWAIT_EXIT";
+    EXPECT_EQ(e->event, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+    EXPECT_EQ(e->id, id);
+    EXPECT_EQ(e->status, 0u);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 32ms);
+  }
+  EXPECT_FALSE(event(srv)) << "one TIMEWAIT_EXIT per connection";
+  EXPECT_FALSE(event(cli));
+
+  // A rejected connection never reached rdma_cm's DISCONNECT state: no time-wait event.
+  const uint32_t again = routed_client(cli, 0xC2, 7010);
+  ASSERT_EQ(connect(cli, again, 12), 0);
+  auto req = event(srv);
+  ASSERT_TRUE(req && req->event == RDMA_CM_EVENT_CONNECT_REQUEST);
+  rdma_ucm_reject rj{};
+  rj.id = req->id;
+  ASSERT_EQ(cmd(srv, RDMA_USER_CM_CMD_REJECT, rj), 0);
+  auto rejected = event(cli);
+  ASSERT_TRUE(rejected && rejected->event == RDMA_CM_EVENT_REJECTED);
+  io_.run_for(100ms);
+  io_.restart();
+  EXPECT_FALSE(event(cli));
+  EXPECT_FALSE(event(srv));
 }
 
 TEST_F(CmServiceTest, NobodyListeningIsARejectForAnInvalidServiceId) {
@@ -654,6 +697,23 @@ TEST_F(CmRetryTest, ALostDrepIsSentAgainWhenTheDreqRepeats) {
   EXPECT_EQ(back->event, RDMA_CM_EVENT_DISCONNECTED);
   EXPECT_EQ(back->status, 0u) << "answered, not timed out";
   EXPECT_EQ(wire_.sent[MsgType::kDrep], 2);
+}
+
+TEST_F(CmRetryTest, ADreqNobodyAnswersDisconnectsAfterItsRetriesAndThenLeavesTimewait) {
+  routes_.packet_life = 12;
+  const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
+  const Conn c = establish(srv, cli, 7304);
+  wire_.lose[MsgType::kDreq] = 100;
+  ASSERT_EQ(cmd(cli, RDMA_USER_CM_CMD_DISCONNECT, rdma_ucm_disconnect{c.client}), 0);
+  auto d = event_within(cli, 400ms);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->event, RDMA_CM_EVENT_DISCONNECTED);
+  EXPECT_EQ(int32_t(d->status), -ETIMEDOUT) << "IB_CM_DREQ_ERROR";
+  EXPECT_EQ(wire_.sent[MsgType::kDreq], 16);
+  auto tw = event_within(cli, 200ms);
+  ASSERT_TRUE(tw);
+  EXPECT_EQ(tw->event, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+  EXPECT_FALSE(event(srv)) << "the server heard nothing";
 }
 
 }  // namespace
