@@ -201,7 +201,12 @@ bool DaemonState::collect_metrics(std::function<void(std::string)> then) {
   });
 }
 
-cm::CmStats DaemonState::cm_stats(size_t vhca) const { return cm_ ? cm_->stats(vhca) : cm::CmStats{}; }
+cm::CmStats DaemonState::cm_stats(size_t vhca) const {
+  if (!cm_) return {};
+  cm::CmStats s = cm_->stats(vhca);
+  if (cm_wire_) cm_wire_->add_drops(vhca, s);
+  return s;
+}
 
 UmadStats DaemonState::umad_stats(size_t vhca) const {
   UmadStats s = umads_.at(vhca)->stats();

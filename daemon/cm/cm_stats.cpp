@@ -18,6 +18,12 @@ constexpr CounterDef kCmDefs[] = {
     VF_CM_PAIR(drep, "CM DREPs (disconnection replies)"),
     VF_CM_PAIR(sidr_req, "CM SIDR_REQs (UD service ID resolution requests)"),
     VF_CM_PAIR(sidr_rep, "CM SIDR_REPs (UD service ID resolution replies)"),
+    VF_COUNTER(CmStats, mad_unsent, "cm_mad_unsent", "cm_mad_unsent", kPackets,
+               "CM MADs that could not leave the port (its queue was full or no mbuf)"),
+    VF_COUNTER(CmStats, mad_dropped, "cm_mad_dropped", "cm_mad_dropped", kPackets,
+               "MADs arriving at QP1 that were no CM message of a known sender"),
+    VF_COUNTER(CmStats, events_dropped, "cm_events_dropped", "cm_events_dropped", kEvents,
+               "rdma_cm events lost: the id's channel held 8192 events its app had not fetched"),
 };
 #undef VF_CM_PAIR
 static_assert(valid_counter_table<CmStats>(kCmDefs));

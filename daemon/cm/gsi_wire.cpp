@@ -31,7 +31,18 @@ ibv_ah_attr av_to(const Port& from, const Port& to) {
 }  // namespace
 
 GsiWire::GsiWire(boost::asio::io_context& io, Lcore& lcore, Topology& topo, const std::vector<Port>& ports)
-    : io_(io), lcore_(lcore), topo_(topo), ports_(ports) {}
+    : io_(io),
+      lcore_(lcore),
+      topo_(topo),
+      ports_(ports),
+      unsent_(std::make_unique<std::atomic<uint64_t>[]>(ports.size())),
+      dropped_(std::make_unique<std::atomic<uint64_t>[]>(ports.size())) {}
+
+void GsiWire::add_drops(size_t vhca, CmStats& s) const {
+  if (vhca >= ports_.size()) return;
+  s.mad_unsent += unsent_[vhca].load(std::memory_order_relaxed);
+  s.mad_dropped += dropped_[vhca].load(std::memory_order_relaxed);
+}
 
 void GsiWire::attach(Service& svc) {
   svc_ = &svc;
@@ -48,11 +59,11 @@ void GsiWire::send(size_t from, size_t to, const Msg& m) {
   const CmMad mad = encode(m, ports_[from].node_guid, tid_++);
   const ibv_ah_attr av = av_to(ports_[from], ports_[to]);
   Topology* topo = &topo_;
-  std::atomic<uint64_t>* unsent = &unsent_;
+  std::atomic<uint64_t>* unsent = &unsent_[from];
   if (!lcore_.post([topo, unsent, from, mad, av] {
         if (!topo->engine(from).send_gsi(mad.data(), av)) unsent->fetch_add(1, std::memory_order_relaxed);
       }))
-    unsent_.fetch_add(1, std::memory_order_relaxed);
+    unsent->fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped
 }
 
 void GsiWire::arrived(size_t at, const std::array<uint8_t, 256>& mad, const engine::GsiSource& from) {
@@ -66,7 +77,7 @@ void GsiWire::arrived(size_t at, const std::array<uint8_t, 256>& mad, const engi
       sender = &p;
   }
   if (!m || !sender || !svc_) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
+    dropped_[at].fetch_add(1, std::memory_order_relaxed);
     return;
   }
   m->from_vhca = sender->vhca;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <memory>
 #include <vector>
 
 #include "daemon/cm/service.hpp"
@@ -29,10 +30,9 @@ class GsiWire final : public Wire {
   // Hooks every vHCA's QP1 to `svc`. Before the lcore runs.
   void attach(Service& svc);
   void send(size_t from_vhca, size_t to_vhca, const Msg& m) override;
-  // MADs that could not leave (the port had no room) and MADs that arrived
-  // but were no CM message of a known sender. Any thread.
-  uint64_t unsent() const { return unsent_.load(std::memory_order_relaxed); }
-  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Adds port `vhca`'s MADs that could not leave (no room) and those that
+  // arrived but were no CM message of a known sender. Any thread.
+  void add_drops(size_t vhca, CmStats& s) const;
 
  private:
   void arrived(size_t at, const std::array<uint8_t, 256>& mad, const engine::GsiSource& from);
@@ -43,7 +43,8 @@ class GsiWire final : public Wire {
   const std::vector<Port>& ports_;
   Service* svc_ = nullptr;
   uint64_t tid_ = 1;
-  std::atomic<uint64_t> unsent_{0}, dropped_{0};
+  // Per port; counted on the lcore (unsent) and the control thread.
+  std::unique_ptr<std::atomic<uint64_t>[]> unsent_, dropped_;
 };
 
 }  // namespace vf::cm

@@ -143,7 +143,18 @@ void Service::queue_event(Id& id, uint32_t event, int32_t status, In param, uint
   // A request's id nobody accepted has no user context to report to yet.
   if (!id.uid) return;
   auto ch = channels_.find(id.channel);
-  if (ch == channels_.end() || ch->second->events.size() >= kMaxEventsPerChannel) return;
+  if (ch == channels_.end()) return;
+  if (ch->second->events.size() >= kMaxEventsPerChannel) {
+    // The kernel would queue on; a bounded queue keeps one app from
+    // exhausting fabricd, and the loss is counted and said once per channel.
+    if (id.dev) ++counters_[*id.dev].events_dropped;
+    if (!ch->second->overflowed) {
+      ch->second->overflowed = true;
+      spdlog::warn("rdma_cm: channel {} of pid {} holds {} unfetched events; dropping more", ch->second->number,
+                   ch->second->pid, kMaxEventsPerChannel);
+    }
+    return;
+  }
   Event e;
   e.handle = id.handle;
   e.conn_request = event == RDMA_CM_EVENT_CONNECT_REQUEST;

@@ -105,6 +105,7 @@ struct Channel {
   pid_t pid = 0;
   std::set<uint32_t> ids;
   std::deque<Event> events;
+  bool overflowed = false;  // an event was dropped (warned once)
 };
 
 }  // namespace vf::cm

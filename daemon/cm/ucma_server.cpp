@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -53,8 +55,11 @@ void UcmaServer::accept_next() {
       if (fd < 0) break;
       if (sessions_.size() >= kMaxSessions) {
         ::close(fd);  // the shim's open() fails with ENODEV
+        if (!refusing_) spdlog::warn("rdma_cm: {} channels open; refusing more until one closes", kMaxSessions);
+        refusing_ = true;
         continue;
       }
+      refusing_ = false;
       auto s = std::make_shared<Session>(io_, fd, next_session_++);
       sessions_[s->number] = s;
       read_next(s);
@@ -148,7 +153,10 @@ void UcmaServer::announce_removal() {
     // All or nothing: a partial record would be read as garbage. An app that
     // left its socket full gets ENODEV instead.
     int pending = 0;
-    if (::ioctl(it->second->event_fd, TIOCOUTQ, &pending) == 0 && pending > (1 << 16)) return;
+    if (::ioctl(it->second->event_fd, TIOCOUTQ, &pending) == 0 && pending > (1 << 16)) {
+      spdlog::debug("rdma_cm: channel {}: event socket full, DEVICE_REMOVAL not sent", channel);
+      return;
+    }
     (void)::send(it->second->event_fd, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   });
 }

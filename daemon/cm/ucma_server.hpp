@@ -49,6 +49,7 @@ class UcmaServer {
   std::map<uint64_t, std::shared_ptr<Session>> sessions_;  // by session number
   std::map<uint64_t, std::shared_ptr<Session>> by_channel_;
   uint64_t next_session_ = 1;
+  bool refusing_ = false;  // at kMaxSessions: warned once until a session is let in again
 };
 
 }  // namespace vf::cm

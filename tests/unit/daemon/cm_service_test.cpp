@@ -311,6 +311,38 @@ TEST_F(CmServiceTest, BothEndsHearTimewaitExitAPacketLifetimeAfterTheDisconnecti
   EXPECT_FALSE(event(srv));
 }
 
+TEST_F(CmServiceTest, EventsBeyondAChannelsBoundAreDroppedAndCountedOnThePort) {
+  const uint64_t ch = svc_.open_channel().first;
+  constexpr int kIds = 2800;  // three events each: 8400 > 8192
+  for (int i = 0; i < kIds; ++i) {
+    const uint32_t id = create(ch, 0x1000 + i);
+    rdma_ucm_resolve_ip r{};
+    r.src_addr = ip4("192.0.2.1", 0);
+    r.dst_addr = ip4("192.0.2.2", 7020);
+    r.id = id;
+    r.timeout_ms = 1000;
+    ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
+    io_.poll();
+    io_.restart();
+    ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_ROUTE, rdma_ucm_resolve_route{id, 1000}), 0);
+    io_.poll();
+    io_.restart();
+    ASSERT_EQ(connect(ch, id, 11), 0);  // nobody listens: REJECTED
+    io_.poll();
+    io_.restart();
+  }
+  io_.run_for(20ms);
+  io_.restart();
+  EXPECT_EQ(svc_.queued_events(ch), Service::kMaxEventsPerChannel);
+  EXPECT_EQ(svc_.stats(0).events_dropped, 3u * kIds - Service::kMaxEventsPerChannel);
+  EXPECT_EQ(svc_.stats(1).events_dropped, 0u);
+  // The first events are the ones kept, in order.
+  auto first = event(ch);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+  EXPECT_EQ(first->uid, 0x1000u);
+}
+
 TEST_F(CmServiceTest, NobodyListeningIsARejectForAnInvalidServiceId) {
   const uint64_t cli = svc_.open_channel().first;
   const uint32_t c = routed_client(cli, 0xC1, 7001);
