@@ -1,9 +1,5 @@
 #include "daemon/device_commands.hpp"
 
-#include <linux/capability.h>
-
-#include "daemon/privileges.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -76,7 +72,7 @@ class RequestFds {
 }  // namespace
 
 DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engine::ClientId client,
-                                   pid_t pid, const std::vector<uint8_t>& msg,
+                                   const DevicePeer& peer, const std::vector<uint8_t>& msg,
                                    std::vector<int> req_fds_in, const ContextFds& fds) {
   const auto h = copy_request<vhca_req_hdr>(msg);
   RequestFds req_fds(std::move(req_fds_in));
@@ -87,8 +83,8 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
       // ABI v3: the async-event pipe and the app's address space.
       int async_fd = -1, mem_fd = -1;
       if (!req_fds.take_open_context(async_fd, mem_fd)) return reply(h, EINVAL, rsp);
-      int st = hca.open_client(client, pid, mem_fd, rsp);
-      if (!st && (process_capabilities(pid) >> CAP_NET_RAW & 1)) hca.allow_controlled_qkeys(client);
+      int st = hca.open_client(client, peer.pid, mem_fd, rsp);
+      if (!st && peer.cap_net_raw) hca.allow_controlled_qkeys(client);
       std::vector<int> out;
       if (!st) {
         out = {dup_fd(fds.doorbell), dup_fd(fds.status_ro)};

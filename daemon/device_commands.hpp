@@ -19,7 +19,7 @@ struct ContextFds {
 // `msg` has passed check_request_framing(); `req_fds` are the fds it carried
 // (owned: each is kept by the event sink or closed). Never throws.
 DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engine::ClientId client,
-                                   pid_t pid, const std::vector<uint8_t>& msg,
+                                   const DevicePeer& peer, const std::vector<uint8_t>& msg,
                                    std::vector<int> req_fds, const ContextFds& fds);
 
 }  // namespace vf

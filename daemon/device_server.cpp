@@ -1,5 +1,6 @@
 #include "daemon/device_server.hpp"
 
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "daemon/privileges.hpp"
 #include "daemon/seqpacket_listener.hpp"
 #include "device/abi/vhca_abi.h"
 
@@ -138,7 +140,7 @@ void DeviceServer::accept_next() {
       }
       auto c = std::make_shared<Client>(io_, fd, next_client_id_++, cred.pid);
       clients_[c->id] = c;
-      backend_.opened(c->id, cred.pid, cred.uid);
+      backend_.opened(c->id, DevicePeer{cred.pid, cred.uid, (process_capabilities(cred.pid) >> CAP_NET_RAW & 1) != 0});
       read_next(c);
     }
     accept_next();

@@ -22,6 +22,15 @@ struct DeviceReply {
   std::vector<int> fds;  // sent with SCM_RIGHTS, then closed by the server
 };
 
+// Who connected, as known when it did: SO_PEERCRED, and whether it held
+// CAP_NET_RAW (read from /proc here, on the control thread, never on the
+// lcore; the kernel checks it per call, an app's rights rarely change).
+struct DevicePeer {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  bool cap_net_raw = false;
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -30,7 +39,7 @@ class DeviceBackend {
   // `done` must be called exactly once, on any thread.
   virtual void request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> fds,
                        std::function<void(DeviceReply)> done) = 0;
-  virtual void opened(uint32_t client, pid_t pid, uid_t uid) = 0;
+  virtual void opened(uint32_t client, const DevicePeer& peer) = 0;
   virtual void closed(uint32_t client) = 0;
 };
 

@@ -12,21 +12,23 @@ namespace vf {
 EngineBackend::EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events)
     : lcore_(lcore), hca_(topo.engine(index)), events_(events) {}
 
-void EngineBackend::opened(uint32_t client, pid_t pid, uid_t uid) {
-  peers_[client] = pid;
-  spdlog::debug("{}: client {} connected (pid {}, uid {})", hca_.config().name, client, pid, uid);
+void EngineBackend::opened(uint32_t client, const DevicePeer& peer) {
+  peers_[client] = peer;
+  spdlog::debug("{}: client {} connected (pid {}, uid {}{})", hca_.config().name, client, peer.pid, peer.uid,
+                peer.cap_net_raw ? ", CAP_NET_RAW" : "");
 }
 
 void EngineBackend::request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> req_fds,
                             std::function<void(DeviceReply)> done) {
-  const pid_t pid = peers_.count(client) ? peers_[client] : 0;
+  const auto known = peers_.find(client);
+  const DevicePeer peer = known != peers_.end() ? known->second : DevicePeer{};
   ContextFds fds{lcore_.doorbell_fd(), lcore_.status_fd_readonly()};
   auto* hca = &hca_;
   auto* events = &events_;
   auto shared_msg = std::make_shared<std::vector<uint8_t>>(std::move(msg));
   auto shared_fds = std::make_shared<std::vector<int>>(std::move(req_fds));
-  bool queued = lcore_.post([hca, events, client, pid, shared_msg, shared_fds, fds, done] {
-    done(execute_device_command(*hca, *events, client, pid, *shared_msg, std::move(*shared_fds), fds));
+  bool queued = lcore_.post([hca, events, client, peer, shared_msg, shared_fds, fds, done] {
+    done(execute_device_command(*hca, *events, client, peer, *shared_msg, std::move(*shared_fds), fds));
   });
   if (!queued) {
     for (int fd : *shared_fds) close(fd);

@@ -16,7 +16,7 @@ class EngineBackend : public DeviceBackend {
   // `index`: the vHCA's place in the topology.
   EngineBackend(Lcore& lcore, Topology& topo, size_t index, AppEventSink& events);
 
-  void opened(uint32_t client, pid_t pid, uid_t uid) override;
+  void opened(uint32_t client, const DevicePeer& peer) override;
   void request(uint32_t client, std::vector<uint8_t> msg, std::vector<int> fds,
                std::function<void(DeviceReply)> done) override;
   void closed(uint32_t client) override;
@@ -25,7 +25,7 @@ class EngineBackend : public DeviceBackend {
   Lcore& lcore_;
   engine::Hca& hca_;
   AppEventSink& events_;  // lcore only
-  std::unordered_map<uint32_t, pid_t> peers_;  // control thread only
+  std::unordered_map<uint32_t, DevicePeer> peers_;  // control thread only
 };
 
 }  // namespace vf

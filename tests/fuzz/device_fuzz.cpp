@@ -214,7 +214,7 @@ void execute(Rig& g, vf::engine::ClientId client, const std::vector<uint8_t>& ms
     close_all(req_fds);
     return;
   }
-  vf::DeviceReply r = vf::execute_device_command(*g.hca, g.events, client, g.child, msg, std::move(req_fds), g.fds);
+  vf::DeviceReply r = vf::execute_device_command(*g.hca, g.events, client, vf::DevicePeer{g.child}, msg, std::move(req_fds), g.fds);
   vhca_req_hdr h;
   std::memcpy(&h, msg.data(), sizeof(h));
   const bool ring_fds = h.cmd == VHCA_CMD_CREATE_CQ || h.cmd == VHCA_CMD_RESIZE_CQ || h.cmd == VHCA_CMD_CREATE_QP ||

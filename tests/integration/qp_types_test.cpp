@@ -1,7 +1,11 @@
 // UC, UD and SRQ through the real provider and a real fabricd, on both link
 // layers, plus the QP state machine as an application sees it.
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -362,6 +366,64 @@ TEST_P(QpTypes, MovingToErrorFlushesPostedWork) {
     ibv_wc wc = wait_one(b_);
     EXPECT_EQ(wc.wr_id, id);
     EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(wc.status);
+  }
+}
+
+// The Q_Key ib_modify_qp sets on a fresh UD QP of `dev`, in a process of
+// its own: 0 or the errno.
+int set_qkey(const char* dev, uint32_t qkey) {
+  int n = 0, st = -1;
+  ibv_device** list = ibv_get_device_list(&n);
+  ibv_context* ctx = nullptr;
+  for (int i = 0; list && i < n && !ctx; ++i)
+    if (std::strcmp(ibv_get_device_name(list[i]), dev) == 0) ctx = ibv_open_device(list[i]);
+  ibv_pd* pd = ctx ? ibv_alloc_pd(ctx) : nullptr;
+  ibv_cq* cq = pd ? ibv_create_cq(ctx, 4, nullptr, nullptr, 0) : nullptr;
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = cq;
+  ia.qp_type = IBV_QPT_UD;
+  ia.cap = {1, 1, 1, 1, 0};
+  ibv_qp* qp = cq ? ibv_create_qp(pd, &ia) : nullptr;
+  if (qp) {
+    ibv_qp_attr at{};
+    at.qp_state = IBV_QPS_INIT;
+    at.port_num = 1;
+    at.qkey = qkey;
+    st = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    ibv_destroy_qp(qp);
+  }
+  if (cq) ibv_destroy_cq(cq);
+  if (pd) ibv_dealloc_pd(pd);
+  if (ctx) ibv_close_device(ctx);
+  if (list) ibv_free_device_list(list);
+  return st;
+}
+
+// uverbs: a Q_Key with the high bit (controlled, e.g. QP1's 0x80010000)
+// needs CAP_NET_RAW, or any app could speak for the CM agents.
+TEST_P(QpTypes, ControlledQkeysNeedCapNetRaw) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct d[2]{};
+    if (syscall(SYS_capget, &h, d)) _exit(10);
+    d[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
+    d[CAP_TO_INDEX(CAP_NET_RAW)].permitted &= ~CAP_TO_MASK(CAP_NET_RAW);
+    if (syscall(SYS_capset, &h, d)) _exit(11);
+    if (set_qkey(GetParam().a, 0x80000001u) != EPERM) _exit(12);
+    if (set_qkey(GetParam().a, 0x11111111u) != 0) _exit(13);  // an ordinary one is anyone's
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "10/11: capget/capset, 12: no EPERM without CAP_NET_RAW, 13: a plain Q_Key refused";
+  __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct d[2]{};
+  ASSERT_EQ(syscall(SYS_capget, &h, d), 0);
+  if (d[CAP_TO_INDEX(CAP_NET_RAW)].effective & CAP_TO_MASK(CAP_NET_RAW)) {  // as in CI, run as root
+    EXPECT_EQ(set_qkey(GetParam().a, 0x80000001u), 0) << "the privileged may";
   }
 }
 
