@@ -85,15 +85,18 @@ int Service::bind(Id& id, const Addr& want) {
     if (!p) return EADDRNOTAVAIL;
     id.dev = p->vhca;
   }
+  Id probe;
+  probe.ps = id.ps;
+  probe.src = a;
+  probe.reuseaddr = id.reuseaddr;
+  // Only the ids bound to the same port can clash: an ephemeral search looks
+  // at a handful of ids per candidate, however many ids apps hold.
   const auto taken = [&](uint16_t port) {
-    Id probe;
-    probe.ps = id.ps;
-    probe.src = a;
     probe.src.port = port;
-    probe.reuseaddr = id.reuseaddr;
-    for (const auto& [h, other] : ids_)
-      if (other.get() != &id && other->owns_port)
-        if (int e = clash(probe, *other)) return e;
+    const auto [first, last] = port_owners_.equal_range({id.ps, port});
+    for (auto it = first; it != last; ++it)
+      if (it->second != id.handle)
+        if (int e = clash(probe, *ids_.at(it->second))) return e;
     return 0;
   };
   if (a.port == 0) {
@@ -109,6 +112,7 @@ int Service::bind(Id& id, const Addr& want) {
   }
   id.src = a;
   id.owns_port = true;
+  port_owners_.emplace(std::pair{id.ps, a.port}, id.handle);
   id.st = St::kAddrBound;
   return 0;
 }
@@ -263,10 +267,14 @@ int Service::cmd_listen(Channel& ch, In c) {
     if (int e = bind(*id, any)) return e;
   }
   if (id->st != St::kAddrBound) return EINVAL;
-  for (const auto& [h, other] : ids_)
-    if (other.get() != id && other->st == St::kListen && clash(*id, *other)) return EADDRINUSE;
+  const auto [first, last] = port_owners_.equal_range({id->ps, id->src.port});
+  for (auto it = first; it != last; ++it) {
+    const Id& other = *ids_.at(it->second);
+    if (&other != id && other.st == St::kListen && clash(*id, other)) return EADDRINUSE;
+  }
   id->backlog = backlog;
   id->st = St::kListen;
+  listeners_.insert(id->handle);
   return 0;
 }
 

@@ -130,9 +130,26 @@ void Service::receive(size_t to, const Msg& m) {
 }
 
 Id* Service::by_comm(uint32_t comm) {
-  for (auto& [h, id] : ids_)
-    if (id->local_comm == comm && id->st != St::kListen) return id.get();
-  return nullptr;
+  const auto it = by_local_comm_.find(comm);
+  return it == by_local_comm_.end() ? nullptr : ids_.at(it->second).get();
+}
+
+Id* Service::by_remote_comm(size_t peer_vhca, uint32_t comm) {
+  const auto it = by_remote_comm_.find({peer_vhca, comm});
+  return it == by_remote_comm_.end() ? nullptr : ids_.at(it->second).get();
+}
+
+// Communication IDs are the service's own (every vHCA's agent lives here),
+// so one never names two live connections.
+void Service::assign_comm(Id& id) {
+  do id.local_comm = next_comm_id_++;
+  while (id.local_comm == 0 || by_local_comm_.count(id.local_comm));
+  by_local_comm_[id.local_comm] = id.handle;
+}
+
+void Service::set_remote_comm(Id& id, uint32_t comm) {
+  id.remote_comm = comm;
+  by_remote_comm_[{id.peer_dev, comm}] = id.handle;
 }
 
 int Service::cmd_connect(Channel& ch, In c) {
@@ -145,8 +162,7 @@ int Service::cmd_connect(Channel& ch, In c) {
   const auto& p = cmd.conn_param;
   const bool ud = id->qp_type == kQptUd;
   if (p.private_data_len > (ud ? kSidrReqPrivate : kReqPrivate)) return EINVAL;
-  do id->local_comm = next_comm_id_++;
-  while (id->local_comm == 0);
+  assign_comm(*id);
   psn_seed_ = psn_seed_ * 1103515245u + 12345u;
   id->psn = (psn_seed_ >> 8) & 0xFFFFFF;
   id->qpn = p.qp_num;
@@ -330,8 +346,7 @@ void Service::destroy_id(Id& id) {
     purge_events(*ch->second, id.handle);
     ch->second->ids.erase(id.handle);
   }
-  for (auto& [h, other] : ids_)
-    if (other->listener == id.handle) other->listener = 0;
+  unindex(id);
   ids_.erase(id.handle);
 }
 
@@ -341,9 +356,8 @@ void Service::on_msg(size_t vhca, const Msg& m) {
   Id* id = nullptr;
   if (m.remote_comm) {
     id = by_comm(m.remote_comm);
-  } else {  // a REJ of a REQ: the receiver knows it by the sender's number
-    for (auto& [h, i] : ids_)
-      if (i->remote_comm == m.local_comm && i->peer_dev == m.from_vhca && i->st == St::kReqRcvd) id = i.get();
+  } else if (Id* i = by_remote_comm(m.from_vhca, m.local_comm); i && i->st == St::kReqRcvd) {
+    id = i;  // a REJ of a REQ: the receiver knows it by the sender's number
   }
   if (!id || !id->dev || *id->dev != vhca) {
     if (m.type == MsgType::kDreq) {  // a connection already gone here: say so
@@ -363,7 +377,7 @@ void Service::on_msg(size_t vhca, const Msg& m) {
       }
       if (id->st != St::kConnect) return;
       settle(*id);
-      id->remote_comm = m.local_comm;
+      set_remote_comm(*id, m.local_comm);
       id->remote_qpn = m.qpn;
       id->remote_psn = m.psn;
       id->responder_resources = m.initiator_depth;
@@ -448,11 +462,34 @@ bool listens_for(const Id& l, uint64_t service_id, const Addr& dst, bool ud) {
 }
 }  // namespace
 
+Id* Service::listener_for(const Msg& req, bool ud) {
+  Id* l = nullptr;
+  for (uint32_t h : listeners_)
+    if (Id& i = *ids_.at(h); listens_for(i, req.service_id, req.dst, ud)) l = &i;
+  return l;
+}
+
+void Service::unindex(const Id& id) {
+  const auto drop = [&](auto& index, const auto& key) {
+    if (auto it = index.find(key); it != index.end() && it->second == id.handle) index.erase(it);
+  };
+  drop(by_local_comm_, id.local_comm);
+  drop(by_remote_comm_, std::pair{id.peer_dev, id.remote_comm});
+  listeners_.erase(id.handle);
+  if (id.owns_port) {
+    const auto [first, last] = port_owners_.equal_range({id.ps, id.src.port});
+    for (auto it = first; it != last; ++it)
+      if (it->second == id.handle) {
+        port_owners_.erase(it);
+        break;
+      }
+  }
+}
+
 // A request this port already has an id for: the sender repeated it because
 // our answer was lost (or has not come yet). The answer goes again.
 bool Service::repeated_request(size_t vhca, const Msg& m) {
-  for (auto& [h, i] : ids_) {
-    if (i->remote_comm != m.local_comm || i->peer_dev != m.from_vhca || !i->dev || *i->dev != vhca) continue;
+  if (Id* i = by_remote_comm(m.from_vhca, m.local_comm); i && i->dev && *i->dev == vhca) {
     if (i->awaiting && i->awaiting->type == MsgType::kRep) {
       Msg again = *i->awaiting;
       transmit(vhca, m.from_vhca, std::move(again));
@@ -474,9 +511,7 @@ bool Service::repeated_request(size_t vhca, const Msg& m) {
 
 void Service::on_req(size_t vhca, const Msg& m) {
   if (repeated_request(vhca, m)) return;
-  Id* l = nullptr;
-  for (auto& [h, i] : ids_)
-    if (listens_for(*i, m.service_id, m.dst, false)) l = i.get();
+  Id* l = listener_for(m, false);
   const auto reject = [&](uint16_t reason) {
     Msg rej;
     rej.type = MsgType::kRej;
@@ -499,9 +534,8 @@ void Service::on_req(size_t vhca, const Msg& m) {
   child->src = m.dst;
   child->dst = m.src;
   child->path = reversed(m.path);
-  do child->local_comm = next_comm_id_++;
-  while (child->local_comm == 0);
-  child->remote_comm = m.local_comm;
+  assign_comm(*child);
+  set_remote_comm(*child, m.local_comm);
   child->remote_qpn = m.qpn;
   child->remote_psn = m.psn;
   psn_seed_ = psn_seed_ * 1103515245u + 12345u;
@@ -510,7 +544,6 @@ void Service::on_req(size_t vhca, const Msg& m) {
   child->initiator_depth = m.responder_resources;
   child->retry = m.retry;
   child->rnr_retry = m.rnr_retry;
-  child->listener = l->handle;
   ++l->pending;
   const auto p = conn_param(m, kReqPrivate);
   queue_event(*l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, bytes(p), child->handle);
@@ -518,9 +551,7 @@ void Service::on_req(size_t vhca, const Msg& m) {
 
 void Service::on_sidr_req(size_t vhca, const Msg& m) {
   if (repeated_request(vhca, m)) return;
-  Id* l = nullptr;
-  for (auto& [h, i] : ids_)
-    if (listens_for(*i, m.service_id, m.dst, true)) l = i.get();
+  Id* l = listener_for(m, true);
   auto ch = l ? channels_.find(l->channel) : channels_.end();
   Id* child = (l && l->pending < l->backlog && ch != channels_.end())
                   ? create_id(*ch->second, 0, l->ps, l->qp_type) : nullptr;
@@ -538,8 +569,7 @@ void Service::on_sidr_req(size_t vhca, const Msg& m) {
   child->src = m.dst;
   child->dst = m.src;
   child->path = reversed(m.path);
-  child->remote_comm = m.local_comm;
-  child->listener = l->handle;
+  set_remote_comm(*child, m.local_comm);
   ++l->pending;
   rdma_ucm_ud_param p{};
   copy_prefix(p.private_data, m.private_data, kSidrReqPrivate);

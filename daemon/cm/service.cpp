@@ -181,11 +181,7 @@ void Service::purge_events(Channel& ch, uint32_t handle) {
       if (r.id != handle) return false;  // a request's new id dies with it
     }
     if (e.conn_request) {
-      rdma_ucm_event_resp r;
-      std::memcpy(&r, e.resp.data(), sizeof(r));
       if (auto l = ids_.find(e.handle); l != ids_.end() && l->second->pending > 0) --l->second->pending;
-      if (r.id != handle)
-        if (auto c = ids_.find(r.id); c != ids_.end()) c->second->listener = 0;
     }
     return true;
   });
@@ -229,7 +225,7 @@ int Service::command(uint64_t channel, In cmd, Out& out) {
       e = find(ch.number, n.id, err) ? 0 : err;
       break;
     }
-    case RDMA_USER_CM_CMD_MIGRATE_ID: e = cmd_migrate(ch, c, out); break;
+    case RDMA_USER_CM_CMD_MIGRATE_ID: e = cmd_migrate(ch, cmd, out); break;  // the shim's own layout, header included
     case RDMA_USER_CM_CMD_BIND:
     case RDMA_USER_CM_CMD_RESOLVE_ADDR:
       // AF_IB and the sockaddr_storage commands: librdmacm probes them with
@@ -286,9 +282,8 @@ int Service::cmd_get_event(Channel& ch, In c, Out& out) {
 
 // ucma_migrate_id: `ch` is the destination; the command names the id's
 // current channel, which must be the caller's too (its secret says so).
-int Service::cmd_migrate(Channel& ch, In c, Out& out) {
-  vhca_ucma_migrate m{};
-  std::memcpy(&m, c.data() - sizeof(rdma_ucm_cmd_hdr), std::min(c.size() + sizeof(rdma_ucm_cmd_hdr), sizeof(m)));
+int Service::cmd_migrate(Channel& ch, In whole, Out& out) {
+  const auto m = load<vhca_ucma_migrate>(whole);
   auto from = channels_.find(m.channel);
   if (from == channels_.end() || from->second->secret != m.secret) return EINVAL;
   Channel& src = *from->second;

@@ -25,6 +25,8 @@
 #include <functional>
 #include <optional>
 #include <map>
+#include <set>
+#include <unordered_map>
 #include <memory>
 #include <span>
 #include <string>
@@ -121,7 +123,7 @@ class Service {
   int cmd_create_id(Channel& ch, In c, Out& out);
   int cmd_destroy_id(Channel& ch, In c, Out& out);
   int cmd_get_event(Channel& ch, In c, Out& out);
-  int cmd_migrate(Channel& ch, In c, Out& out);
+  int cmd_migrate(Channel& ch, In whole, Out& out);  // `whole`: with its header
   // addressing.cpp: binding, resolution, listening, queries, options
   int bind(Id& id, const Addr& a);
   int cmd_bind_ip(Channel& ch, In c);
@@ -150,7 +152,13 @@ class Service {
   void on_sidr_req(size_t vhca, const Msg& m);
   bool repeated_request(size_t vhca, const Msg& m);
   void arm_timer(Id& id, std::chrono::milliseconds after, std::function<void(Id&)> fire);
+  // Indexes kept beside ids_ so that no message or bind scans every id.
   Id* by_comm(uint32_t comm);
+  Id* by_remote_comm(size_t peer_vhca, uint32_t comm);
+  void assign_comm(Id& id);
+  void set_remote_comm(Id& id, uint32_t comm);  // after peer_dev is set
+  Id* listener_for(const Msg& req, bool ud);
+  void unindex(const Id& id);
 
   boost::asio::io_context& io_;
   std::vector<Port> ports_;
@@ -160,6 +168,10 @@ class Service {
   std::function<void(uint64_t)> event_ready_;
   std::map<uint64_t, std::unique_ptr<Channel>> channels_;
   std::map<uint32_t, std::unique_ptr<Id>> ids_;
+  std::unordered_map<uint32_t, uint32_t> by_local_comm_;                   // communication ID -> id
+  std::map<std::pair<size_t, uint32_t>, uint32_t> by_remote_comm_;        // (peer vHCA, its ID) -> id
+  std::multimap<std::pair<uint16_t, uint16_t>, uint32_t> port_owners_;    // (port space, port) -> ids bound
+  std::set<uint32_t> listeners_;
   std::vector<CmStats> counters_;
   uint64_t next_channel_ = 1;
   uint32_t next_handle_ = 1;

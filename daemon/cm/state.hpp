@@ -76,7 +76,6 @@ struct Id {
   std::optional<Path> path;        // resolved, or taken from the REQ
   // listen
   int backlog = 0, pending = 0;    // CONNECT_REQUESTs queued and not fetched
-  uint32_t listener = 0;           // a request's id: the listener it came to
   // connection
   uint32_t local_comm = 0, remote_comm = 0;
   uint32_t qpn = 0, psn = 0, remote_qpn = 0, remote_psn = 0, qkey = 0;
