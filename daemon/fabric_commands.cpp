@@ -222,7 +222,7 @@ json mft_json(const std::vector<MftEntry>& mft) {
   return out;
 }
 
-// {switch}: an IB switch's LFT entries for every vHCA LID and its MFT
+// {switch}: an IB switch's LFT entries for every vHCA and switch LID and its MFT
 // entries for every multicast group, read from the dataplane, and the SM's
 // last sweep.
 void routes(DaemonState& d, const json& args, control::Reply reply) {
@@ -241,8 +241,7 @@ void routes(DaemonState& d, const json& args, control::Reply reply) {
     for (const auto& s : fabric.switches())
       if (s->name() == name) sw = static_cast<const dp::IbSwitch*>(s.get());
     std::vector<LftEntry> lft;
-    for (const auto& [hca, lid] : sm.lids().lids)
-      if (!dp->config().fabrics[fi].find_switch(hca)) lft.push_back({lid, hca, sw->lft(lid)});
+    for (const auto& [node, lid] : sm.lids().lids) lft.push_back({lid, node, sw->lft(lid)});
     std::vector<MftEntry> mft;
     for (const auto& [mlid, members] : sm.mcast_groups()) {
       MftEntry e{mlid, {members.begin(), members.end()}, {}};

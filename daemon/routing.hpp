@@ -21,15 +21,19 @@ namespace vf {
 // (a partitioned topology) are absent.
 using Routes = std::map<std::string, std::map<std::string, uint32_t>>;
 
-Routes compute_min_hop_routes(const config::Fabric& fabric);
+// `to_switches`: routes[switch][other switch] instead, the way to each
+// switch's own port 0 (0 for itself) -- where LID-routed MADs for a switch,
+// and the SA's on the SM's switch, are addressed.
+Routes compute_min_hop_routes(const config::Fabric& fabric, bool to_switches = false);
 
 // Up/Down from `roots` (switch names; empty: default_updn_roots()).
-Routes compute_updn_routes(const config::Fabric& fabric, const std::vector<std::string>& roots);
+Routes compute_updn_routes(const config::Fabric& fabric, const std::vector<std::string>& roots,
+                           bool to_switches = false);
 // The switches with no HCA attached -- the top of a fat-tree -- or, when
 // every switch has HCAs, the first switch.
 std::vector<std::string> default_updn_roots(const config::Fabric& fabric);
 
 // What the fabric's sm: section asks for (min-hop on Ethernet).
-Routes compute_routes(const config::Fabric& fabric);
+Routes compute_routes(const config::Fabric& fabric, bool to_switches = false);
 
 }  // namespace vf

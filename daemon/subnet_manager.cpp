@@ -58,7 +58,7 @@ const SweepReport& SubnetManager::sweep() {
   r.links = unsigned(cfg_.links.size());
   r.links_up = unsigned(up.links.size());
   if (r.number == 1) program_switch_qos();
-  r.lft_changes = program_lfts(routes, r.unrouted);
+  r.lft_changes = program_lfts(routes, r.unrouted) + program_switch_lids(compute_routes(up, /*to_switches=*/true));
   for (const auto& [mlid, members] : mcast_groups()) r.mft_changes += program_mft(up, mlid, members);
   r.activated = activate_ports();
   routes_ = std::move(routes);
@@ -86,6 +86,28 @@ unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
           sw.set_lft(uint16_t(lid), port);
           ++changes;
         }
+    }
+  }
+  return changes;
+}
+
+// Every switch's own LID on every switch: port 0 on itself (its management
+// port: SMA, PMA, and the SA on the SM's switch), the route elsewhere -- as
+// opensm programs them, so LID-routed MADs reach a switch beyond the first.
+unsigned SubnetManager::program_switch_lids(const Routes& routes) {
+  unsigned changes = 0;
+  for (const config::Switch& s : cfg_.switches) {
+    auto& sw = static_cast<dp::IbSwitch&>(*fabric_.find_switch(s.name));
+    const auto table = routes.find(s.name);
+    for (const config::Switch& dest : cfg_.switches) {
+      uint8_t port = dp::IbSwitch::kNoRoute;
+      if (table != routes.end())
+        if (const auto it = table->second.find(dest.name); it != table->second.end()) port = uint8_t(it->second);
+      const uint16_t lid = lids_.lid(dest.name);
+      if (lid != 0 && sw.lft(lid) != port) {
+        sw.set_lft(lid, port);
+        ++changes;
+      }
     }
   }
   return changes;

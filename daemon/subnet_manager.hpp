@@ -89,6 +89,7 @@ class SubnetManager {
   static void on_mcast_timer(Timer& t, Nanos now);
   config::Fabric with_links_up() const;
   unsigned program_lfts(const Routes& routes, unsigned& unrouted);
+  unsigned program_switch_lids(const Routes& switch_routes);
   // Every switch's entry for `mlid` from its tree over `up` (empty members:
   // the entry cleared); returns the entries that changed.
   unsigned program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members);

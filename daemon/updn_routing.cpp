@@ -63,7 +63,52 @@ std::vector<std::string> default_updn_roots(const config::Fabric& f) {
   return roots;
 }
 
-Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::string>& given) {
+namespace {
+
+// Every switch's up*/down* egress port towards switch `dst`, whose own way
+// to the destination is `last_port`; kInf where there is none.
+std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint32_t>& rank,
+                                   const std::vector<std::size_t>& order, std::size_t dst, uint32_t last_port) {
+  const std::size_t n = g.sw.size();
+  const auto up = [&](std::size_t u, std::size_t v) { return std::pair{rank[v], v} < std::pair{rank[u], u}; };
+  // Fewest down hops to dst: BFS backwards over down links.
+  std::vector<uint32_t> down(n, kInf), route_len(n, kInf), port(n, kInf);
+  down[dst] = 0;
+  std::deque<std::size_t> q{dst};
+  while (!q.empty()) {
+    const std::size_t v = q.front();
+    q.pop_front();
+    for (const Hop& h : g.sw[v]) {  // h.to -> v is a down link when v -> h.to is up
+      const std::size_t u = h.to;
+      if (!up(v, u) || down[u] != kInf) continue;
+      down[u] = down[v] + 1;
+      q.push_back(u);
+    }
+  }
+  // Roots first: a switch without a down route climbs to its best up-neighbour.
+  for (const std::size_t u : order) {
+    if (u == dst) {
+      route_len[u] = 0;
+      port[u] = last_port;
+      continue;
+    }
+    for (const Hop& h : g.sw[u]) {
+      const bool via_down = down[u] != kInf && !up(u, h.to) && down[h.to] == down[u] - 1;
+      const bool via_up = down[u] == kInf && up(u, h.to) && route_len[h.to] != kInf;
+      if (!via_down && !via_up) continue;
+      const uint32_t len = via_down ? down[u] : route_len[h.to] + 1;
+      if (len < route_len[u] || (len == route_len[u] && h.port < port[u])) {
+        route_len[u] = len;
+        port[u] = h.port;
+      }
+    }
+  }
+  return port;
+}
+
+}  // namespace
+
+Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::string>& given, bool to_switches) {
   const SwitchGraph g = build(f);
   const std::size_t n = g.sw.size();
   // Rank: hops from the nearest root (multi-source BFS).
@@ -87,51 +132,22 @@ Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::strin
       }
   }
   // u -> v is "up" when v comes first in (rank, config order).
-  const auto up = [&](std::size_t u, std::size_t v) { return std::pair{rank[v], v} < std::pair{rank[u], u}; };
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::pair{rank[a], a} < std::pair{rank[b], b}; });
 
   Routes routes;
-  for (const auto& hca : f.hcas) {
-    const auto at = g.hca_at.find(hca.name);
-    if (at == g.hca_at.end()) continue;
-    const std::size_t dst = at->second.first;
-    // Fewest down hops to dst: BFS backwards over down links.
-    std::vector<uint32_t> down(n, kInf), route_len(n, kInf), port(n, 0);
-    down[dst] = 0;
-    q.assign(1, dst);
-    while (!q.empty()) {
-      const std::size_t v = q.front();
-      q.pop_front();
-      for (const Hop& h : g.sw[v]) {  // h.to -> v is a down link when v -> h.to is up
-        const std::size_t u = h.to;
-        if (!up(v, u) || down[u] != kInf) continue;
-        down[u] = down[v] + 1;
-        q.push_back(u);
-      }
-    }
-    // Roots first: a switch without a down route climbs to its best up-neighbour.
-    for (const std::size_t u : order) {
-      if (u == dst) {
-        route_len[u] = 0;
-        port[u] = at->second.second;
-        continue;
-      }
-      for (const Hop& h : g.sw[u]) {
-        const bool via_down = down[u] != kInf && !up(u, h.to) && down[h.to] == down[u] - 1;
-        const bool via_up = down[u] == kInf && up(u, h.to) && route_len[h.to] != kInf;
-        if (!via_down && !via_up) continue;
-        const uint32_t len = via_down ? down[u] : route_len[h.to] + 1;
-        if (len < route_len[u] || (len == route_len[u] && h.port < port[u])) {
-          route_len[u] = len;
-          port[u] = h.port;
-        }
-      }
-    }
+  const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port) {
+    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port);
     for (std::size_t u = 0; u < n; ++u)
-      if (route_len[u] != kInf) routes[f.switches[u].name][hca.name] = port[u];
+      if (port[u] != kInf) routes[f.switches[u].name][dest] = port[u];
+  };
+  if (to_switches) {
+    for (std::size_t t = 0; t < n; ++t) add(f.switches[t].name, t, 0);  // port 0: the switch itself
+    return routes;
   }
+  for (const auto& hca : f.hcas)
+    if (const auto at = g.hca_at.find(hca.name); at != g.hca_at.end()) add(hca.name, at->second.first, at->second.second);
   return routes;
 }
 

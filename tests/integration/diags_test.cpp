@@ -148,17 +148,19 @@ TEST_F(Diags, SmpquerySminfoIbrouteAndIbtracertReadTheSmsWork) {
   EXPECT_NE(r.out.find("sminfo: sm lid 3 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("SMINFO_MASTER"), std::string::npos) << r.out;
 
-  // ibroute prints the LFT fabricctl shows.
+  // ibroute prints the LFT fabricctl shows: both vHCAs, and the switch's own
+  // LID on port 0 (its management port), as opensm programs it.
   r = tool(d, {"ibroute", "-C", "vib0", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const auto routes = ctl_json(d, {"routes", "ibsw0"});
-  ASSERT_EQ(routes["lft"].size(), 2u);
+  ASSERT_EQ(routes["lft"].size(), 3u);
   for (const auto& e : routes["lft"]) {
     char line[32];
     std::snprintf(line, sizeof line, "0x%04x %03d : ", e["lid"].get<int>(), e["port"].get<int>());
     EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
   }
-  EXPECT_NE(r.out.find("2 valid lids dumped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 valid lids dumped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0x0003 000 : (Switch portguid"), std::string::npos) << r.out;
 
   r = tool(d, {"ibtracert", "-C", "vib0", "1", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
@@ -197,7 +199,7 @@ TEST_F(Diags, SaqueryReadsTheSubnetAdministrator) {
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_NE(r.out.find("Class version............2"), std::string::npos) << r.out;
   r = tool(d, {"saquery", "-C", "vib0", "SWIR"});
-  EXPECT_NE(r.out.find("LinearFDBTop............................0x2"), std::string::npos) << r.describe();
+  EXPECT_NE(r.out.find("LinearFDBTop............................0x3"), std::string::npos) << r.describe();
 }
 
 TEST_F(Diags, PerfqueryReadsTheCountersFabricctlShowsAndResetsThem) {
@@ -479,6 +481,27 @@ TEST(DiagsFatTree, IbnetdiscoverFindsEverySwitchAndVhca) {
     EXPECT_NE(r.out.find("\"H-" + hex_guid(std::stoull(h["node_guid"].get<std::string>(), nullptr, 16)) + "\""),
               std::string::npos)
         << h["name"];
+}
+
+// The SM and SA live on spine0, behind every host's leaf: LID-routed MADs get
+// there only if each LFT routes the switches' own LIDs, as opensm's do.
+TEST(DiagsFatTree, TheSmAndSwitchesAnswerFromBehindOtherSwitches) {
+  Fabricd d(read_file(Paths::source_dir() + "/configs/fat-tree.yaml"));
+  const RunResult sm = tool(d, {"sminfo", "-C", "vib15"});
+  ASSERT_EQ(sm.exit_code, 0) << sm.describe();
+  const size_t at = sm.out.find("sm lid ");
+  ASSERT_NE(at, std::string::npos) << sm.out;
+  const std::string sm_lid = std::to_string(std::stoul(sm.out.substr(at + 7)));
+  const RunResult sa = tool(d, {"saquery", "-C", "vib15", "-N"});
+  ASSERT_EQ(sa.exit_code, 0) << sa.describe();
+  EXPECT_NE(sa.out.find("NodeRecord"), std::string::npos);
+  const RunResult pma = tool(d, {"perfquery", "-C", "vib0", sm_lid, "1"});
+  EXPECT_EQ(pma.exit_code, 0) << pma.describe();
+  // The SM's switch routes its own LID to port 0 and every leaf's elsewhere.
+  const RunResult lft = tool(d, {"ibroute", "-C", "vib0", sm_lid});
+  ASSERT_EQ(lft.exit_code, 0) << lft.describe();
+  EXPECT_NE(lft.out.find(" 000 : (Switch portguid"), std::string::npos) << lft.out;
+  for (const char* leaf : {"'leaf0'", "'leaf1'", "'leaf2'", "'leaf3'"}) EXPECT_NE(lft.out.find(leaf), std::string::npos) << lft.out;
 }
 
 }  // namespace

@@ -181,5 +181,50 @@ TEST(Routing, ALoopingTableIsReported) {
   EXPECT_FALSE(check.deadlock_free());
 }
 
+// Follows switch routes from switch `src` to switch `dst`'s port 0: the
+// switches passed, or empty when the route is missing or loops.
+std::vector<std::string> walk_to_switch(const config::Fabric& f, const Routes& r, std::string at,
+                                        const std::string& dst) {
+  std::vector<std::string> path;
+  for (;;) {
+    path.push_back(at);
+    if (path.size() > f.switches.size()) return {};
+    const auto t = r.find(at);
+    if (t == r.end() || !t->second.count(dst)) return {};
+    const uint32_t port = t->second.at(dst);
+    if (port == 0) return at == dst ? path : std::vector<std::string>{};
+    std::string next;
+    for (const auto& k : f.links) {
+      if (k.a.node == at && k.a.port == port && k.b.is_switch) next = k.b.node;
+      if (k.b.node == at && k.b.port == port && k.a.is_switch) next = k.a.node;
+    }
+    if (next.empty()) return {};
+    at = next;
+  }
+}
+
+// LID-routed MADs to a switch (SMA, PMA, the SA on the SM's switch) need
+// every switch's LID in every LFT, port 0 on the switch itself.
+TEST(Routing, EverySwitchHasARouteToEveryOtherSwitchsOwnPort) {
+  const config::Config ring = from_file("ring.yaml");
+  const Routes minhop = compute_routes(ring.fabrics[0], /*to_switches=*/true);
+  for (const auto& a : ring.fabrics[0].switches)
+    for (const auto& b : ring.fabrics[0].switches)
+      EXPECT_FALSE(walk_to_switch(ring.fabrics[0], minhop, a.name, b.name).empty()) << a.name << " -> " << b.name;
+  EXPECT_EQ(walk_to_switch(ring.fabrics[0], minhop, "sw0", "sw0"), std::vector<std::string>{"sw0"});
+  EXPECT_EQ(walk_to_switch(ring.fabrics[0], minhop, "sw0", "sw2").size(), 3u);
+
+  const config::Config tree = from_file("fat-tree.yaml");
+  const config::Fabric& f = tree.fabrics[0];
+  const Routes updn = compute_routes(f, true);
+  for (const char* leaf : {"leaf0", "leaf1", "leaf2", "leaf3"}) {
+    for (const auto& s : f.switches) EXPECT_FALSE(walk_to_switch(f, updn, leaf, s.name).empty()) << leaf << " -> " << s.name;
+    EXPECT_EQ(walk_to_switch(f, updn, leaf, "spine0"), (std::vector<std::string>{leaf, "spine0"}));
+  }
+  EXPECT_EQ(walk_to_switch(f, updn, "leaf0", "leaf3").size(), 3u) << "up to a spine, down to leaf3";
+  EXPECT_TRUE(walk_to_switch(f, updn, "spine0", "spine1").empty()) << "down then up is no Up/Down route";
+  EXPECT_EQ(compute_routes(f), compute_updn_routes(f, {})) << "the HCA routes are unchanged";
+}
+
 }  // namespace
 }  // namespace vf
