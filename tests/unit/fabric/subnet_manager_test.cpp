@@ -41,13 +41,19 @@ TEST(SubnetManager, TheFirstSweepProgramsEveryLftEntryFromTheRouting) {
   sm::SubnetManager sm(f, lab.fabric, lab.sched, kSweepDelay);
   const sm::SweepReport r = sm.sweep();
   EXPECT_EQ(r.number, 1u);
-  EXPECT_EQ(r.lft_changes, 6u * 16u);
+  // Every switch's entry for each of the 16 vHCAs and for each of the 6
+  // switches' own LIDs, but the two spine-to-spine ones Up/Down has no route for.
+  EXPECT_EQ(r.lft_changes, 6u * 16u + 6u * 6u - 2u);
   EXPECT_EQ(r.unrouted, 0u);
   EXPECT_EQ(r.links_up, r.links);
   const Routes want = compute_routes(f);
   for (const auto& [sw, table] : want)
     for (const auto& [hca, port] : table)
       EXPECT_EQ(lft(lab, sw, sm.lids().lid(hca)), port) << sw << " -> " << hca;
+  for (const auto& [sw, table] : compute_routes(f, /*to_switches=*/true))
+    for (const auto& [dest, port] : table)
+      EXPECT_EQ(lft(lab, sw, sm.lids().lid(dest)), port) << sw << " -> " << dest << (sw == dest ? " (port 0: itself)" : "");
+  EXPECT_EQ(lft(lab, "spine0", sm.lids().lid("spine1")), dp::IbSwitch::kNoRoute);
   EXPECT_EQ(sm.sweep().lft_changes, 0u) << "nothing changed, nothing reprogrammed";
 }
 
