@@ -20,6 +20,7 @@
 #include "daemon/event_sink.hpp"
 #include "daemon/lcore.hpp"
 #include "daemon/mad_backend.hpp"
+#include "daemon/smi_agent.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/metrics_text.hpp"
 #include "daemon/owned_dir.hpp"
@@ -95,6 +96,15 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   topology_->on_event([this](std::string kind, std::string text) { fabric_event(std::move(kind), std::move(text)); });
   last_port_event_.assign(topology_->vhcas().size(), "");
 
+  // SMPs cross the fabric as VL15 packets; a response reaches the umad port
+  // of the vHCA whose app sent the request.
+  smi_ = std::make_unique<SmiAgent>(*topology_, cfg_, [this](size_t vhca, const mad::Mad& resp, uint16_t slid) {
+    boost::asio::post(io_, [this, vhca, resp, slid] {
+      if (!stopping_ && vhca < umads_.size()) umads_[vhca]->on_wire_response(UmadResult{resp, slid, {}});
+    });
+  });
+  smi_->attach();  // the lcore is not running yet
+
   auto specs = runtime::make_device_specs(cfg);
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
     const auto& v = topology_->vhcas()[i];
@@ -107,6 +117,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     size_t fi = 0;
     while (fi + 1 < cfg.fabrics.size() && cfg.fabrics[fi].name != v.fabric) ++fi;
     mad_backends_.push_back(std::make_unique<MadBackend>(*lcore_, *topology_, cfg.fabrics.at(fi), fi, v.name));
+    mad_backends_.back()->use_wire_for_smps(smi_.get(), i);
     umads_.push_back(std::make_unique<UmadServer>(io_, umad_sock, *mad_backends_.back(), cfg.daemon.admin_gid));
     for (auto& s : specs)
       if (s.ibdev == v.name) {
@@ -211,6 +222,7 @@ cm::CmStats DaemonState::cm_stats(size_t vhca) const {
 UmadStats DaemonState::umad_stats(size_t vhca) const {
   UmadStats s = umads_.at(vhca)->stats();
   mad_backends_.at(vhca)->add_drops(s);
+  if (smi_) smi_->add_drops(vhca, s);
   return s;
 }
 

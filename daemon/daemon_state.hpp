@@ -31,6 +31,7 @@ class Topology;
 class DeviceServer;
 class EngineBackend;
 class MadBackend;
+class SmiAgent;
 class UmadServer;
 class AppEventSink;
 class MetricsHttp;
@@ -115,6 +116,7 @@ class DaemonState {
   std::unique_ptr<runtime::RuntimeTree> tree_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;
   std::vector<std::unique_ptr<DeviceServer>> devices_;
+  std::unique_ptr<SmiAgent> smi_;  // SMPs on the wire; its hooks run on the lcore only
   std::vector<std::unique_ptr<MadBackend>> mad_backends_;  // one per vHCA; outlive the lcore's tasks
   std::vector<std::unique_ptr<UmadServer>> umads_;
   std::vector<cm::Port> cm_ports_;

@@ -5,6 +5,7 @@
 #include "daemon/lcore.hpp"
 #include "daemon/mad/agents.hpp"
 #include "daemon/mad/model_build.hpp"
+#include "daemon/smi_agent.hpp"
 #include "daemon/subnet_manager.hpp"
 #include "daemon/topology.hpp"
 #include "dataplane/fabric/fabric.hpp"
@@ -19,6 +20,13 @@ void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::funct
     // Ethernet has no SMA, PMA or SA: a RoCE port's MADs find no agent.
     no_agent_.fetch_add(1, std::memory_order_relaxed);
     return done({});
+  }
+  if (qpn == 0 && smi_) {
+    SmiAgent* smi = smi_;
+    const size_t vhca = vhca_index_;
+    const bool posted = lcore_.post([smi, vhca, dlid, m] { smi->originate(vhca, dlid, m); });
+    if (!posted) no_agent_.fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped: never left
+    return done({});  // the response, if any, comes back over the fabric
   }
   auto task = [this, qpn, dlid, m, done] {
     const bool counters = mad::mgmt_class(m) == mad::kClassPerf;

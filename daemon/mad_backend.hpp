@@ -13,6 +13,7 @@
 namespace vf {
 
 class Lcore;
+class SmiAgent;
 class Topology;
 
 
@@ -21,6 +22,13 @@ class MadBackend final : public UmadBackend {
   // `fabric`: the config index of the vHCA's fabric.
   MadBackend(Lcore& lcore, Topology& topo, const config::Fabric& f, size_t fabric, std::string vhca);
   void send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::function<void(UmadResult)> done) override;
+  // SMPs (QP0) on InfiniBand leave as VL15 packets through `smi` as vHCA
+  // `vhca`; their responses come back through the umad server's
+  // on_wire_response, so `done` only says they left. Before the lcore runs.
+  void use_wire_for_smps(SmiAgent* smi, size_t vhca) {
+    smi_ = smi;
+    vhca_index_ = vhca;
+  }
   // Adds the MADs that found no answer, by reason, to `s`. Any thread.
   void add_drops(UmadStats& s) const;
 
@@ -30,6 +38,8 @@ class MadBackend final : public UmadBackend {
   const config::Fabric& fabric_cfg_;
   size_t fabric_;
   std::string vhca_;
+  SmiAgent* smi_ = nullptr;
+  size_t vhca_index_ = 0;
   // Written on the lcore (and by send() on the control thread for
   // Ethernet and a full lcore queue), read by add_drops anywhere.
   std::atomic<uint64_t> unroutable_{0}, no_agent_{0}, refused_{0};

@@ -105,6 +105,7 @@ class Topology {
     return const_cast<sm::SubnetManager*>(std::as_const(*this).subnet_manager(fabric));
   }
   const dp::Fabric& fabric(size_t i) const;
+  dp::Fabric& fabric(size_t i) { return const_cast<dp::Fabric&>(std::as_const(*this).fabric(i)); }
   // vHCA i's port record as it is now (the HcaPort's). Lcore only, or before
   // the lcore runs: a change to it must be published (DaemonState::publish_port).
   const PortInfo& port_info(size_t i) const;

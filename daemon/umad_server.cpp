@@ -230,6 +230,13 @@ void UmadServer::on_result(const std::shared_ptr<Session>& s, uint64_t tid, Umad
   deliver(s, reinterpret_cast<const uint8_t*>(&h), body, len);
 }
 
+void UmadServer::on_wire_response(UmadResult r) {
+  if (!r.response) return;
+  const uint64_t tid = mad::tid(*r.response);
+  for (auto& [id, s] : sessions_)
+    if (s->pending.count(tid)) return on_result(s, tid, std::move(r));
+}
+
 void UmadServer::time_out(const std::shared_ptr<Session>& s, uint64_t tid) {
   auto it = s->pending.find(tid);
   if (s->gone || it == s->pending.end()) return;

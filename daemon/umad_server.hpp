@@ -68,6 +68,11 @@ class UmadServer {
   // sent, answered, timeouts, rejected, overflow (the rest are the backend's).
   const UmadStats& stats() const { return stats_; }
   size_t sessions() const { return sessions_.size(); }
+  // A response that came back over the fabric for a request this port sent
+  // (an SMP's, whose answer travels as packets): delivered to the agent
+  // whose request it answers, by TID; one nobody awaits any more (timed
+  // out, agent gone) is dropped, as ib_mad drops it.
+  void on_wire_response(UmadResult r);
 
  private:
   struct Session;

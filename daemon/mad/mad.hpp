@@ -108,6 +108,7 @@ inline void set_hop_ptr(Mad& m, uint8_t v) { m[6] = v; }
 inline uint16_t dr_slid(const Mad& m) { return uint16_t(get_be(&m[32], 2)); }
 inline uint16_t dr_dlid(const Mad& m) { return uint16_t(get_be(&m[34], 2)); }
 inline uint8_t initial_path(const Mad& m, unsigned hop) { return m[kDrInitialPath + hop]; }
+inline uint8_t return_path(const Mad& m, unsigned hop) { return m[kDrReturnPath + hop]; }
 inline void set_return_path(Mad& m, unsigned hop, uint8_t port) { m[kDrReturnPath + hop] = port; }
 
 inline constexpr uint16_t kPermissiveLid = 0xFFFF;

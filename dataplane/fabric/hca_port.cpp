@@ -100,6 +100,8 @@ rte_mbuf* HcaPort::alloc() { return rte_pktmbuf_alloc(pool_); }
 
 unsigned HcaPort::tx_class(const Route& route) const {
   if (cfg_.link_layer == LinkLayer::kInfiniBand) {
+    if (route.vl15) [[unlikely]]
+      return kMgmtClass;
     const uint8_t vl = cfg_.qos.sl2vl[route.sl & 0xF];
     return vl == kVl15 ? kMgmtClass : vl;
   }
@@ -148,11 +150,12 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {
   own = is_own_lid(av.dlid);
   wire::IbRoute r;
-  r.sl = av.sl & 0xF;
-  r.vl = cfg_.qos.sl2vl[r.sl];
-  if (r.vl == kVl15) return drop_tx(m, tx_no_route_), false;
+  r.sl = av.vl15 ? 0 : av.sl & 0xF;
+  r.vl = av.vl15 ? kVl15 : cfg_.qos.sl2vl[r.sl];
+  if (r.vl == kVl15 && !av.vl15) return drop_tx(m, tx_no_route_), false;  // apps' SLs never reach VL15
   const uint16_t path_mask = uint16_t((1u << cfg_.lmc) - 1);
   r.slid = uint16_t((cfg_.lid & ~path_mask) | (av.src_path_bits & path_mask));
+  if (av.vl15 && cfg_.lid == 0) r.slid = 0xFFFF;
   r.dlid = av.dlid;
   if (av.is_global) {
     if (av.sgid_index >= cfg_.gids.size()) return drop_tx(m, tx_no_route_), false;

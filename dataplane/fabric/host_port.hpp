@@ -29,6 +29,9 @@ struct Route {
   // copy back to its own receive side, as an HCA does (never via the switch,
   // which does not send a packet back out of its ingress port).
   bool mcast_loopback = false;
+  // IB subnet management (QP0): VL15 whatever the SL map says, SL 0, and
+  // the permissive SLID when the port has no LID yet (IBA 14.2.2).
+  bool vl15 = false;
 };
 
 class HostPort {

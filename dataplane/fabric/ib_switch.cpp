@@ -76,6 +76,8 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
   // The ingress port classified the frame by its LRH, so the LRH is there.
   const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
   const uint16_t dlid = wire::lrh_dlid(f);
+  if (cls == kMgmtClass && sw.mgmt_fn_ && (dlid == wire::kPermissiveLid || sw.lft(dlid) == 0)) [[unlikely]]
+    return sw.to_management(in, m, cls);
   if (dlid >= kMlidFirst && dlid <= kMlidLast) [[unlikely]] {
     const PortMask* ports = sw.mft(dlid);
     if (!ports) return sw.relay_error(in, m, cls);
@@ -133,14 +135,30 @@ void IbSwitch::multicast(Port& in, rte_mbuf* m, unsigned cls, const PortMask& po
   forward(in, cls, *last.out, last.cls, m);
 }
 
+void IbSwitch::to_management(Port& in, rte_mbuf* m, unsigned cls) {
+  in.release(cls, rte_pktmbuf_pkt_len(m));  // consumed here, as an HCA consumes
+  ctr_.mgmt_received.add();
+  mgmt_fn_(mgmt_ctx_, *this, in.number(), m);
+}
+
+bool IbSwitch::send_management(unsigned num, rte_mbuf* m) {
+  if (num == 0 || num > nports() || !port(num).connected() || !port(num).link_up()) {
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  if (!port(num).enqueue(kMgmtClass, m, sched_.now() + cfg_.latency_ns)) return false;  // counted there
+  ctr_.mgmt_sent.add();
+  return true;
+}
+
 IbSwitchSnapshot IbSwitch::snapshot() const {
   return {ctr_.mcast_forwarded.get(), ctr_.mcast_copies.get(), ctr_.mcast_no_room.get(), ctr_.mcast_no_mbuf.get(),
-          ctr_.mcast_bad_vcrc.get()};
+          ctr_.mcast_bad_vcrc.get(), ctr_.mgmt_received.get(), ctr_.mgmt_sent.get()};
 }
 
 void IbSwitch::reset_counters() {
   for (Counter* c : {&ctr_.mcast_forwarded, &ctr_.mcast_copies, &ctr_.mcast_no_room, &ctr_.mcast_no_mbuf,
-                     &ctr_.mcast_bad_vcrc})
+                     &ctr_.mcast_bad_vcrc, &ctr_.mgmt_received, &ctr_.mgmt_sent})
     c->set(0);
 }
 
@@ -156,6 +174,10 @@ constexpr CounterDef kIbSwitchDefs[] = {
                "multicast copies not made: no mbuf"),
     VF_COUNTER(IbSwitchSnapshot, mcast_bad_vcrc, "mcast_bad_vcrc", "mcast_bad_vcrc", kPackets,
                "multicast packets dropped before replication: bad VCRC (also in PortRcvErrors)"),
+    VF_COUNTER(IbSwitchSnapshot, mgmt_received, "mgmt_received", "mgmt_received", kPackets,
+               "VL15 packets (SMPs) the switch's management port received"),
+    VF_COUNTER(IbSwitchSnapshot, mgmt_sent, "mgmt_sent", "mgmt_sent", kPackets,
+               "VL15 packets (SMPs) the switch's management port sent or forwarded"),
 };
 static_assert(valid_counter_table<IbSwitchSnapshot>(kIbSwitchDefs));
 }  // namespace

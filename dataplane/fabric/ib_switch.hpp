@@ -42,12 +42,15 @@ struct IbSwitchCounters {
   Counter mcast_no_room;    // copies not made: the egress queue held queue_pkts packets
   Counter mcast_no_mbuf;    // copies not made: no mbuf
   Counter mcast_bad_vcrc;   // packets dropped before replication: their VCRC failed
+  Counter mgmt_received;    // VL15 packets handed to the management port
+  Counter mgmt_sent;        // VL15 packets the management port sent
 };
 
 // The same, read from the control side; kIbSwitchCounters names them
 // (/metrics: {fabric, switch}; cleared by `fabricctl counters reset SWITCH`).
 struct IbSwitchSnapshot {
   uint64_t mcast_forwarded, mcast_copies, mcast_no_room, mcast_no_mbuf, mcast_bad_vcrc;
+  uint64_t mgmt_received, mgmt_sent;
 };
 extern const CounterTable kIbSwitchCounters;
 
@@ -70,6 +73,20 @@ class IbSwitch final : public Switch {
     const auto it = mft_.find(mlid);
     return it == mft_.end() ? nullptr : &it->second;
   }
+  // The management port (port 0, IBA 18.2.4.1): VL15 packets for the switch
+  // itself -- a directed-route SMP (permissive DLID) or a LID-routed one whose
+  // LFT entry is port 0 -- go whole to `fn` (which owns the mbuf; the
+  // ingress buffer is freed at once), on the lcore. Without a hook they are
+  // relay errors, as before an agent runs.
+  using MgmtFn = void (*)(void* ctx, IbSwitch& sw, unsigned in_port, rte_mbuf* m);
+  void set_management(MgmtFn fn, void* ctx) {
+    mgmt_fn_ = fn;
+    mgmt_ctx_ = ctx;
+  }
+  // Sends the whole frame `m` from the management port out of port `num` on
+  // VL15, after the switching latency; false (m freed) when that port has no
+  // link up.
+  bool send_management(unsigned num, rte_mbuf* m);
   const IbSwitchCounters& counters() const { return ctr_; }
   IbSwitchSnapshot snapshot() const;
   void reset_counters();
@@ -96,6 +113,10 @@ class IbSwitch final : public Switch {
 
   size_t pair(unsigned in_port, unsigned out_port) const { return size_t(in_port) * nports() + out_port - 1; }
 
+  void to_management(Port& in, rte_mbuf* m, unsigned cls);
+
+  MgmtFn mgmt_fn_ = nullptr;
+  void* mgmt_ctx_ = nullptr;
   std::vector<uint8_t> lft_;
   std::unordered_map<uint16_t, PortMask> mft_;  // MLIDs in use are few and sparse
   IbSwitchCounters ctr_;

@@ -1,6 +1,6 @@
 // What every switch is: a store-and-forward element with N ports (numbered
 // 1..N as in the IBA and the config's "sw/1"; IB port 0, the management port,
-// is not modelled), a switching latency, optionally a shared packet memory,
+// is a hook of IbSwitch), a switching latency, optionally a shared packet memory,
 // and relay errors. IbSwitch (ib_switch.hpp) and EthSwitch (eth_switch.hpp)
 // add how each picks the egress port and class.
 //

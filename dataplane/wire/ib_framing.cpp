@@ -82,6 +82,7 @@ RxError ib_decapsulate(rte_mbuf* m, RxMeta* meta) {
     meta->slid = lrh_slid(f);
     meta->dlid = lrh_dlid(f);
     meta->sl = lrh_sl(f);
+    meta->vl = lrh_vl(f);
     if (global) {
       meta->has_grh = true;
       std::memcpy(meta->sgid, grh_sgid(g), kGidLen);

@@ -11,6 +11,7 @@ struct RxMeta {
   uint16_t slid = 0;
   uint16_t dlid = 0;
   uint8_t sl = 0;
+  uint8_t vl = 0;        // IB: the LRH's VL (QP0 takes VL15 only)
   bool has_grh = false;  // IB GRH present, or always for RoCEv2
   uint8_t sgid[16] = {};
   uint8_t dgid[16] = {};

@@ -33,8 +33,13 @@ void Hca::Impl::gsi_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m) {
 void Hca::on_gsi(GsiFn fn) { impl_->gsi_ = std::move(fn); }
 
 bool Hca::send_gsi(const uint8_t* mad, const ibv_ah_attr& av) {
-  Engine& e = impl_->eng_;
-  const dp::Route r = route_of(av);
+  return impl_->send_mad(mad, route_of(av), kGsiQpn, kGsiQkey, impl_->gsi_psn_);
+}
+
+// One MAD as a UD SEND Only from QP `qpn` (0 or 1) to the same QP number at
+// `r`: QP0 and QP1 frame their datagrams alike.
+bool Hca::Impl::send_mad(const uint8_t* mad, const dp::Route& r, uint32_t qpn, uint32_t qkey, uint32_t& psn) {
+  Engine& e = eng_;
   if (!e.io.can_transmit(r)) return false;
   rte_mbuf* m = e.io.alloc();
   if (!m) return false;
@@ -47,9 +52,9 @@ bool Hca::send_gsi(const uint8_t* mad, const ibv_ah_attr& av) {
     return false;
   }
   std::memcpy(b + hdr, mad, kMadLen);
-  put_bth(b, opc, false, 0, kGsiQpn, false, impl_->gsi_psn_, 0xFFFF);
-  impl_->gsi_psn_ = (impl_->gsi_psn_ + 1) & kPsnMask;
-  deth_set(b + kBthLen + at.deth, kGsiQkey, kGsiQpn);
+  put_bth(b, opc, false, 0, qpn, false, psn, 0xFFFF);
+  psn = (psn + 1) & kPsnMask;
+  deth_set(b + kBthLen + at.deth, qkey, qpn);
   ++e.ctr.tx_packets;
   e.ctr.tx_bytes += hdr + kMadLen;
   e.io.transmit(m, r);

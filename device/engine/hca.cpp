@@ -280,6 +280,8 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
     return mcast_receive(p, meta, m);
   if (tt == vf::wire::Transport::kUD && p.dqpn == kGsiQpn) [[unlikely]]
     return gsi_receive(p, meta, m);
+  if (tt == vf::wire::Transport::kUD && p.dqpn == kSmiQpn) [[unlikely]]
+    return smi_receive(p, meta, m);
   // Only a UD datagram to DestQP 0xFFFFFF may be addressed to a group: a QPN
   // behind a multicast DLID or DGID would reach that QPN on every member.
   if (ok && to_group(meta)) [[unlikely]] {

@@ -20,6 +20,7 @@
 #include "core/scheduler.hpp"
 #include "device/engine/dcqcn.hpp"
 #include "device/engine/gsi.hpp"
+#include "device/engine/smi.hpp"
 #include "device/engine/mcast.hpp"
 #include "device/abi/vhca_abi.h"
 #include "core/counter_def.hpp"
@@ -217,6 +218,10 @@ class Hca {
   // Lcore only.
   void on_gsi(GsiFn fn);
   bool send_gsi(const uint8_t* mad, const ibv_ah_attr& av);
+  // QP0 (smi.hpp), the same for SMPs: taken on VL15 only, sent on VL15 to
+  // `dlid` (0xFFFF for a directed route). Lcore only.
+  void on_smi(SmiFn fn);
+  bool send_smi(const uint8_t* mad, uint16_t dlid);
 
   // ---- fast path.
   // Scans SQs/RQs for newly posted work, runs requesters (new WQEs,

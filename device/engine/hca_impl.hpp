@@ -13,6 +13,7 @@
 #include "device/engine/completer.hpp"
 #include "device/engine/engine.hpp"
 #include "device/engine/gsi.hpp"
+#include "device/engine/smi.hpp"
 #include "device/engine/placement.hpp"
 #include "device/engine/requester.hpp"
 #include "device/engine/responder.hpp"
@@ -61,6 +62,10 @@ class Hca::Impl {
   Engine eng_;
   GsiFn gsi_;             // QP1's hook (gsi.cpp)
   uint32_t gsi_psn_ = 0;  // PSNs of QP1's datagrams
+  SmiFn smi_;             // QP0's hook (smi.cpp)
+  uint32_t smi_psn_ = 0;
+  // gsi.cpp: one MAD from QP0 or QP1 as a UD datagram to the same QP at `r`.
+  bool send_mad(const uint8_t* mad, const dp::Route& r, uint32_t qpn, uint32_t qkey, uint32_t& psn);
 
  private:
   // Destroys an object whatever uses it (its client is going): a QP leaves
@@ -99,6 +104,8 @@ class Hca::Impl {
   void mcast_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
   // gsi.cpp: a datagram to QP1, for the daemon's CM agent.
   void gsi_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
+  // smi.cpp: a datagram to QP0, for the daemon's subnet management agent.
+  void smi_receive(const Pkt& p, const RxMeta& meta, rte_mbuf* m);
   bool sent_by_this_port(const RxMeta& meta) const;
 
   // The stages; each only takes the others' addresses when constructed.

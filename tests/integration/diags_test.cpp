@@ -259,6 +259,43 @@ TEST_F(Diags, ASetFromAnAppIsRefusedAndChangesNothing) {
   EXPECT_NE(pq.out.find("LinkState:.......................Active"), std::string::npos) << pq.describe();
 }
 
+// SMPs are packets: a directed route from vib0 to vib1 crosses both cables
+// on VL15, hop by hop through ibsw0's management port; a capture of vib1's
+// cable shows the request arrive and the response leave, as Wireshark reads
+// them, with the hop pointer the path gave them.
+TEST_F(Diags, SmpsCrossTheFabricAsVl15PacketsThatWiresharkDecodes) {
+  const Fabricd& d = *daemon_;
+  const std::string file = d.runtime_dir() + "/../smp-vib1.pcapng";
+  Process cap({Paths::fabricctl(), "--runtime-dir", d.runtime_dir(), "capture", "vib1", "-w", file}, Env{});
+  for (int i = 0; i < 100 && cap.err_so_far().find("capturing on") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
+  const RunResult r = tool(d, {"smpquery", "-C", "vib0", "-D", "nodeinfo", "0,1,2"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("NodeType:........................Channel Adapter"), std::string::npos) << r.out;
+  std::this_thread::sleep_for(200ms);
+  cap.signal(SIGINT);
+  cap.wait(10s);
+  const RunResult t = run({"tshark", "-r", file, "-Y", "infiniband.mad", "-V"}, Env{}, 60s);
+  ASSERT_EQ(t.exit_code, 0) << t.describe();
+  const size_t get = t.out.find("SMP (Directed Route) SubnGet(NodeInfo)");
+  const size_t resp = t.out.find("SMP (Directed Route) SubnGetResp(NodeInfo)");
+  ASSERT_NE(get, std::string::npos) << t.out.substr(0, 4000);
+  ASSERT_NE(resp, std::string::npos) << t.out.substr(0, 4000);
+  EXPECT_LT(get, resp);
+  EXPECT_NE(t.out.find("Virtual Lane: 0xf"), std::string::npos) << "VL15";
+  EXPECT_NE(t.out.find("Hop Count: 0x02", get), std::string::npos);
+  EXPECT_NE(t.out.find("Hop Pointer: 0x02", get), std::string::npos) << "arriving after its second hop";
+
+  // A cable that is down takes the SMPs with it: the directed route ends there.
+  ASSERT_EQ(d.ctl({"link", "set", "ibsw0/2", "state", "down"}).exit_code, 0);
+  const RunResult lost = tool(d, {"smpquery", "-C", "vib0", "-t", "200", "-D", "nodeinfo", "0,1,2"});
+  EXPECT_NE(lost.exit_code, 0) << lost.describe();
+  ASSERT_EQ(d.ctl({"link", "set", "ibsw0/2", "state", "up"}).exit_code, 0);
+  for (int i = 0; i < 50 && tool(d, {"ibstat", "vib1"}).out.find("State: Active") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(tool(d, {"smpquery", "-C", "vib0", "-D", "nodeinfo", "0,1,2"}).exit_code, 0);
+}
+
 TEST_F(Diags, TheToolsFollowALinkThatGoesDownAndUp) {
   const Fabricd& d = *daemon_;
   ASSERT_EQ(d.ctl({"link", "set", "ibsw0/2", "state", "down"}).exit_code, 0);

@@ -85,7 +85,7 @@ TEST(SwitchIb, UnknownUnsetMulticastAndLoopingDlidsAreRelayErrors) {
   Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
   b.ib->set_lft(2, 2);
   b.ib->set_lft(5, 1);  // back out the ingress port
-  b.ib->set_lft(6, 0);  // management port 0: not modelled
+  b.ib->set_lft(6, 0);  // management port 0: no management hook here
   b.ib->set_lft(7, 9);  // no such port
   for (uint16_t dlid : {uint16_t(4), uint16_t(5), uint16_t(6), uint16_t(7), uint16_t(0xC001), uint16_t(0xFFFF)})
     b.host[0]->enqueue(0, make_ib(100, 0, 0, dlid));
@@ -211,6 +211,48 @@ TEST(SwitchIb, Vl15StaysOnVl15) {
   b.s.run_until_idle();
   ASSERT_EQ(b.rec[1]->got.size(), 1u);
   EXPECT_EQ(b.rec[1]->got[0].cls, kMgmtClass);
+}
+
+// Port 0, the management port: VL15 packets for the switch itself -- the
+// permissive DLID of a directed route, or a LID whose LFT entry is 0 -- reach
+// its hook with the port they came in by; data VLs to port 0 and VL15 to
+// other LIDs do not. What the hook sends leaves on VL15.
+struct MgmtSeen {
+  std::vector<std::pair<unsigned, uint32_t>> got;  // (in port, tag)
+  static void hook(void* self, IbSwitch&, unsigned in_port, rte_mbuf* m) {
+    static_cast<MgmtSeen*>(self)->got.push_back({in_port, test::tag_of(m)});
+    rte_pktmbuf_free(m);
+  }
+};
+
+TEST(SwitchIb, VlFifteenPacketsForTheSwitchItselfReachItsManagementPort) {
+  Bench b(LinkLayer::kInfiniBand, 2, ib_cfg());
+  MgmtSeen seen;
+  b.ib->set_lft(6, 0);  // the switch's own LID
+  b.ib->set_lft(2, 2);
+  b.host[1]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 0xFFFF, 1));  // before the hook: relay error
+  b.s.run_until_idle();
+  EXPECT_EQ(b.sw.port(2).snapshot(0).port_rcv_switch_relay_errors, 1u);
+  b.ib->set_management(&MgmtSeen::hook, &seen);
+  b.host[1]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 0xFFFF, 2));  // directed route
+  b.host[0]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 6, 3));       // LID-routed to the switch
+  b.host[0]->enqueue(kMgmtClass, make_ib(100, kVl15, 0, 2, 4));       // LID-routed past it
+  b.host[0]->enqueue(0, make_ib(100, 0, 0, 6, 5));                    // a data VL to port 0
+  b.s.run_until_idle();
+  EXPECT_EQ(seen.got, (std::vector<std::pair<unsigned, uint32_t>>{{2, 2}, {1, 3}}));
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 1u) << "data to port 0";
+  EXPECT_EQ(b.sw.port(1).snapshot(0).classes[kMgmtClass].rx_buffered_bytes, 0u) << "consumed: buffer freed";
+  EXPECT_EQ(b.ib->snapshot().mgmt_received, 2u);
+
+  ASSERT_TRUE(b.ib->send_management(1, make_ib(100, kVl15, 0, 1, 7)));
+  b.s.run_until_idle();
+  ASSERT_EQ(b.rec[0]->got.size(), 1u);
+  EXPECT_EQ(b.rec[0]->got[0].cls, kMgmtClass);
+  EXPECT_EQ(b.rec[0]->tags(), (std::vector<uint32_t>{7}));
+  EXPECT_FALSE(b.ib->send_management(3, make_ib(100, kVl15, 0, 1, 8))) << "port 3 has no link";
+  EXPECT_FALSE(b.ib->send_management(9, make_ib(100, kVl15, 0, 1, 9))) << "no port 9";
+  EXPECT_EQ(b.ib->snapshot().mgmt_sent, 1u);
 }
 
 TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
