@@ -24,9 +24,17 @@ void MadBackend::send(uint32_t qpn, uint16_t dlid, const mad::Mad& m, std::funct
   if (qpn == 0 && smi_) {
     SmiAgent* smi = smi_;
     const size_t vhca = vhca_index_;
-    const bool posted = lcore_.post([smi, vhca, dlid, m] { smi->originate(vhca, dlid, m); });
-    if (!posted) no_agent_.fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped: never left
-    return done({});  // the response, if any, comes back over the fabric
+    // `done` once the SMP has left, on the lcore: the umad server's bound on
+    // MADs in flight then bounds this app's share of the lcore's queue.
+    const bool posted = lcore_.post([smi, vhca, dlid, m, done] {
+      smi->originate(vhca, dlid, m);
+      done({});  // the response, if any, comes back over the fabric
+    });
+    if (!posted) {
+      no_agent_.fetch_add(1, std::memory_order_relaxed);  // the lcore is swamped: never left
+      done({});
+    }
+    return;
   }
   auto task = [this, qpn, dlid, m, done] {
     const bool counters = mad::mgmt_class(m) == mad::kClassPerf;
