@@ -345,6 +345,7 @@ void Service::destroy_id(Id& id) {
   if (auto ch = channels_.find(id.channel); ch != channels_.end()) {
     purge_events(*ch->second, id.handle);
     ch->second->ids.erase(id.handle);
+    release_process_id(ch->second->pid);
   }
   unindex(id);
   ids_.erase(id.handle);

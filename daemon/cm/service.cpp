@@ -124,8 +124,18 @@ Id* Service::find(uint64_t channel, uint32_t handle, int& err) {
   return it->second.get();
 }
 
+void Service::release_process_id(pid_t pid) {
+  const auto it = ids_per_process_.find(pid);
+  if (it != ids_per_process_.end() && --it->second == 0) ids_per_process_.erase(it);
+}
+
 Id* Service::create_id(Channel& ch, uint64_t uid, uint16_t ps, uint8_t qp_type) {
   if (ch.ids.size() >= kMaxIdsPerChannel) return nullptr;
+  // The kernel bounds ids by memory only; one process here may not take
+  // fabricd's: ENOMEM beyond kMaxIdsPerProcess.
+  size_t& held = ids_per_process_[ch.pid];
+  if (held >= kMaxIdsPerProcess) return nullptr;
+  ++held;
   while (next_handle_ == 0 || ids_.count(next_handle_)) ++next_handle_;
   auto id = std::make_unique<Id>();
   id->handle = next_handle_++;
@@ -306,6 +316,8 @@ int Service::cmd_migrate(Channel& ch, In whole, Out& out) {
     src.ids.erase(id->handle);
     ch.ids.insert(id->handle);
     id->channel = ch.number;
+    release_process_id(src.pid);
+    ++ids_per_process_[ch.pid];
     for (size_t i = 0; i < moved; ++i) event_ready_(ch.number);
   }
   put(out, r);

@@ -69,6 +69,7 @@ class Wire {
 class Service {
  public:
   static constexpr size_t kMaxIdsPerChannel = 4096;
+  static constexpr size_t kMaxIdsPerProcess = 65536;
   static constexpr size_t kMaxEventsPerChannel = 8192;
   static constexpr int kMaxBacklog = 1024;
 
@@ -116,6 +117,7 @@ class Service {
   // service.cpp: ids, channels, events
   Id* find(uint64_t channel, uint32_t handle, int& err);
   Id* create_id(Channel& ch, uint64_t uid, uint16_t ps, uint8_t qp_type);
+  void release_process_id(pid_t pid);  // one id fewer for the process
   void destroy_id(Id& id);
   // `new_id`: a CONNECT_REQUEST's new id (the event counts against `id`, the listener).
   void queue_event(Id& id, uint32_t event, int32_t status, In param = {}, uint32_t new_id = 0);
@@ -172,6 +174,7 @@ class Service {
   std::map<std::pair<size_t, uint32_t>, uint32_t> by_remote_comm_;        // (peer vHCA, its ID) -> id
   std::multimap<std::pair<uint16_t, uint16_t>, uint32_t> port_owners_;    // (port space, port) -> ids bound
   std::set<uint32_t> listeners_;
+  std::unordered_map<pid_t, size_t> ids_per_process_;  // by the owning channel's process
   std::vector<CmStats> counters_;
   uint64_t next_channel_ = 1;
   uint32_t next_handle_ = 1;

@@ -20,12 +20,13 @@ namespace vf::cm {
 namespace asio = boost::asio;
 
 struct UcmaServer::Session {
-  Session(asio::io_context& io, int fd, uint64_t n) : sock(io, fd), number(n) {}
+  Session(asio::io_context& io, int fd, uint64_t n, pid_t p) : sock(io, fd), number(n), pid(p) {}
   ~Session() {
     if (event_fd >= 0) ::close(event_fd);
   }
   asio::posix::stream_descriptor sock;
   uint64_t number;
+  pid_t pid;             // SO_PEERCRED when it connected
   uint64_t channel = 0;  // 0: not opened yet
   int event_fd = -1;     // our end of the app's event socket
   bool gone = false;
@@ -53,14 +54,20 @@ void UcmaServer::accept_next() {
     for (;;) {
       const int fd = ::accept4(listener_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) break;
-      if (sessions_.size() >= kMaxSessions) {
+      ucred who{};
+      socklen_t len = sizeof(who);
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &who, &len) != 0) who.pid = 0;
+      if (sessions_.size() >= kMaxSessions || per_process_[who.pid] >= kMaxSessionsPerProcess) {
         ::close(fd);  // the shim's open() fails with ENODEV
-        if (!refusing_) spdlog::warn("rdma_cm: {} channels open; refusing more until one closes", kMaxSessions);
+        if (!refusing_)
+          spdlog::warn("rdma_cm: pid {} has {} channels open, {} in all; refusing more until one closes", who.pid,
+                       per_process_[who.pid], sessions_.size());
         refusing_ = true;
         continue;
       }
       refusing_ = false;
-      auto s = std::make_shared<Session>(io_, fd, next_session_++);
+      ++per_process_[who.pid];
+      auto s = std::make_shared<Session>(io_, fd, next_session_++, who.pid);
       sessions_[s->number] = s;
       read_next(s);
     }
@@ -86,10 +93,7 @@ void UcmaServer::read_next(const std::shared_ptr<Session>& s) {
 bool UcmaServer::open(const std::shared_ptr<Session>& s) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
-  ucred who{};
-  socklen_t len = sizeof(who);
-  if (::getsockopt(s->sock.native_handle(), SOL_SOCKET, SO_PEERCRED, &who, &len) != 0) who.pid = 0;
-  const auto [channel, secret] = service_.open_channel(who.pid);
+  const auto [channel, secret] = service_.open_channel(s->pid);
   vhca_ucma_open_reply rep{0, 0, channel, secret};
   iovec iov{&rep, sizeof(rep)};
   union {
@@ -171,6 +175,7 @@ void UcmaServer::drop(const std::shared_ptr<Session>& s) {
     service_.close_channel(s->channel);  // its ids go, telling their peers
   }
   sessions_.erase(s->number);
+  if (auto it = per_process_.find(s->pid); it != per_process_.end() && --it->second == 0) per_process_.erase(it);
 }
 
 }  // namespace vf::cm

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <sys/types.h>
 
 namespace vf::cm {
 
@@ -20,7 +21,11 @@ class Service;
 
 class UcmaServer {
  public:
-  static constexpr size_t kMaxSessions = 256;
+  // Open channels, in all and per process. librdmacm's sync API opens one
+  // per id (rdma_create_ep, rdma_get_request), so a process may need many;
+  // the kernel bounds them only by the app's fd limit (1024 by default).
+  static constexpr size_t kMaxSessions = 4096;
+  static constexpr size_t kMaxSessionsPerProcess = 1024;
 
   UcmaServer(boost::asio::io_context& io, std::string socket_path, Service& service);
   ~UcmaServer();
@@ -49,7 +54,8 @@ class UcmaServer {
   std::map<uint64_t, std::shared_ptr<Session>> sessions_;  // by session number
   std::map<uint64_t, std::shared_ptr<Session>> by_channel_;
   uint64_t next_session_ = 1;
-  bool refusing_ = false;  // at kMaxSessions: warned once until a session is let in again
+  bool refusing_ = false;
+  std::map<pid_t, size_t> per_process_;  // open sessions by the connecting process  // at kMaxSessions: warned once until a session is let in again
 };
 
 }  // namespace vf::cm

@@ -343,6 +343,42 @@ TEST_F(CmServiceTest, EventsBeyondAChannelsBoundAreDroppedAndCountedOnThePort) {
   EXPECT_EQ(first->uid, 0x1000u);
 }
 
+// One process may hold kMaxIdsPerProcess ids over all its channels, and
+// the count follows an id that migrates to another process's channel.
+TEST_F(CmServiceTest, AProcessHoldsABoundedNumberOfIdsOverAllItsChannels) {
+  std::vector<std::pair<uint64_t, uint64_t>> mine;  // (channel, secret)
+  for (size_t i = 0; i < Service::kMaxIdsPerProcess / Service::kMaxIdsPerChannel; ++i)
+    mine.push_back(svc_.open_channel(77));
+  uint32_t first = 0;
+  for (const auto& [ch, secret] : mine)
+    for (size_t i = 0; i < Service::kMaxIdsPerChannel; ++i) {
+      const uint32_t id = create(ch, 1);
+      ASSERT_NE(id, 0u);
+      if (!first) first = id;
+    }
+  const uint64_t spare = svc_.open_channel(77).first;
+  rdma_ucm_create_id c{};
+  c.uid = 1;
+  c.ps = RDMA_PS_TCP;
+  c.qp_type = kQptRc;
+  EXPECT_EQ(cmd(spare, RDMA_USER_CM_CMD_CREATE_ID, c), ENOMEM) << "the process's bound, on a fresh channel";
+  const uint64_t other = svc_.open_channel(78).first;
+  EXPECT_NE(create(other, 2), 0u) << "another process is not affected";
+
+  // One of 77's ids migrates to 78's channel: 77 may create one more, not two.
+  struct Body {  // vhca_ucma_migrate after its header
+    uint64_t response;
+    uint32_t id, reserved;
+    uint64_t channel, secret;
+  };
+  ASSERT_EQ(cmd(other, RDMA_USER_CM_CMD_MIGRATE_ID, Body{0, first, 0, mine[0].first, mine[0].second}), 0);
+  EXPECT_NE(create(spare, 3), 0u);
+  EXPECT_EQ(cmd(spare, RDMA_USER_CM_CMD_CREATE_ID, c), ENOMEM);
+  svc_.close_channel(mine.back().first);  // 4096 of 77's ids go
+  EXPECT_NE(create(spare, 4), 0u);
+  EXPECT_EQ(svc_.ids(), Service::kMaxIdsPerProcess - Service::kMaxIdsPerChannel + 3);
+}
+
 TEST_F(CmServiceTest, NobodyListeningIsARejectForAnInvalidServiceId) {
   const uint64_t cli = svc_.open_channel().first;
   const uint32_t c = routed_client(cli, 0xC1, 7001);
