@@ -5,11 +5,16 @@
 // fabricd. Input: byte 0 picks the sender and the QP, bytes 1-2 the DLID,
 // the rest is the MAD (zero-padded to 256 bytes, as ib_umad pads it).
 // Whatever comes back must look like a response the requester can parse.
+// A directed-route SMP is also carried hop by hop as fabricd's switches carry
+// the packet (dr_smp.hpp): it must stay on real ports, end, reach the node
+// the model's walk reaches, and its response must come back to the sender.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "daemon/mad/agents.hpp"
+#include "daemon/mad/dr_smp.hpp"
+#include "daemon/mad/route.hpp"
 #include "daemon/mad/sa.hpp"
 
 namespace {
@@ -73,6 +78,50 @@ MadModel build() {
   return m;
 }
 
+// Carries `m` out of `node`'s `port` over the model's cables that are up, as
+// each node's dr_receive says, until a node keeps it. Returns that node, or
+// -1 when it is dropped on the way.
+int carry(const MadModel& model, size_t node, uint8_t port, Mad& m) {
+  for (int hops = 0; hops <= 2 * int(kMaxHops) + 2; ++hops) {
+    const ModelNode& here = model.nodes[node];
+    const ModelPort* out = here.port(port);
+    if (!out || !out->linked || out->phys != vf::PhysState::kLinkUp || out->peer_node < 0) return -1;
+    node = size_t(out->peer_node);
+    const ModelNode& there = model.nodes[node];
+    const DrAction a = dr_receive(m, there.is_switch, out->peer_port, there.num_ports());
+    if (a.step == DrStep::kDrop) return -1;
+    if (a.step == DrStep::kLocal) return int(node);
+    if (a.port < 1 || a.port > there.num_ports()) std::abort();  // never a port the node lacks
+    port = a.port;
+  }
+  std::abort();  // a directed route always ends
+}
+
+// The packet path of a pure directed-route SMP against the model's walk.
+void directed_route_as_packets(const MadModel& model, size_t src, const Mad& req) {
+  Mad m = req;
+  m[4] &= 0x7F;  // what an app sends: D clear, hop pointer 0
+  m[6] = 0;
+  Mad walked = m;
+  const auto model_end = walk_directed(model, src, walked);
+  const DrAction start = dr_start(m);
+  if (start.step == DrStep::kDrop || (start.step == DrStep::kOut && start.port != 1)) {
+    if (model_end && hop_cnt(req) > 0 && initial_path(req, 1) == 1) std::abort();  // the model went on
+    return;
+  }
+  const int end = start.step == DrStep::kLocal ? int(src) : carry(model, src, start.port, m);
+  // Where both say it arrives, they agree (the model also crosses links in Init).
+  if (end >= 0 && model_end && size_t(end) != model_end->node) std::abort();
+  if (end < 0) return;
+  if (hop_ptr(m) != hop_cnt(m) + 1) std::abort();
+  m[3] = kGetResp;
+  set_status(m, kStatusDrDirection);
+  const DrAction back = dr_respond(m);
+  if (back.step == DrStep::kDrop) std::abort();  // what arrived can always answer
+  const int home = back.step == DrStep::kLocal ? end : carry(model, size_t(end), back.port, m);
+  if (home != int(src) || hop_ptr(m) != 0) std::abort();  // the response retraces the path
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -84,6 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint16_t dlid = uint16_t(data[1] << 8 | data[2]);
   Mad m{};
   std::memcpy(m.data(), data + 3, std::min(size - 3, m.size()));
+  if (m[1] == kClassSmiDr && dr_slid(m) == kPermissiveLid && dr_dlid(m) == kPermissiveLid && hop_cnt(m) <= kMaxHops)
+    directed_route_as_packets(model, src, m);
   const MadOutcome out = answer_mad(model, src, qpn, dlid, m, &groups);
   if (out.response) {
     const Mad& r = *out.response;
