@@ -223,6 +223,12 @@ static int get_event(struct ucma_chan *c, int fd, const uint8_t *buf, size_t n, 
     }
     struct iovec iov = {(void *)buf, n};
     int e = transact(c, &iov, 1, resp, cap);
+    if (e == ENODEV && __atomic_load_n(&c->closed, __ATOMIC_RELAXED)) {
+      /* Woken for an event, then the channel was closed under this call
+       * (rping's teardown: its DISCONNECTED races rdma_destroy_event_channel
+       * in main): the kernel's read would wait on, as above. */
+      for (;;) pause();
+    }
     if (e != (int)VHCA_UCMA_STALE) return e;
   }
 }
