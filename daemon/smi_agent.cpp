@@ -141,6 +141,7 @@ void SmiAgent::at_switch(size_t fabric, dp::IbSwitch& sw, unsigned in_port, rte_
   if (!framed || wire::bth_opcode(p) != wire::opcode(wire::Transport::kUD, wire::kSendOnly) ||
       wire::bth_dqpn(p) != engine::kSmiQpn) {
     rte_pktmbuf_free(m);
+    sw.count_management_drop();
     return drop(fabric, framed ? meta.slid : 0);
   }
   mad::Mad mad;
@@ -148,10 +149,14 @@ void SmiAgent::at_switch(size_t fabric, dp::IbSwitch& sw, unsigned in_port, rte_
   const uint16_t requester = meta.slid;  // a vHCA's LID while a request travels
   const auto reframe = [&](unsigned port, uint16_t slid, uint16_t dlid) {
     std::memcpy(rte_pktmbuf_mtod(m, uint8_t*) + kMadAt, mad.data(), mad.size());
-    if (!send_from_switch(sw, port, m, slid, dlid)) drop(fabric, requester);
+    if (!send_from_switch(sw, port, m, slid, dlid)) {
+      sw.count_management_drop();
+      drop(fabric, requester);
+    }
   };
   const auto discard = [&] {
     rte_pktmbuf_free(m);
+    sw.count_management_drop();
     drop(fabric, requester);
   };
   const uint16_t own = topo_.subnet_manager(fabric) ? topo_.subnet_manager(fabric)->lids().lid(sw.name()) : 0;

@@ -153,12 +153,13 @@ bool IbSwitch::send_management(unsigned num, rte_mbuf* m) {
 
 IbSwitchSnapshot IbSwitch::snapshot() const {
   return {ctr_.mcast_forwarded.get(), ctr_.mcast_copies.get(), ctr_.mcast_no_room.get(), ctr_.mcast_no_mbuf.get(),
-          ctr_.mcast_bad_vcrc.get(), ctr_.mgmt_received.get(), ctr_.mgmt_sent.get()};
+          ctr_.mcast_bad_vcrc.get(), ctr_.mgmt_received.get(), ctr_.mgmt_sent.get(),
+          ctr_.mgmt_dropped.get()};
 }
 
 void IbSwitch::reset_counters() {
   for (Counter* c : {&ctr_.mcast_forwarded, &ctr_.mcast_copies, &ctr_.mcast_no_room, &ctr_.mcast_no_mbuf,
-                     &ctr_.mcast_bad_vcrc, &ctr_.mgmt_received, &ctr_.mgmt_sent})
+                     &ctr_.mcast_bad_vcrc, &ctr_.mgmt_received, &ctr_.mgmt_sent, &ctr_.mgmt_dropped})
     c->set(0);
 }
 
@@ -178,6 +179,8 @@ constexpr CounterDef kIbSwitchDefs[] = {
                "VL15 packets (SMPs) the switch's management port received"),
     VF_COUNTER(IbSwitchSnapshot, mgmt_sent, "mgmt_sent", "mgmt_sent", kPackets,
                "VL15 packets (SMPs) the switch's management port sent or forwarded"),
+    VF_COUNTER(IbSwitchSnapshot, mgmt_dropped, "mgmt_dropped", "mgmt_dropped", kPackets,
+               "VL15 packets the management port took and discarded (bad frame, a path it cannot follow)"),
 };
 static_assert(valid_counter_table<IbSwitchSnapshot>(kIbSwitchDefs));
 }  // namespace

@@ -44,13 +44,14 @@ struct IbSwitchCounters {
   Counter mcast_bad_vcrc;   // packets dropped before replication: their VCRC failed
   Counter mgmt_received;    // VL15 packets handed to the management port
   Counter mgmt_sent;        // VL15 packets the management port sent
+  Counter mgmt_dropped;     // VL15 packets its agent discarded (bad frame, path not followable)
 };
 
 // The same, read from the control side; kIbSwitchCounters names them
 // (/metrics: {fabric, switch}; cleared by `fabricctl counters reset SWITCH`).
 struct IbSwitchSnapshot {
   uint64_t mcast_forwarded, mcast_copies, mcast_no_room, mcast_no_mbuf, mcast_bad_vcrc;
-  uint64_t mgmt_received, mgmt_sent;
+  uint64_t mgmt_received, mgmt_sent, mgmt_dropped;
 };
 extern const CounterTable kIbSwitchCounters;
 
@@ -87,6 +88,8 @@ class IbSwitch final : public Switch {
   // VL15, after the switching latency; false (m freed) when that port has no
   // link up.
   bool send_management(unsigned num, rte_mbuf* m);
+  // The agent discarded a packet the management port took: counted, never silent.
+  void count_management_drop() { ctr_.mgmt_dropped.add(); }
   const IbSwitchCounters& counters() const { return ctr_; }
   IbSwitchSnapshot snapshot() const;
   void reset_counters();

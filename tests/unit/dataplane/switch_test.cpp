@@ -253,6 +253,7 @@ TEST(SwitchIb, VlFifteenPacketsForTheSwitchItselfReachItsManagementPort) {
   EXPECT_FALSE(b.ib->send_management(3, make_ib(100, kVl15, 0, 1, 8))) << "port 3 has no link";
   EXPECT_FALSE(b.ib->send_management(9, make_ib(100, kVl15, 0, 1, 9))) << "no port 9";
   EXPECT_EQ(b.ib->snapshot().mgmt_sent, 1u);
+  EXPECT_EQ(b.ib->snapshot().mgmt_dropped, 0u) << "the hook, not the switch, decides what is dropped";
 }
 
 TEST(SwitchIb, FullEgressQueueDiscardsAndReleasesIngressBuffer) {
