@@ -131,17 +131,22 @@ void Service::receive(size_t to, const Msg& m) {
 
 Id* Service::by_comm(uint32_t comm) {
   const auto it = by_local_comm_.find(comm);
-  return it == by_local_comm_.end() ? nullptr : ids_.at(it->second).get();
+  const auto id = it == by_local_comm_.end() ? ids_.end() : ids_.find(it->second);
+  return id == ids_.end() ? nullptr : id->second.get();
 }
 
 Id* Service::by_remote_comm(size_t peer_vhca, uint32_t comm) {
   const auto it = by_remote_comm_.find({peer_vhca, comm});
-  return it == by_remote_comm_.end() ? nullptr : ids_.at(it->second).get();
+  const auto id = it == by_remote_comm_.end() ? ids_.end() : ids_.find(it->second);
+  return id == ids_.end() ? nullptr : id->second.get();
 }
 
 // Communication IDs are the service's own (every vHCA's agent lives here),
 // so one never names two live connections.
 void Service::assign_comm(Id& id) {
+  // A UD id connects again after an UNREACHABLE: its old number names
+  // nothing now, so a late answer to the old request finds no id.
+  if (id.local_comm) by_local_comm_.erase(id.local_comm);
   do id.local_comm = next_comm_id_++;
   while (id.local_comm == 0 || by_local_comm_.count(id.local_comm));
   by_local_comm_[id.local_comm] = id.handle;
