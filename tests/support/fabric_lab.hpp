@@ -60,6 +60,7 @@ struct LabConfig {
   uint8_t default_tclass = 0;        // RoCE vHCAs (HcaPortConfig::default_tclass)
   engine::DcqcnConfig dcqcn;         // every vHCA's; line_rate_mbps from `link`
   std::map<unsigned, uint64_t> rx_rate_bps;  // host -> how fast it takes frames off its NIC
+  uint32_t roce_mtu = 1024;  // RoCEv2: the vHCAs' active path MTU (4096 with a 9000-byte link MTU)
 };
 
 // An IB fabric of several switches.
@@ -217,7 +218,7 @@ class FabricLab {
     pc.default_tclass = cfg_.default_tclass;
     if (const auto r = cfg_.rx_rate_bps.find(i); r != cfg_.rx_rate_bps.end()) pc.rx_rate_bps = r->second;
     pc.sm_lid = 1;
-    pc.mtu = cfg_.link_layer == LinkLayer::kInfiniBand ? cfg_.link.mtu : 1024;
+    pc.mtu = cfg_.link_layer == LinkLayer::kInfiniBand ? cfg_.link.mtu : cfg_.roce_mtu;
     if (is_ib()) {
       h.lid = uint16_t(i + 1);
       h.gids.push_back(ib_gid(ec.node_guid));
