@@ -37,7 +37,7 @@ unmodified perftest tools run through `fabricctl exec` against a fabricd this co
 for itself (its own runtime directory, no metrics listener, so it runs beside a lab's
 service); they need root, as fabricd does, and vary between runs.
 
---quick takes a few minutes on 2 cores (CI); the full run is for a lab.
+--quick takes about a minute on 2 cores (what CI runs); the full run is for a lab.
 
 Exit status: 0 report written; 1 a scenario failed (the error says which); 2 usage.)";
 
@@ -109,7 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--fabricd", o.fabricd, "fabricd to start (default: beside this program, ../sbin, or PATH)");
   app.add_option("--fabricctl", o.fabricctl, "fabricctl to use (default: beside this program, or PATH)");
   app.set_version_flag("--version", std::string(vf::kVersion));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   o.live = !no_live;
   if (o.fabricd.empty()) o.fabricd = find_tool("fabricd");
   if (o.fabricctl.empty()) o.fabricctl = find_tool("fabricctl");

@@ -1,14 +1,20 @@
 // Scenario 5: a link fails under load in a multi-path topology. InfiniBand:
 // the subnet manager notices (a trap, or its next sweep: fabricd sweeps
 // 1 ms after a link changes), routes around the link, and RC retransmits what
-// the link took with it. The figure is the time from the failure until the
-// target receives packets again.
+// the link took with it. RoCEv2 on a routed leaf-spine: the routers' ECMP
+// routes are recomputed the moment the link goes down (what fabricd does,
+// standing in for a routing protocol's reconvergence), and RC again
+// retransmits what was lost. The figure is the time from the failure until
+// the target receives packets again.
 #include "compare/lab_setup.hpp"
 #include "compare/lab_stream.hpp"
 #include "compare/scenarios.hpp"
 #include "daemon/config.hpp"
+#include "daemon/ip_routing.hpp"
 #include "daemon/subnet_manager.hpp"
 #include "daemon/topology.hpp"
+#include "dataplane/fabric/eth_switch.hpp"
+#include "dataplane/fabric/router.hpp"
 #include "tests/support/config_lab.hpp"
 
 namespace vf::compare {
@@ -38,6 +44,31 @@ const char* kFatTree = R"(fabrics:
       - {a: leaf1/4, b: spine1/2, width: 4x, speed: EDR, delay: 100ns}
 )";
 
+// The same leaf-spine, routed RoCEv2: each leaf the gateway of its hosts' /26.
+const char* kLeafSpine = R"(fabrics:
+  - name: ls
+    link_layer: ethernet
+    switches:
+      - {name: leaf0, ports: 4, router: {gateway: 192.0.2.62/26, routed_ports: [3, 4]}}
+      - {name: leaf1, ports: 4, router: {gateway: 192.0.2.126/26, routed_ports: [3, 4]}}
+      - {name: spine0, ports: 2, router: {routed_ports: [1, 2]}}
+      - {name: spine1, ports: 2, router: {routed_ports: [1, 2]}}
+    hcas:
+      - {name: vhca0, ip: 192.0.2.1}
+      - {name: vhca1, ip: 192.0.2.2}
+      - {name: vhca2, ip: 192.0.2.65}
+      - {name: vhca3, ip: 192.0.2.66}
+    links:
+      - {a: vhca0, b: leaf0/1, speed: 100G, delay: 100ns}
+      - {a: vhca1, b: leaf0/2, speed: 100G, delay: 100ns}
+      - {a: vhca2, b: leaf1/1, speed: 100G, delay: 100ns}
+      - {a: vhca3, b: leaf1/2, speed: 100G, delay: 100ns}
+      - {a: leaf0/3, b: spine0/1, speed: 100G, delay: 100ns}
+      - {a: leaf0/4, b: spine1/1, speed: 100G, delay: 100ns}
+      - {a: leaf1/3, b: spine0/2, speed: 100G, delay: 100ns}
+      - {a: leaf1/4, b: spine1/2, speed: 100G, delay: 100ns}
+)";
+
 struct Recovery {
   double outage_ms = kNaN;  // failure -> the target receives packets again
   double sweep_ms = kNaN;   // failure -> the SM's sweep rerouted
@@ -46,39 +77,44 @@ struct Recovery {
   unsigned failed = 0, completed = 0;
 };
 
-Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
-  const config::Config c = config::load_config_string(kFatTree, "fat-tree");
-  const config::Fabric& f = c.fabrics[0];
-  test::FabricLab lab(test::lab_topology(f));
-  sm::SubnetManager sm(f, lab.fabric, lab.sched, Topology::kSweepDelay);
-  sm.sweep();
+StreamSpec flow_spec(unsigned wrs, uint8_t rc_timeout, ibv_mtu mtu) {
   StreamSpec s;
   s.from = 0;
   s.to = 2;
   s.bytes = 256 * 1024;
   s.messages = wrs;
   s.window = 16;
-  s.conn.mtu = IBV_MTU_4096;
+  s.conn.mtu = mtu;
   s.conn.timeout = rc_timeout;
-  Stream flow(lab, s);
+  return s;
+}
+
+// Takes leaf0's uplink `up` down under `flow`, calls `reconverge` (the
+// fabric's reaction), and measures until the flow completes.
+Recovery outage(test::FabricLab& lab, Stream& flow, uint8_t up, Nanos reconverge_after,
+                const std::function<void()>& reconverge, const std::function<double()>& reconverged_ms) {
   auto rx = [&] { return lab.host(2).hca->counters().rx_packets; };
-  lab.run_until([&] { return flow.poll(); }, lab.sched.now() + 100'000);
-  const uint8_t up = static_cast<dp::IbSwitch*>(lab.fabric.find_switch("leaf0"))->lft(lab.host(2).lid);
   const Nanos down = lab.sched.now();
   lab.fabric.set_link_up({"leaf0", up}, false);
-  sm.request_sweep();
+  bool reconverged = false;
   Recovery r;
   uint64_t last = rx();
   bool stalled = false;
   for (Nanos until = down + kSample; !flow.poll() && until < down + 10'000'000'000ULL; until += kSample) {
+    if (!reconverged && until >= down + reconverge_after) {
+      lab.run_until([] { return false; }, down + reconverge_after);
+      reconverge();
+      reconverged = true;
+    }
     lab.run_until([&] { return flow.poll(); }, until);
-    if (std::isnan(r.sweep_ms) && sm.last().number >= 2) r.sweep_ms = double(sm.last().at - down) / 1e6;
+    if (std::isnan(r.sweep_ms)) r.sweep_ms = reconverged_ms();
     const uint64_t now_rx = rx();
     if (now_rx == last) stalled = true;
     else if (stalled && std::isnan(r.outage_ms)) r.outage_ms = double(until - down) / 1e6;
     last = now_rx;
   }
   if (!stalled) r.outage_ms = 0;
+  if (!std::isnan(r.sweep_ms)) r.sweep_ms -= double(down) / 1e6;
   const dp::PortSnapshot p = lab.fabric.port({"leaf0", up}).snapshot(0);
   r.discarded = p.port_xmit_discards;
   const auto& e = lab.host(0).hca->counters();
@@ -87,6 +123,82 @@ Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
   r.failed = flow.failed;
   r.completed = flow.ok;
   return r;
+}
+
+Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
+  const config::Config c = config::load_config_string(kFatTree, "fat-tree");
+  const config::Fabric& f = c.fabrics[0];
+  test::FabricLab lab(test::lab_topology(f));
+  sm::SubnetManager sm(f, lab.fabric, lab.sched, Topology::kSweepDelay);
+  sm.sweep();
+  Stream flow(lab, flow_spec(wrs, rc_timeout, IBV_MTU_4096));
+  lab.run_until([&] { return flow.poll(); }, lab.sched.now() + 100'000);
+  const uint8_t up = static_cast<dp::IbSwitch*>(lab.fabric.find_switch("leaf0"))->lft(lab.host(2).lid);
+  return outage(
+      lab, flow, up, 0, [&] { sm.request_sweep(); },
+      [&] { return sm.last().number >= 2 ? double(sm.last().at) / 1e6 : kNaN; });
+}
+
+// What fabricd's Topology does for a routed Ethernet fabric: every router
+// enabled, its routes what the routing protocol converges to with the links
+// as they are now.
+void program_routers(test::FabricLab& lab, const config::Fabric& f, bool first) {
+  for (size_t i = 0; first && i < f.switches.size(); ++i) {
+    const auto& rt = *f.switches[i].router;
+    dp::RouterConfig rc;
+    rc.mac = rt.mac;
+    rc.gateway = rt.gateway;
+    rc.prefix_len = rt.prefix_len;
+    rc.vid = rt.vlan;
+    rc.routed_ports.assign(rt.routed_ports.begin(), rt.routed_ports.end());
+    rc.hash_seed = uint32_t(i) * 0x9E3779B9u;
+    lab.fabric.enable_routing(f.switches[i].name, rc);
+  }
+  const auto tables = routing::ip_routes(f, [&](size_t i) {
+    const dp::LinkInfo* l = lab.fabric.find_link(sm::dp_endpoint(f.links[i].a));
+    return l && l->up();
+  });
+  for (const auto& t : tables) {
+    std::vector<dp::Ipv4Route> routes;
+    for (const auto& r : t.routes) {
+      dp::Ipv4Route& d = routes.emplace_back();
+      d.prefix = r.prefix;
+      d.len = r.len;
+      for (const auto& h : r.hops) d.hops.push_back({h.port, h.mac});
+    }
+    lab.fabric.eth_switch(f.switches[t.sw].name).router()->set_routes(std::move(routes));
+  }
+}
+
+// `delay`: when the routes are recomputed after the failure (0: at once, as
+// fabricd does; a routing protocol takes its convergence time).
+Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
+  const config::Config c = config::load_config_string(kLeafSpine, "leaf-spine");
+  const config::Fabric& f = c.fabrics[0];
+  test::LabTopology t = test::lab_topology(f);
+  t.port = port_config(Flavour::kRoceEcn);
+  t.default_tclass = kRoceTclass;
+  t.dcqcn = dcqcn_config(Flavour::kRoceEcn);
+  test::FabricLab lab(t);
+  program_routers(lab, f, true);
+  // ARP first (hosts for their gateway, leaves for their hosts), as any
+  // traffic would have done before the measured flow.
+  {
+    StreamSpec warm = flow_spec(1, rc_timeout, IBV_MTU_1024);
+    warm.bytes = 8;
+    Stream w(lab, warm);
+    if (!lab.run_until([&] { return w.poll(); }, lab.sched.now() + 1'000'000'000) || w.failed)
+      throw std::runtime_error("leaf-spine: the warm-up WRITE did not complete");
+  }
+  Stream flow(lab, flow_spec(wrs, rc_timeout, IBV_MTU_1024));
+  auto uplink_sent = [&](unsigned p) { return lab.fabric.port({"leaf0", p}).snapshot(0).port_xmit_pkts; };
+  const uint64_t before3 = uplink_sent(3), before4 = uplink_sent(4);
+  lab.run_until([&] { return flow.poll(); }, lab.sched.now() + 100'000);
+  // ECMP hashed the flow's one UDP source port onto one spine: fail that one.
+  const uint8_t up = uplink_sent(3) - before3 >= uplink_sent(4) - before4 ? 3 : 4;
+  const Nanos down = lab.sched.now();
+  return outage(
+      lab, flow, up, delay, [&] { program_routers(lab, f, false); }, [&] { return double(down + delay) / 1e6; });
 }
 
 }  // namespace
@@ -99,32 +211,66 @@ Section run_failure(const Options& o, Findings& f) {
   sec.conditions = "emulated (virtual time); two leaves, two spines, two vHCAs per leaf, 100 Gb/s links (4X EDR), "
                    "100 ns; one RC flow WRITEs " + std::to_string(wrs) +
                    " × 256 KiB (16 in flight) across the spines; 0.1 ms in, the leaf's uplink that carries it goes "
-                   "down. The subnet manager is fabricd's, sweeping 1 ms after a link change, Up/Down routing. "
-                   "Outage: from the failure until the target receives packets again, sampled every 10 µs.";
+                   "down. IB: fabricd's subnet manager, sweeping 1 ms after a link change, Up/Down routing. RoCEv2: "
+                   "the same leaf-spine routed (each leaf its hosts' gateway, a /26 per leaf), ECMP routes over both "
+                   "spines recomputed by fabricd's route computation at once (as fabricd does) or 1 ms after the "
+                   "failure (the SM's delay, so both fabrics react alike); the uplink "
+                   "failed is the one ECMP hashed the flow onto; 1024-byte packets. Outage: from the failure until "
+                   "the target receives packets again, sampled every 10 µs.";
   Table t{"recovery", "Recovery from a failed uplink (emulated):",
-          {"fabric", "RC timeout (IBA exponent)", "SM sweep after ms", "outage ms", "frames lost with the link",
+          {"fabric", "RC timeout (IBA exponent)", "rerouted after ms", "outage ms", "frames lost with the link",
            "retransmitted pkts", "RC timeouts", "WRITEs done", "failed"},
           {}};
-  for (uint8_t to : {uint8_t(14), uint8_t(10)}) {
-    const Recovery r = run_ib(wrs, to);
-    t.rows.push_back({"InfiniBand", std::to_string(to) + " (" + num(4.096e-3 * double(1u << to), 1) + " ms)",
-                      num(r.sweep_ms, 3), num(r.outage_ms, 3), std::to_string(r.discarded),
-                      std::to_string(r.retransmitted), std::to_string(r.timeouts), std::to_string(r.completed),
-                      std::to_string(r.failed)});
-    if (to == 14) {
-      f.ib_recovery_ms = r.outage_ms;
-      f.ib_failure_lost = double(r.discarded);
-    }
+  struct Case {
+    bool ib;
+    uint8_t timeout;
+    Nanos delay;  // RoCEv2: when the routes are recomputed
+    const char* name;
+  };
+  const Case cases[] = {{true, 14, 0, "InfiniBand (SM sweep)"},
+                        {true, 10, 0, "InfiniBand (SM sweep)"},
+                        {false, 14, 0, "RoCEv2 (ECMP, rerouted at once)"},
+                        {false, 14, Topology::kSweepDelay, "RoCEv2 (ECMP, rerouted after 1 ms)"},
+                        {false, 10, Topology::kSweepDelay, "RoCEv2 (ECMP, rerouted after 1 ms)"}};
+  Recovery ib14, roce_now, roce_1ms;
+  for (const Case& k : cases) {
+    const Recovery r = k.ib ? run_ib(wrs, k.timeout) : run_roce(wrs, k.timeout, k.delay);
+    if (k.timeout == 14) (k.ib ? ib14 : k.delay ? roce_1ms : roce_now) = r;
+    t.rows.push_back({k.name, std::to_string(k.timeout) + " (" + num(4.096e-3 * double(1u << k.timeout), 1) + " ms)",
+                      num(r.sweep_ms, 3), r.outage_ms == 0 ? "< 0.010" : num(r.outage_ms, 3),
+                      std::to_string(r.discarded), std::to_string(r.retransmitted), std::to_string(r.timeouts),
+                      std::to_string(r.completed), std::to_string(r.failed)});
   }
+  f.ib_recovery_ms = ib14.outage_ms;
+  f.ib_failure_lost = double(ib14.discarded);
+  f.roce_recovery_ms = roce_1ms.outage_ms;
+  f.roce_recovery_now_ms = roce_now.outage_ms;
+  f.roce_failure_lost = double(roce_1ms.discarded);
   sec.tables.push_back(std::move(t));
-  sec.findings.push_back("InfiniBand: the SM has rerouted 1 ms after the failure, but traffic flows again only after " +
-                         num(f.ib_recovery_ms, 1) +
-                         " ms with perftest's RC timeout (14): what the failed link held is recovered by the "
-                         "requester's retransmission timer, so the outage is the RC timeout, not the SM.");
-  sec.not_measured.push_back(
-      "RoCEv2 (ECMP / L3 reconvergence): the virtual-time lab has no routed Ethernet fabric yet. fabricd recomputes "
-      "a leaf-spine's ECMP routes as soon as a link goes down, and an ib_write_bw across it carries on "
-      "(tests/integration/leaf_spine_test.cpp), but that is a wall-clock run, so no emulated outage is reported.");
+  sec.findings.push_back(
+      "InfiniBand: an LFT names one port per destination, so the leaf forwards into the dead link until the SM's "
+      "sweep reroutes, " + num(ib14.sweep_ms, 1) + " ms later: " + std::to_string(ib14.discarded) +
+      " frames of the requester's 1024-packet window (16 × 256 KiB) are lost. " +
+      (ib14.timeouts > 0 ? "With nothing left to send, the requester learns of the loss only from its RC timer: "
+                           "traffic flows again after " + num(ib14.outage_ms, 1) +
+                           " ms with perftest's timeout (14), " + num(4.096e-3 * 1024, 1) +
+                           " ms with 10 — the outage is the RC timeout, not the SM."
+                         : std::string("The requester recovers without a timeout.")));
+  sec.findings.push_back(
+      "RoCEv2: the leaf's router drops a member whose link is down from its ECMP group at once, as switch ASICs do, "
+      "so when the routes are recomputed hardly matters: " + std::to_string(roce_now.discarded) + " frame(s) lost "
+      "rerouting at once, " + std::to_string(roce_1ms.discarded) + " rerouting after 1 ms. " +
+      (roce_1ms.timeouts == 0 ? "The next packets take the other spine, the responder NAKs the gap and the requester "
+                                "resends at once: no RC timeout, and the target " +
+                                    std::string(roce_1ms.outage_ms == 0 ? "never goes 10 µs without packets."
+                                                                        : "waits " + num(roce_1ms.outage_ms, 3) + " ms.")
+                              : "The requester still needed its RC timer: the outage was " + num(roce_1ms.outage_ms, 1) +
+                                    " ms."));
+  sec.findings.push_back("So the difference is local repair in the switch, not the encapsulation; a routing "
+                         "protocol's own convergence (BGP with BFD: tens of milliseconds) only matters where no "
+                         "equal-cost path is left. opensm reacts to a trap within milliseconds; an IB fabric with "
+                         "adaptive routing or multiple LIDs per port (LMC) can fail over faster than this single-LFT "
+                         "set-up.");
   return sec;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "compare/report.hpp"
@@ -19,7 +20,7 @@ struct Options {
   std::string work_dir;            // the live fabricd's runtime dir lives under it
 };
 
-inline constexpr double kNaN = std::nan("");
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Headline figures, NaN where a scenario did not measure one.
 struct Findings {
@@ -41,7 +42,8 @@ struct Findings {
   double ib_victim_same_vl = kNaN, ib_victim_other_vl = kNaN;
   double roce_victim_same_prio = kNaN, roce_victim_other_prio = kNaN, roce_victim_dcqcn = kNaN;
   // 5. failure: link down to traffic flowing again, ms.
-  double ib_recovery_ms = kNaN, roce_recovery_ms = kNaN;
+  double ib_recovery_ms = kNaN, roce_recovery_ms = kNaN;  // RoCEv2: rerouted after the SM's delay
+  double roce_recovery_now_ms = kNaN;                      // RoCEv2: rerouted at once
   double ib_failure_lost = kNaN, roce_failure_lost = kNaN;
   // 6. deadlock.
   int ib_minhop_deadlocks = -1, ib_updn_deadlocks = -1, roce_cyclic_deadlocks = -1;

@@ -14,6 +14,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev                 # the sanitizer + libFuzzer build
   iproute2 procps
   tshark                                      # capture tests: Wireshark's dissectors read our pcapng
+  libxml2-utils                               # xmllint: the comparison report's SVG plots are checked as XML
   systemd-container                           # the unit checked under a real systemd (systemd-nspawn)
 )
 

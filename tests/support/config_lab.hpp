@@ -12,11 +12,12 @@ namespace vf::test {
 
 inline LabTopology lab_topology(const config::Fabric& f, const Routes& routes = {}) {
   LabTopology t;
+  if (f.link_layer == config::LinkLayer::Ethernet) t.link_layer = LinkLayer::kEthernet;
   for (const auto& s : f.switches) t.switches.push_back({s.name, s.ports});
   for (const auto& h : f.hcas) {
     const config::Link& l = *f.link_of(h.name);
     const config::Endpoint& sw = l.a.is_switch ? l.a : l.b;
-    t.hosts.push_back({sw.node, sw.port, {l.rate_bps, l.delay_ns, l.mtu}});
+    t.hosts.push_back({sw.node, sw.port, {l.rate_bps, l.delay_ns, l.mtu}, h.ipv4.value_or(0), h.prefix_len, h.gateway});
   }
   for (const auto& l : f.links)
     if (l.a.is_switch && l.b.is_switch)

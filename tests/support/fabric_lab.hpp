@@ -73,6 +73,11 @@ struct LabTopology {
     std::string sw;
     unsigned port;
     dp::LinkParams link;
+    // Ethernet: the host's IPv4 address, subnet and gateway (a routed
+    // fabric); 0 = 192.0.2.<i+1> on one flat subnet.
+    uint32_t ipv4 = 0;
+    uint8_t prefix_len = 0;
+    uint32_t gateway = 0;
   };
   struct Cable {  // switch a/pa to switch b/pb
     std::string a;
@@ -125,7 +130,7 @@ class FabricLab {
     hosts_.resize(t.hosts.size());
     for (unsigned i = 0; i < t.hosts.size(); ++i) {
       cfg_.link = t.hosts[i].link;
-      add_host(i, {t.hosts[i].sw, t.hosts[i].port});
+      add_host(i, {t.hosts[i].sw, t.hosts[i].port}, &t.hosts[i]);
     }
     for (const auto& c : t.cables) fabric.connect({c.a, c.pa}, {c.b, c.pb}, c.link, c.vl_buffer_bytes);
     for (const auto& [sw, table] : t.lft)
@@ -203,7 +208,7 @@ class FabricLab {
   Scheduler sched;
 
  private:
-  void add_host(unsigned i, const dp::Endpoint& at) {
+  void add_host(unsigned i, const dp::Endpoint& at, const LabTopology::Host* routed = nullptr) {
     attached_.push_back(at);
     LabHost& h = hosts_[i];
     h.name = "vhca" + std::to_string(i);
@@ -226,7 +231,14 @@ class FabricLab {
     } else {
       h.mac = {0x02, 0, 0, 0, 0, uint8_t(i + 1)};
       h.gids.push_back(link_local(h.mac));
-      h.gids.push_back(ipv4_mapped(192, 0, 2, uint8_t(i + 1)));
+      if (routed && routed->ipv4) {
+        const uint32_t a = routed->ipv4;
+        h.gids.push_back(ipv4_mapped(uint8_t(a >> 24), uint8_t(a >> 16), uint8_t(a >> 8), uint8_t(a)));
+        pc.ipv4_prefix_len = routed->prefix_len;
+        pc.ipv4_gateway = routed->gateway;
+      } else {
+        h.gids.push_back(ipv4_mapped(192, 0, 2, uint8_t(i + 1)));
+      }
       pc.mac = h.mac;
     }
     pc.gids = h.gids;
