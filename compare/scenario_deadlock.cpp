@@ -173,7 +173,9 @@ Section run_deadlock(const Options& o, Findings& f) {
   sec.findings.push_back("RoCEv2 with PFC: shortest-path forwarding over every ring link " +
                          yes(f.roce_cyclic_deadlocks) + ", the spanning tree " + yes(roce_tree) +
                          ": PFC turns the same cyclic dependency into the same deadlock; Ethernet avoids it by "
-                         "loop-free forwarding (a tree, or Up/Down-like routes in a leaf-spine), not by PFC.");
+                         "loop-free forwarding (a tree, or Up/Down-like routes in a leaf-spine), not by PFC. A PFC "
+                         "watchdog (fabricd: `fabricctl port set PORT pfc_storm`) can break a deadlock once it forms, "
+                         "by discarding what is stuck: lossless no longer.");
   return sec;
 }
 

@@ -10,11 +10,9 @@
 #include "compare/lab_stream.hpp"
 #include "compare/scenarios.hpp"
 #include "daemon/config.hpp"
-#include "daemon/ip_routing.hpp"
+#include "daemon/router_setup.hpp"
 #include "daemon/subnet_manager.hpp"
 #include "daemon/topology.hpp"
-#include "dataplane/fabric/eth_switch.hpp"
-#include "dataplane/fabric/router.hpp"
 #include "tests/support/config_lab.hpp"
 
 namespace vf::compare {
@@ -139,37 +137,6 @@ Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
       [&] { return sm.last().number >= 2 ? double(sm.last().at) / 1e6 : kNaN; });
 }
 
-// What fabricd's Topology does for a routed Ethernet fabric: every router
-// enabled, its routes what the routing protocol converges to with the links
-// as they are now.
-void program_routers(test::FabricLab& lab, const config::Fabric& f, bool first) {
-  for (size_t i = 0; first && i < f.switches.size(); ++i) {
-    const auto& rt = *f.switches[i].router;
-    dp::RouterConfig rc;
-    rc.mac = rt.mac;
-    rc.gateway = rt.gateway;
-    rc.prefix_len = rt.prefix_len;
-    rc.vid = rt.vlan;
-    rc.routed_ports.assign(rt.routed_ports.begin(), rt.routed_ports.end());
-    rc.hash_seed = uint32_t(i) * 0x9E3779B9u;
-    lab.fabric.enable_routing(f.switches[i].name, rc);
-  }
-  const auto tables = routing::ip_routes(f, [&](size_t i) {
-    const dp::LinkInfo* l = lab.fabric.find_link(sm::dp_endpoint(f.links[i].a));
-    return l && l->up();
-  });
-  for (const auto& t : tables) {
-    std::vector<dp::Ipv4Route> routes;
-    for (const auto& r : t.routes) {
-      dp::Ipv4Route& d = routes.emplace_back();
-      d.prefix = r.prefix;
-      d.len = r.len;
-      for (const auto& h : r.hops) d.hops.push_back({h.port, h.mac});
-    }
-    lab.fabric.eth_switch(f.switches[t.sw].name).router()->set_routes(std::move(routes));
-  }
-}
-
 // `delay`: when the routes are recomputed after the failure (0: at once, as
 // fabricd does; a routing protocol takes its convergence time).
 Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
@@ -180,7 +147,8 @@ Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
   t.default_tclass = kRoceTclass;
   t.dcqcn = dcqcn_config(Flavour::kRoceEcn);
   test::FabricLab lab(t);
-  program_routers(lab, f, true);
+  routing::enable_routers(lab.fabric, f);
+  routing::program_routes(lab.fabric, f);
   // ARP first (hosts for their gateway, leaves for their hosts), as any
   // traffic would have done before the measured flow.
   {
@@ -198,7 +166,7 @@ Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
   const uint8_t up = uplink_sent(3) - before3 >= uplink_sent(4) - before4 ? 3 : 4;
   const Nanos down = lab.sched.now();
   return outage(
-      lab, flow, up, delay, [&] { program_routers(lab, f, false); }, [&] { return double(down + delay) / 1e6; });
+      lab, flow, up, delay, [&] { routing::program_routes(lab.fabric, f); }, [&] { return double(down + delay) / 1e6; });
 }
 
 }  // namespace

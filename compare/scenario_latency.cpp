@@ -155,6 +155,7 @@ Section run_latency(const Options& o, Findings& f) {
           {}};
   PlotSpec idle{"Half round trip, idle fabric (emulated)", "message size (bytes)", "ns", true, false, true, {}};
   PlotSpec loaded{"Half round trip p99 beside a bulk flow (emulated)", "message size (bytes)", "ns", true, true, false, {}};
+  uint32_t largest = 0;
   for (Flavour fl : {Flavour::kIb, Flavour::kRoceEcn}) {
     const LinkSpec& l = is_ib(fl) ? kIbLink : kEthLink;
     const char* name = is_ib(fl) ? "InfiniBand" : "RoCEv2";
@@ -172,6 +173,15 @@ Section run_latency(const Options& o, Findings& f) {
       if (b == 8) {
         (is_ib(fl) ? f.ib_fabric_ns : f.roce_fabric_ns) = a.p50;
         (is_ib(fl) ? f.ib_loaded_p99_ns : f.roce_loaded_p99_ns) = z.p99;
+        if (!is_ib(fl)) {
+          f.roce_loaded_p99_pfc_ns = pfc_only;
+          f.roce_pinger_cnps = z.pinger_cnps;
+        }
+      }
+      if (!is_ib(fl)) {  // the last (largest) size stays
+        f.roce_large_p99_ns = z.p99;
+        f.roce_large_p99_pfc_ns = pfc_only;
+        largest = b;
       }
     }
     idle.series.push_back(std::move(si));
@@ -185,14 +195,17 @@ Section run_latency(const Options& o, Findings& f) {
                          " ns on RoCEv2 — two links' propagation and serialization plus one switch; the difference "
                          "is the RoCE headers' serialization (and, at larger sizes, its smaller packets).");
   sec.findings.push_back("Beside a bulk flow into the same vHCA, the 8-byte p99 becomes " + num(f.ib_loaded_p99_ns, 1) +
-                         " ns on InfiniBand and " + num(f.roce_loaded_p99_ns, 1) +
-                         " ns on RoCEv2: the small message waits behind what each fabric lets queue in front of it "
-                         "(IB: the VL buffer its credits cover; RoCEv2: the egress queue up to PFC's XOFF and ECN's "
-                         "marking).");
-  sec.findings.push_back("On RoCEv2 the small message's own packets are CE-marked in that queue, and DCQCN cuts the "
-                         "rate of its QP as it cuts the bulk flow's (the CNP column): larger pings pay for it at the "
-                         "tail (p99, 4 KiB and up). Without ECN/DCQCN the tail is the queue alone (last column). "
-                         "IB has no end-to-end congestion control in this configuration, so nothing slows the ping.");
+                         " ns on InfiniBand, " + num(f.roce_loaded_p99_pfc_ns, 1) + " ns on RoCEv2 with PFC alone and " +
+                         num(f.roce_loaded_p99_ns, 1) +
+                         " ns with ECN/DCQCN: the small message waits behind what each fabric lets queue in front of "
+                         "it (IB: the VL buffer its credits cover; RoCEv2: the egress queue up to PFC's XOFF).");
+  sec.findings.push_back("With ECN/DCQCN the ping's own packets are CE-marked in that queue like the bulk flow's: its "
+                         "QP received " + std::to_string(f.roce_pinger_cnps) +
+                         " CNPs (8 bytes) and DCQCN paced it down too, so at " + std::to_string(largest) +
+                         " bytes its p99 is " + num(f.roce_large_p99_ns, 1) + " ns against " +
+                         num(f.roce_large_p99_pfc_ns, 1) +
+                         " ns with PFC alone. InfiniBand has no end-to-end congestion control in this configuration, "
+                         "so nothing slows the ping.");
   if (o.live) add_live_latency(o, sec, f);
   return sec;
 }

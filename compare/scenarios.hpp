@@ -32,12 +32,16 @@ struct Findings {
   // 2. latency: 8-byte SEND half round trip.
   double ib_fabric_ns = kNaN, roce_fabric_ns = kNaN;          // emulated, idle
   double ib_loaded_p99_ns = kNaN, roce_loaded_p99_ns = kNaN;  // emulated, beside a bulk flow
+  double roce_loaded_p99_pfc_ns = kNaN;                       // ...with PFC alone (no ECN/DCQCN)
+  double roce_large_p99_ns = kNaN, roce_large_p99_pfc_ns = kNaN;  // the largest ping, DCQCN / PFC alone
+  uint64_t roce_pinger_cnps = 0;                              // 8-byte ping, loaded
   double ib_wall_us = kNaN, roce_wall_us = kNaN;              // wall clock, ib_send_lat t_typical
   // 3. incast at the largest N.
   unsigned incast_n = 0;
   double ib_incast_drops = kNaN, pfc_incast_drops = kNaN, lossy_incast_drops = kNaN, dcqcn_incast_drops = kNaN;
   double ib_incast_share = kNaN, pfc_incast_share = kNaN, lossy_incast_share = kNaN, dcqcn_incast_share = kNaN;
   double lossy_incast_retx = kNaN, pfc_incast_pauses = kNaN, dcqcn_incast_pauses = kNaN;
+  double pfc_incast4_pauses = kNaN, dcqcn_incast4_pauses = kNaN;  // N = 4
   // 4. head-of-line blocking: the victim's goodput relative to running alone.
   double ib_victim_same_vl = kNaN, ib_victim_other_vl = kNaN;
   double roce_victim_same_prio = kNaN, roce_victim_other_prio = kNaN, roce_victim_dcqcn = kNaN;

@@ -7,10 +7,10 @@
 
 #include "daemon/counter_format.hpp"
 #include "daemon/credit_loops.hpp"
-#include "daemon/ip_routing.hpp"
 #include "daemon/lid_assign.hpp"
 #include "daemon/link_attrs.hpp"
 #include "daemon/port_qos_json.hpp"
+#include "daemon/router_setup.hpp"
 #include "daemon/routing.hpp"
 #include "daemon/sm_qos.hpp"
 #include "daemon/sysfs_spec.hpp"
@@ -193,38 +193,8 @@ void Topology::program_ethernet(dp::Fabric& fabric, const config::Fabric& f) {
       }
     }
   }
-  for (std::size_t i = 0; i < f.switches.size(); ++i) {
-    const auto& rt = f.switches[i].router;
-    if (!rt) continue;
-    dp::RouterConfig rc;
-    rc.mac = rt->mac;
-    rc.gateway = rt->gateway;
-    rc.prefix_len = rt->prefix_len;
-    rc.vid = rt->vlan;
-    rc.routed_ports.assign(rt->routed_ports.begin(), rt->routed_ports.end());
-    rc.hash_seed = uint32_t(i) * 0x9E3779B9u;  // per switch, or every tier hashes alike (polarisation)
-    fabric.enable_routing(f.switches[i].name, rc);
-  }
-  program_routes(fabric, f);
-}
-
-// What the fabric's routing protocol converges to with the links as they
-// are now (ip_routing.hpp); at set-up and after every link change.
-void Topology::program_routes(dp::Fabric& fabric, const config::Fabric& f) {
-  const auto tables = routing::ip_routes(f, [&](std::size_t i) {
-    const dp::LinkInfo* l = fabric.find_link(dp_endpoint(f.links[i].a));
-    return l && l->up();
-  });
-  for (const auto& t : tables) {
-    std::vector<dp::Ipv4Route> routes;
-    for (const auto& r : t.routes) {
-      dp::Ipv4Route& d = routes.emplace_back();
-      d.prefix = r.prefix;
-      d.len = r.len;
-      for (const auto& h : r.hops) d.hops.push_back({h.port, h.mac});
-    }
-    fabric.eth_switch(f.switches[t.sw].name).router()->set_routes(std::move(routes));
-  }
+  routing::enable_routers(fabric, f);
+  routing::program_routes(fabric, f);
 }
 
 // A headroom below the 802.1Qbb model is allowed (labs reproduce drops with
@@ -264,7 +234,7 @@ std::vector<size_t> Topology::set_link_up(size_t fabric, size_t link, bool up, P
   const config::Link& l = f.links.at(link);
   impl_->fabrics[fabric]->set_link_up(dp_endpoint(l.a), up, phys_down);
   if (impl_->sms[fabric]) impl_->sms[fabric]->request_sweep();
-  else program_routes(*impl_->fabrics[fabric], f);
+  else routing::program_routes(*impl_->fabrics[fabric], f);
   std::vector<size_t> ends;
   for (size_t i = 0; i < info_.size(); ++i)
     if (info_[i].fabric == f.name && (info_[i].name == l.a.node || info_[i].name == l.b.node)) ends.push_back(i);

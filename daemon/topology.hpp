@@ -133,7 +133,6 @@ class Topology {
   void add_switches(dp::Fabric& fabric, const config::Fabric& f);
   void warn_small_headroom(const dp::Fabric& fabric);
   void program_ethernet(dp::Fabric& fabric, const config::Fabric& f);
-  void program_routes(dp::Fabric& fabric, const config::Fabric& f);
   void after_sweep(size_t fabric, const sm::SweepReport& r);
   const VhcaInfo& vhca_by_name(const std::string& name) const;
 
