@@ -52,6 +52,14 @@ test::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nano
   return c;
 }
 
+bool run_for(test::FabricLab& lab, const std::function<bool()>& done, Nanos until) {
+  if (lab.run_until(done, until)) return true;
+  // run_until stopped because the next timer is after `until`: moving the
+  // clock there fires nothing.
+  if (lab.sched.now() < until) lab.sched.advance_to(until);
+  return done();
+}
+
 void resolve_neighbours(test::FabricLab& lab) {
   for (unsigned a = 0; a < lab.size(); ++a)
     for (unsigned b = 0; b < lab.size(); ++b)

@@ -47,6 +47,12 @@ ibv_mtu ibv_path_mtu(uint32_t bytes);
 // parking a few and dropping the rest of the first burst).
 void resolve_neighbours(test::FabricLab& lab);
 
+// Runs the lab until `done` or until `until`, and then leaves its clock at
+// `until` even when no timer fell due before it (a stuck fabric arms none), so
+// a caller stepping in fixed intervals measures time, not iterations.
+// Returns done().
+bool run_for(test::FabricLab& lab, const std::function<bool()>& done, Nanos until);
+
 // Frames buffered in every switch of the lab right now (bytes queued for egress).
 uint64_t switch_buffered_bytes(test::FabricLab& lab);
 

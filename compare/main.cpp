@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "compare/scenarios.hpp"
 #include "core/version.hpp"
@@ -107,7 +111,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "run these scenarios only (encapsulation latency incast hol failure deadlock)")
       ->check(CLI::IsMember({"encapsulation", "latency", "incast", "hol", "failure", "deadlock"}));
   app.add_option("--fabricd", o.fabricd, "fabricd to start (default: beside this program, ../sbin, or PATH)");
-  app.add_option("--fabricctl", o.fabricctl, "fabricctl to use (default: beside this program, or PATH)");
+  app.add_option("--fabricctl", o.fabricctl, "fabricctl to use (default: beside this program, ../sbin, or PATH)");
   app.set_version_flag("--version", std::string(vf::kVersion));
   try {
     app.parse(argc, argv);
@@ -127,6 +131,14 @@ int main(int argc, char** argv) {
     char tmpl[] = "/tmp/vfabric-compare-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp /tmp/vfabric-compare-XXXXXX failed");
     o.work_dir = tmpl;
+    // The live fabricds' runtime dirs go with it, whichever way this ends.
+    struct RemoveDir {
+      std::string dir;
+      ~RemoveDir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+      }
+    } work_dir{o.work_dir};
     Findings f;
     std::vector<Section> sections;
     auto want = [&](const char* s) { return only.empty() || std::find(only.begin(), only.end(), s) != only.end(); };
@@ -142,8 +154,6 @@ int main(int argc, char** argv) {
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
     }
     sections.push_back(when_to_use_which(f));
-    std::error_code ec;
-    fs::remove_all(o.work_dir, ec);
     ReportMeta meta;
     meta.title = "InfiniBand vs RoCEv2, measured on vfabric";
     meta.command = std::string("vfabric-compare") + (o.quick ? " --quick" : "") + (no_live ? " --no-live" : "");

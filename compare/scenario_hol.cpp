@@ -123,8 +123,8 @@ Section run_hol(const Options&, Findings& f) {
   sec.findings.push_back("On its own class it keeps " + pct(f.ib_victim_other_vl) + " (IB, VL1) and " +
                          pct(f.roce_victim_other_prio) +
                          " (RoCEv2, priority 4): separate VLs or priorities are the remedy on both fabrics.");
-  sec.findings.push_back("ECN + DCQCN slow the incast at its source, and the victim on the shared priority keeps " +
-                         pct(f.roce_victim_dcqcn) + ".");
+  sec.findings.push_back("With ECN + DCQCN on top of PFC the victim on the shared priority keeps " +
+                         pct(f.roce_victim_dcqcn) + " (PFC alone: " + pct(f.roce_victim_same_prio) + ").");
   return sec;
 }
 

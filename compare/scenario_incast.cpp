@@ -20,7 +20,8 @@ struct Outcome {
   unsigned failed = 0;
   uint64_t drops = 0, retransmitted = 0, timeouts = 0, pauses = 0, cnps = 0;
   double xmit_wait_ms = 0, duration_ms = 0;
-  uint64_t peak_buffer = 0;
+  uint64_t peak_buffer = 0;  // the largest 100 us sample
+  bool finished = false;      // every WR completed within 10 s of emulated time
   std::vector<double> t_ms, depth_kib;
 };
 
@@ -48,7 +49,7 @@ Outcome run(Flavour f, unsigned n, unsigned wrs) {
   // RC gives up after its retries in far less than this; 10 s of emulated
   // time ends a run that cannot finish.
   for (Nanos until = start + kSample; !all_done() && until < start + 10'000'000'000ULL; until += kSample) {
-    lab.run_until(all_done, until);
+    run_for(lab, all_done, until);
     const uint64_t b = switch_buffered_bytes(lab);
     o.peak_buffer = std::max(o.peak_buffer, b);
     o.t_ms.push_back(double(until - start) / 1e6);
@@ -69,13 +70,14 @@ Outcome run(Flavour f, unsigned n, unsigned wrs) {
   }
   const Nanos end = lab.sched.now();
   o.duration_ms = double(end - start) / 1e6;
+  o.finished = all_done();
   uint64_t bytes = 0;
   // Fairness: the WRITEs each flow had done when the first flow finished.
   Nanos first = kNever;
   for (auto& s : flows) {
     bytes += s->payload_bytes();
     o.failed += s->failed;
-    if (!s->done_at.empty()) first = std::min(first, s->done_at.back());
+    if (s->ok == s->done_at.size() && !s->done_at.empty()) first = std::min(first, s->done_at.back());
   }
   std::vector<double> by_first;
   for (auto& s : flows)
@@ -105,16 +107,20 @@ Section run_incast(const Options& opt, Findings& f) {
                    "the 802.1Qbb delay model, ECN marking from 8 KiB (5 % at 32 KiB), DCQCN with the paper's time "
                    "constants. Goodput is payload over the run's emulated duration; fairness is Jain's index of the "
                    "WRITEs each sender had completed when the first finished. The share is of the analytic goodput of the 2 Gb/s "
-                   "bottleneck with each fabric's headers (IB 1.987 Gb/s, RoCEv2 1.851 Gb/s: scenario 1's cost), so "
-                   "it shows what flow control and congestion control lose, not what the headers do.";
+                   "bottleneck with each fabric's headers (IB " +
+                   gbps(analytic_goodput_bps(Encap::kInfiniBand, Op::kWrite, kMsg, kIbLink.mtu, kIbLink.rate_bps)) +
+                   " Gb/s, RoCEv2 " +
+                   gbps(analytic_goodput_bps(Encap::kRoceV4, Op::kWrite, kMsg, roce_path_mtu(kEthLink.mtu),
+                                             kEthLink.rate_bps)) +
+                   " Gb/s: scenario 1's cost), so it shows what flow control and congestion control lose, not "
+                   "what the headers do.";
   Table t{"results", "Per fabric and N (emulated):",
           {"fabric", "N", "goodput Gb/s", "of the analytic goodput", "Jain", "failed WRs", "switch drops",
            "retransmitted pkts", "RC timeouts", "PFC pauses sent", "CNPs handled", "XmitWait ms (senders)",
-           "peak switch buffer KiB", "duration ms"},
+           "peak switch buffer KiB (100 µs samples)", "duration ms", "finished"},
           {}};
   const Flavour kinds[] = {Flavour::kIb, Flavour::kRocePfc, Flavour::kRoceLossy, Flavour::kRoceEcn};
   const unsigned ns[] = {2, 4, 8};
-  f.incast_n = 8;
   PlotSpec depth{"Switch buffer occupancy, 8→1 incast (emulated)", "time (ms)", "KiB buffered", false, false, true, {}};
   PlotSpec share{"Incast goodput against N (emulated)", "senders N", "Gb/s at the bottleneck", false, false, true, {}};
   for (Flavour k : kinds) {
@@ -131,7 +137,7 @@ Section run_incast(const Options& opt, Findings& f) {
                         num(o.jain, 3), std::to_string(o.failed), std::to_string(o.drops),
                         std::to_string(o.retransmitted), std::to_string(o.timeouts), std::to_string(o.pauses),
                         std::to_string(o.cnps), num(o.xmit_wait_ms, 3), num(double(o.peak_buffer) / 1024, 1),
-                        num(o.duration_ms, 3)});
+                        num(o.duration_ms, 3), o.finished ? "yes" : "no: 10 s limit"});
       sg.x.push_back(n);
       sg.y.push_back(o.goodput_bps / 1e9);
       if (n == 4 && k == Flavour::kRocePfc) f.pfc_incast4_pauses = double(o.pauses);
@@ -139,7 +145,9 @@ Section run_incast(const Options& opt, Findings& f) {
       if (n == 8) {
         depth.series.push_back({flavour_name(k), o.t_ms, o.depth_kib});
         switch (k) {
-          case Flavour::kIb: f.ib_incast_drops = double(o.drops), f.ib_incast_share = sh; break;
+          case Flavour::kIb:
+            f.ib_incast_drops = double(o.drops), f.ib_incast_share = sh, f.ib_incast_wait_ms = o.xmit_wait_ms;
+            break;
           case Flavour::kRocePfc:
             f.pfc_incast_drops = double(o.drops), f.pfc_incast_share = sh, f.pfc_incast_pauses = double(o.pauses);
             break;
@@ -161,16 +169,25 @@ Section run_incast(const Options& opt, Findings& f) {
   sec.plots.push_back({"buffer", std::move(depth)});
   auto pct = [](double x) { return num(100 * x, 1) + " %"; };
   sec.findings.push_back("8→1 on InfiniBand: " + num(f.ib_incast_drops, 0) + " drops, " + pct(f.ib_incast_share) +
-                         " of the analytic goodput: the senders wait for credits (XmitWait) instead of losing packets.");
+                         " of the analytic goodput" +
+                         (f.ib_incast_drops == 0 && f.ib_incast_wait_ms > 0
+                              ? ", " + num(f.ib_incast_wait_ms, 1) +
+                                    " ms of PortXmitWait at the senders: they waited for credits instead of losing "
+                                    "packets."
+                              : "."));
   sec.findings.push_back("8→1 on RoCEv2 with PFC: " + num(f.pfc_incast_drops, 0) + " drops, " +
                          pct(f.pfc_incast_share) + " of the analytic goodput, " + num(f.pfc_incast_pauses, 0) +
                          " pause frames from the switch; with ECN/DCQCN on top " + num(f.dcqcn_incast_pauses, 0) +
                          " pauses, " + pct(f.dcqcn_incast_share) + ".");
-  sec.findings.push_back("ECN/DCQCN cut the pause frames from " + num(f.pfc_incast4_pauses, 0) + " to " +
-                         num(f.dcqcn_incast4_pauses, 0) + " at N = 4, and from " + num(f.pfc_incast_pauses, 0) +
-                         " to " + num(f.dcqcn_incast_pauses, 0) +
-                         " at N = 8 (see the CNP column): where it does not, PFC still does the work, with the "
-                         "pause storms and head-of-line blocking that come with it (scenario 4).");
+  auto change = [](double pfc, double dcqcn, unsigned n) {
+    const std::string at = " at N = " + std::to_string(n);
+    if (dcqcn < 0.9 * pfc) return "cut the pause frames from " + num(pfc, 0) + " to " + num(dcqcn, 0) + at;
+    return "left the pause frames where PFC alone had them (" + num(pfc, 0) + " and " + num(dcqcn, 0) + ")" + at;
+  };
+  sec.findings.push_back("ECN/DCQCN " + change(f.pfc_incast4_pauses, f.dcqcn_incast4_pauses, 4) + " and " +
+                         change(f.pfc_incast_pauses, f.dcqcn_incast_pauses, 8) +
+                         " (the CNP column shows how often the senders were told to slow down); where the pauses "
+                         "remain, PFC is still doing the work, with the head-of-line blocking of scenario 4.");
   sec.findings.push_back("8→1 on lossy RoCEv2: " + num(f.lossy_incast_drops, 0) + " drops and " +
                          num(f.lossy_incast_retx, 0) + " retransmitted packets for " + pct(f.lossy_incast_share) +
                          " of the analytic goodput: go-back-N recovery is what lossless flow control saves.");

@@ -178,10 +178,12 @@ Section run_latency(const Options& o, Findings& f) {
           f.roce_pinger_cnps = z.pinger_cnps;
         }
       }
-      if (!is_ib(fl)) {  // the last (largest) size stays
+      // The last (largest) size stays.
+      largest = b;
+      (is_ib(fl) ? f.ib_large_idle_ns : f.roce_large_idle_ns) = a.p50;
+      if (!is_ib(fl)) {
         f.roce_large_p99_ns = z.p99;
         f.roce_large_p99_pfc_ns = pfc_only;
-        largest = b;
       }
     }
     idle.series.push_back(std::move(si));
@@ -190,22 +192,25 @@ Section run_latency(const Options& o, Findings& f) {
   sec.tables.push_back(std::move(t));
   sec.plots.push_back({"idle", std::move(idle)});
   sec.plots.push_back({"loaded", std::move(loaded)});
-  sec.findings.push_back("8-byte SEND, idle: the fabric adds " + num(f.ib_fabric_ns, 1) + " ns on InfiniBand and " +
-                         num(f.roce_fabric_ns, 1) +
-                         " ns on RoCEv2 — two links' propagation and serialization plus one switch; the difference "
-                         "is the RoCE headers' serialization (and, at larger sizes, its smaller packets).");
+  sec.findings.push_back("8-byte SEND, idle: the fabric and the vHCAs' emulated ports add " +
+                         num(f.ib_fabric_ns, 1) + " ns on InfiniBand and " + num(f.roce_fabric_ns, 1) +
+                         " ns on RoCEv2 (the RoCE headers take longer to serialize). At " + std::to_string(largest) +
+                         " bytes: " + num(f.ib_large_idle_ns, 1) + " against " + num(f.roce_large_idle_ns, 1) +
+                         " ns" +
+                         (f.roce_large_idle_ns < f.ib_large_idle_ns
+                              ? ": RoCEv2's smaller packets pipeline through the switch, which forwards a packet "
+                                "once it has received all of it."
+                              : "."));
   sec.findings.push_back("Beside a bulk flow into the same vHCA, the 8-byte p99 becomes " + num(f.ib_loaded_p99_ns, 1) +
                          " ns on InfiniBand, " + num(f.roce_loaded_p99_pfc_ns, 1) + " ns on RoCEv2 with PFC alone and " +
-                         num(f.roce_loaded_p99_ns, 1) +
-                         " ns with ECN/DCQCN: the small message waits behind what each fabric lets queue in front of "
-                         "it (IB: the VL buffer its credits cover; RoCEv2: the egress queue up to PFC's XOFF).");
-  sec.findings.push_back("With ECN/DCQCN the ping's own packets are CE-marked in that queue like the bulk flow's: its "
-                         "QP received " + std::to_string(f.roce_pinger_cnps) +
-                         " CNPs (8 bytes) and DCQCN paced it down too, so at " + std::to_string(largest) +
-                         " bytes its p99 is " + num(f.roce_large_p99_ns, 1) + " ns against " +
-                         num(f.roce_large_p99_pfc_ns, 1) +
-                         " ns with PFC alone. InfiniBand has no end-to-end congestion control in this configuration, "
-                         "so nothing slows the ping.");
+                         num(f.roce_loaded_p99_ns, 1) + " ns with ECN/DCQCN: the ping queues behind the bulk flow.");
+  if (f.roce_pinger_cnps > 0)
+    sec.findings.push_back("With ECN/DCQCN the pinging QP itself received " + std::to_string(f.roce_pinger_cnps) +
+                           " CNPs (8 bytes): its packets were CE-marked in that queue like the bulk flow's. At " +
+                           std::to_string(largest) + " bytes its p99 is " + num(f.roce_large_p99_ns, 1) +
+                           " ns against " + num(f.roce_large_p99_pfc_ns, 1) +
+                           " ns with PFC alone (the CNP column). InfiniBand runs no end-to-end congestion control "
+                           "in this configuration.");
   if (o.live) add_live_latency(o, sec, f);
   return sec;
 }

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "compare/report.hpp"
-#include "core/scheduler.hpp"
 
 namespace vf::compare {
 
@@ -28,16 +27,16 @@ struct Findings {
   double ib_share_small = kNaN, roce_share_small = kNaN;  // 64-byte messages
   double ib_share_large = kNaN, roce_share_large = kNaN;  // 1 MiB messages
   double roce_jumbo_share_large = kNaN;
-  double max_analytic_error = kNaN;  // worst |measured/analytic - 1|
   // 2. latency: 8-byte SEND half round trip.
   double ib_fabric_ns = kNaN, roce_fabric_ns = kNaN;          // emulated, idle
   double ib_loaded_p99_ns = kNaN, roce_loaded_p99_ns = kNaN;  // emulated, beside a bulk flow
   double roce_loaded_p99_pfc_ns = kNaN;                       // ...with PFC alone (no ECN/DCQCN)
   double roce_large_p99_ns = kNaN, roce_large_p99_pfc_ns = kNaN;  // the largest ping, DCQCN / PFC alone
+  double ib_large_idle_ns = kNaN, roce_large_idle_ns = kNaN;       // the largest ping, idle
   uint64_t roce_pinger_cnps = 0;                              // 8-byte ping, loaded
   double ib_wall_us = kNaN, roce_wall_us = kNaN;              // wall clock, ib_send_lat t_typical
   // 3. incast at the largest N.
-  unsigned incast_n = 0;
+  double ib_incast_wait_ms = kNaN;  // PortXmitWait at the senders
   double ib_incast_drops = kNaN, pfc_incast_drops = kNaN, lossy_incast_drops = kNaN, dcqcn_incast_drops = kNaN;
   double ib_incast_share = kNaN, pfc_incast_share = kNaN, lossy_incast_share = kNaN, dcqcn_incast_share = kNaN;
   double lossy_incast_retx = kNaN, pfc_incast_pauses = kNaN, dcqcn_incast_pauses = kNaN;
@@ -48,7 +47,6 @@ struct Findings {
   // 5. failure: link down to traffic flowing again, ms.
   double ib_recovery_ms = kNaN, roce_recovery_ms = kNaN;  // RoCEv2: rerouted after the SM's delay
   double roce_recovery_now_ms = kNaN;                      // RoCEv2: rerouted at once
-  double ib_failure_lost = kNaN, roce_failure_lost = kNaN;
   // 6. deadlock.
   int ib_minhop_deadlocks = -1, ib_updn_deadlocks = -1, roce_cyclic_deadlocks = -1;
 };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,17 +33,21 @@ Process::Process(std::vector<std::string> argv, const Env& extra_env) {
   std::vector<std::string> env_strs;
   for (auto& [k, v] : env) env_strs.push_back(k + "=" + v);
 
+  // Built before fork: the child of a threaded parent must not allocate.
+  std::vector<char*> av, ev;
+  for (auto& a : argv) av.push_back(a.data());
+  av.push_back(nullptr);
+  for (auto& e : env_strs) ev.push_back(e.data());
+  ev.push_back(nullptr);
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork");
   if (pid_ == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     setpgid(0, 0);
-    std::vector<char*> av, ev;
-    for (auto& a : argv) av.push_back(a.data());
-    av.push_back(nullptr);
-    for (auto& e : env_strs) ev.push_back(e.data());
-    ev.push_back(nullptr);
+    // Its own process group keeps a terminal's Ctrl-C from it; this keeps it
+    // from outliving a runner that is killed (fabricd then shuts down).
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     execvpe(av[0], av.data(), ev.data());
     dprintf(2, "exec %s: %s\n", av[0], strerror(errno));
     _exit(127);
