@@ -60,6 +60,8 @@ std::string num(double v, int decimals) {
 
 std::string gbps(double bps) { return num(bps / 1e9, 3); }
 
+std::string percent(double share) { return num(100 * share, 1) + " %"; }
+
 std::string to_csv(const Table& t) {
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {

@@ -55,5 +55,6 @@ std::string to_markdown(const Table& t);
 // Numbers as the report prints them: fixed decimals, "n/a" for NaN.
 std::string num(double v, int decimals);
 std::string gbps(double bps);  // "12.345"
+std::string percent(double share);  // 0.5 -> "50.0 %"
 
 }  // namespace vf::compare

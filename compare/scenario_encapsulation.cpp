@@ -119,24 +119,23 @@ Section run_encapsulation(const Options& o, Findings& f) {
     sec.plots.push_back({std::string("goodput-") + (op == Op::kWrite ? "write" : "send"), std::move(plot)});
   }
   sec.tables.push_back(std::move(t));
-  auto pct = [](double x) { return num(100 * x, 1) + " %"; };
   const uint64_t ib_hdr = packet_wire_bytes(Encap::kInfiniBand, 64, true) - 64;
   const uint64_t roce_hdr = packet_wire_bytes(Encap::kRoceV4, 64, true) - 64;
-  sec.findings.push_back("64-byte WRITEs: InfiniBand carries " + pct(f.ib_share_small) +
-                         " of the line rate as payload, RoCEv2 " + pct(f.roce_share_small) + " (each packet costs " +
+  sec.findings.push_back("64-byte WRITEs: InfiniBand carries " + percent(f.ib_share_small) +
+                         " of the line rate as payload, RoCEv2 " + percent(f.roce_share_small) + " (each packet costs " +
                          std::to_string(ib_hdr) + " bytes besides its payload on IB and " + std::to_string(roce_hdr) +
                          " on RoCEv2/IPv4, RETH included).");
   // What the Ethernet MTU is worth against what the encapsulation costs, at 1 MiB.
   const double mtu_gain = f.roce_jumbo_share_large - f.roce_share_large;
   const double encap_gap = f.ib_share_large - f.roce_jumbo_share_large;
-  sec.findings.push_back("1 MiB WRITEs: InfiniBand " + pct(f.ib_share_large) + ", RoCEv2 " + pct(f.roce_share_large) +
-                         " with a 1500-byte Ethernet MTU (1024-byte packets) and " + pct(f.roce_jumbo_share_large) +
+  sec.findings.push_back("1 MiB WRITEs: InfiniBand " + percent(f.ib_share_large) + ", RoCEv2 " + percent(f.roce_share_large) +
+                         " with a 1500-byte Ethernet MTU (1024-byte packets) and " + percent(f.roce_jumbo_share_large) +
                          " with 9000-byte frames: " +
-                         (mtu_gain > encap_gap ? "at large sizes the MTU is worth more (" + pct(mtu_gain) +
+                         (mtu_gain > encap_gap ? "at large sizes the MTU is worth more (" + percent(mtu_gain) +
                                                      ") than the encapsulation costs at equal packet size (" +
-                                                     pct(encap_gap) + ")."
-                                               : "the encapsulation costs " + pct(encap_gap) +
-                                                     " at equal packet size, the smaller MTU " + pct(mtu_gain) + "."));
+                                                     percent(encap_gap) + ")."
+                                               : "the encapsulation costs " + percent(encap_gap) +
+                                                     " at equal packet size, the smaller MTU " + percent(mtu_gain) + "."));
   sec.findings.push_back("Measured and analytic goodput agree within " + num(100 * worst, 2) +
                          " % at every size (the emulated links carry the bytes the wire formats say; the first round "
                          "trip is the rest).");

@@ -115,16 +115,15 @@ Section run_hol(const Options&, Findings& f) {
   f.roce_victim_other_prio = row(Flavour::kRocePfc, "own priority (4)", true, roce_alone);
   f.roce_victim_dcqcn = row(Flavour::kRoceEcn, "same priority (3)", false, run(Flavour::kRoceEcn, false, false).bps);
   sec.tables.push_back(std::move(t));
-  auto pct = [](double x) { return num(100 * x, 1) + " %"; };
-  sec.findings.push_back("On the incast's VL / priority the victim keeps " + pct(f.ib_victim_same_vl) +
-                         " of its rate on InfiniBand and " + pct(f.roce_victim_same_prio) +
+  sec.findings.push_back("On the incast's VL / priority the victim keeps " + percent(f.ib_victim_same_vl) +
+                         " of its rate on InfiniBand and " + percent(f.roce_victim_same_prio) +
                          " on RoCEv2 with PFC: both hop-by-hop schemes stop a whole class on the uplink, so both "
                          "block a flow whose own destination is idle.");
-  sec.findings.push_back("On its own class it keeps " + pct(f.ib_victim_other_vl) + " (IB, VL1) and " +
-                         pct(f.roce_victim_other_prio) +
+  sec.findings.push_back("On its own class it keeps " + percent(f.ib_victim_other_vl) + " (IB, VL1) and " +
+                         percent(f.roce_victim_other_prio) +
                          " (RoCEv2, priority 4): separate VLs or priorities are the remedy on both fabrics.");
   sec.findings.push_back("With ECN + DCQCN on top of PFC the victim on the shared priority keeps " +
-                         pct(f.roce_victim_dcqcn) + " (PFC alone: " + pct(f.roce_victim_same_prio) + ").");
+                         percent(f.roce_victim_dcqcn) + " (PFC alone: " + percent(f.roce_victim_same_prio) + ").");
   return sec;
 }
 

@@ -167,8 +167,7 @@ Section run_incast(const Options& opt, Findings& f) {
   sec.tables.push_back(std::move(t));
   sec.plots.push_back({"goodput", std::move(share)});
   sec.plots.push_back({"buffer", std::move(depth)});
-  auto pct = [](double x) { return num(100 * x, 1) + " %"; };
-  sec.findings.push_back("8→1 on InfiniBand: " + num(f.ib_incast_drops, 0) + " drops, " + pct(f.ib_incast_share) +
+  sec.findings.push_back("8→1 on InfiniBand: " + num(f.ib_incast_drops, 0) + " drops, " + percent(f.ib_incast_share) +
                          " of the analytic goodput" +
                          (f.ib_incast_drops == 0 && f.ib_incast_wait_ms > 0
                               ? ", " + num(f.ib_incast_wait_ms, 1) +
@@ -176,9 +175,9 @@ Section run_incast(const Options& opt, Findings& f) {
                                     "packets."
                               : "."));
   sec.findings.push_back("8→1 on RoCEv2 with PFC: " + num(f.pfc_incast_drops, 0) + " drops, " +
-                         pct(f.pfc_incast_share) + " of the analytic goodput, " + num(f.pfc_incast_pauses, 0) +
+                         percent(f.pfc_incast_share) + " of the analytic goodput, " + num(f.pfc_incast_pauses, 0) +
                          " pause frames from the switch; with ECN/DCQCN on top " + num(f.dcqcn_incast_pauses, 0) +
-                         " pauses, " + pct(f.dcqcn_incast_share) + ".");
+                         " pauses, " + percent(f.dcqcn_incast_share) + ".");
   auto change = [](double pfc, double dcqcn, unsigned n) {
     const std::string at = " at N = " + std::to_string(n);
     if (dcqcn < 0.9 * pfc) return "cut the pause frames from " + num(pfc, 0) + " to " + num(dcqcn, 0) + at;
@@ -189,7 +188,7 @@ Section run_incast(const Options& opt, Findings& f) {
                          " (the CNP column shows how often the senders were told to slow down); where the pauses "
                          "remain, PFC is still doing the work, with the head-of-line blocking of scenario 4.");
   sec.findings.push_back("8→1 on lossy RoCEv2: " + num(f.lossy_incast_drops, 0) + " drops and " +
-                         num(f.lossy_incast_retx, 0) + " retransmitted packets for " + pct(f.lossy_incast_share) +
+                         num(f.lossy_incast_retx, 0) + " retransmitted packets for " + percent(f.lossy_incast_share) +
                          " of the analytic goodput: go-back-N recovery is what lossless flow control saves.");
   return sec;
 }

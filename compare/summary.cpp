@@ -8,7 +8,7 @@
 namespace vf::compare {
 namespace {
 
-std::string pct(double x) { return std::isfinite(x) ? num(100 * x, 1) + " %" : "not measured"; }
+std::string pct(double x) { return std::isfinite(x) ? percent(x) : "not measured"; }
 std::string ns(double x) { return std::isfinite(x) ? num(x, 0) + " ns" : "not measured"; }
 std::string ms(double x) {
   if (!std::isfinite(x)) return "not measured";
