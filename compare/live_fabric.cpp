@@ -35,7 +35,7 @@ std::string LiveFabric::config_yaml(const std::string& runtime_dir, unsigned tim
   for (int i = 0; i < 3; ++i)
     y << "      - {a: vib" << i << ", b: ibsw0/" << i + 1 << ", width: 4x, speed: EDR, delay: 100ns, mtu: 4096}\n";
   y << "  - name: roce\n    link_layer: ethernet\n    switches: [{name: ethsw0, ports: 4, latency: 100ns}]\n"
-    << "    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}, {name: vroce2, ip: 192.0.2.3}]\n"
+    << "    hcas: [{name: vroce0, ip: 198.18.0.1}, {name: vroce1, ip: 198.18.0.2}, {name: vroce2, ip: 198.18.0.3}]\n"
     << "    links:\n";
   for (int i = 0; i < 3; ++i)
     y << "      - {a: vroce" << i << ", b: ethsw0/" << i + 1 << ", speed: 100G, delay: 100ns, mtu: 1500}\n";

@@ -48,15 +48,15 @@ const char* kLeafSpine = R"(fabrics:
   - name: ls
     link_layer: ethernet
     switches:
-      - {name: leaf0, ports: 4, router: {gateway: 192.0.2.62/26, routed_ports: [3, 4]}}
-      - {name: leaf1, ports: 4, router: {gateway: 192.0.2.126/26, routed_ports: [3, 4]}}
+      - {name: leaf0, ports: 4, router: {gateway: 198.18.0.62/26, routed_ports: [3, 4]}}
+      - {name: leaf1, ports: 4, router: {gateway: 198.18.0.126/26, routed_ports: [3, 4]}}
       - {name: spine0, ports: 2, router: {routed_ports: [1, 2]}}
       - {name: spine1, ports: 2, router: {routed_ports: [1, 2]}}
     hcas:
-      - {name: vhca0, ip: 192.0.2.1}
-      - {name: vhca1, ip: 192.0.2.2}
-      - {name: vhca2, ip: 192.0.2.65}
-      - {name: vhca3, ip: 192.0.2.66}
+      - {name: vhca0, ip: 198.18.0.1}
+      - {name: vhca1, ip: 198.18.0.2}
+      - {name: vhca2, ip: 198.18.0.65}
+      - {name: vhca3, ip: 198.18.0.66}
     links:
       - {a: vhca0, b: leaf0/1, speed: 100G, delay: 100ns}
       - {a: vhca1, b: leaf0/2, speed: 100G, delay: 100ns}

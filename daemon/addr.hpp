@@ -35,7 +35,7 @@ std::optional<Gid> parse_ipv6(std::string_view text);
 // "fe80:0000:0000:0000:0202:c9ff:fe03:0a1b" — the kernel's %pI6, which
 // libibverbs parses back at fixed 5-character strides.
 std::string format_gid_sysfs(const Gid& gid);
-// "fe80::202:c9ff:fe03:a1b", "::ffff:192.0.2.1" (inet_ntop).
+// "fe80::202:c9ff:fe03:a1b", "::ffff:198.18.0.1" (inet_ntop).
 std::string format_gid_short(const Gid& gid);
 
 // GID = 64-bit subnet prefix + 64-bit interface id (port GUID).

@@ -368,24 +368,24 @@ class FabricReader {
     // RoCE needs the address its GIDs are made of; on InfiniBand it is the
     // IPoIB-style address rdma_cm resolves, as a lab assigns one (optional).
     YAML::Node ipn = ib() ? n["ip"]
-                          : r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 192.0.2.1");
+                          : r_.required(n, "ip", fmt::format("HCA '{}' of ethernet {}", h.name, what_), "ip: 198.18.0.1");
     if (ipn) {
-      std::string t = r_.scalar(ipn, "ip", "ip: 192.0.2.1");
+      std::string t = r_.scalar(ipn, "ip", "ip: 198.18.0.1");
       if (const auto slash = t.find('/'); slash != std::string::npos) {
         const auto len = units::parse_uint(std::string_view(t).substr(slash + 1), 32);
         if (!len || *len == 0 || *len > 30)
           r_.fail(ipn, fmt::format("ip {} of HCA '{}' has a bad prefix length", quote(t), h.name),
-                  "write the host's subnet as /1 to /30, e.g. 192.0.2.10/26, or leave it out");
+                  "write the host's subnet as /1 to /30, e.g. 198.18.0.10/26, or leave it out");
         h.prefix_len = uint8_t(*len);
         t.resize(slash);
       }
       auto ip = addr::parse_ipv4(t);
       if (!ip)
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' is not an IPv4 address", quote(t), h.name),
-                "write a dotted quad such as 192.0.2.1, optionally with the subnet's prefix length (/26)");
+                "write a dotted quad such as 198.18.0.1, optionally with the subnet's prefix length (/26)");
       if (std::string why = addr::ipv4_unusable_reason(*ip); !why.empty())
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' cannot be a host address: {}", t, h.name, why),
-                "use a unicast address, e.g. from 192.0.2.0/24 or 10.0.0.0/8");
+                "use a unicast address, e.g. from 198.18.0.0/24 or 10.0.0.0/8");
       if (auto prev = reg_.ipv4s.find(*ip); prev != reg_.ipv4s.end())
         r_.fail(ipn, fmt::format("ip {} of HCA '{}' is already used by '{}' (line {})", t, h.name,
                                  prev->second.first, prev->second.second.line),

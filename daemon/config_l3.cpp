@@ -46,11 +46,11 @@ uint32_t read_port(const Reader& r, const YAML::Node& v, const Switch& s, std::s
 }
 
 void read_gateway(const Reader& r, const YAML::Node& v, Switch::Router& rt, const std::string& what) {
-  const std::string t = r.scalar(v, "gateway", "gateway: 192.0.2.1/26");
+  const std::string t = r.scalar(v, "gateway", "gateway: 198.18.0.1/26");
   const auto g = parse_prefix(t, 1, 30);
   if (!g)
     r.fail(v, fmt::format("gateway {} of {} is not an address with a prefix length", quote(t), what),
-           "write the router's address on its hosts' subnet, e.g. 192.0.2.1/26 (prefix 1 to 30)");
+           "write the router's address on its hosts' subnet, e.g. 198.18.0.1/26 (prefix 1 to 30)");
   const uint32_t host = g->ip & ~mask_of(g->len);
   if (host == 0 || host == ~mask_of(g->len))
     r.fail(v, fmt::format("gateway {} of {} is its subnet's network or broadcast address", t, what),
@@ -58,23 +58,23 @@ void read_gateway(const Reader& r, const YAML::Node& v, Switch::Router& rt, cons
                        addr::format_ipv4((g->ip & mask_of(g->len)) + 1)));
   if (std::string why = addr::ipv4_unusable_reason(g->ip); !why.empty())
     r.fail(v, fmt::format("gateway {} of {} cannot be a router address: {}", t, what, why),
-           "use a unicast address, e.g. from 192.0.2.0/24 or 10.0.0.0/8");
+           "use a unicast address, e.g. from 198.18.0.0/24 or 10.0.0.0/8");
   rt.gateway = g->ip;
   rt.prefix_len = g->len;
 }
 
 void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::Router& rt,
                  const std::string& what) {
-  r.expect_seq(v, what + " routes", "routes: [{dst: 192.0.2.64/26, via: [7, 8]}]");
+  r.expect_seq(v, what + " routes", "routes: [{dst: 198.18.0.64/26, via: [7, 8]}]");
   std::vector<Switch::StaticRoute> routes;
   std::set<std::pair<uint32_t, uint8_t>> seen;
   for (const auto& e : v) {
     const std::string ew = fmt::format("route {} of {}", routes.size() + 1, what);
     r.expect_map(e, ew, {"dst", "via"});
-    const auto d = r.required(e, "dst", ew, "dst: 192.0.2.64/26");
-    const std::string dt = r.scalar(d, "dst", "dst: 192.0.2.64/26");
+    const auto d = r.required(e, "dst", ew, "dst: 198.18.0.64/26");
+    const std::string dt = r.scalar(d, "dst", "dst: 198.18.0.64/26");
     const auto p = parse_prefix(dt, 0, 32);
-    if (!p) r.fail(d, fmt::format("dst {} of {} is not a prefix", quote(dt), ew), "write A.B.C.D/LEN, e.g. 192.0.2.64/26");
+    if (!p) r.fail(d, fmt::format("dst {} of {} is not a prefix", quote(dt), ew), "write A.B.C.D/LEN, e.g. 198.18.0.64/26");
     if (p->ip & ~mask_of(p->len))
       r.fail(d, fmt::format("dst {} of {} has host bits set", dt, ew),
              fmt::format("write the network address: {}", prefix_text(p->ip & mask_of(p->len), p->len)));

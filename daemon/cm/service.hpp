@@ -52,7 +52,7 @@ struct IdView {
   std::string state;      // the kernel's names: LISTEN, CONNECT, ...
   uint16_t ps = 0;
   uint8_t qp_type = 0;
-  std::string src, dst;   // "192.0.2.1:7174"
+  std::string src, dst;   // "198.18.0.1:7174"
   uint32_t qpn = 0, remote_qpn = 0;
   pid_t pid = 0;
 };

@@ -53,8 +53,8 @@ class Routes : public RouteResolver {
 
 struct World {
   boost::asio::io_context io;
-  std::vector<Port> ports{make_port(0, false, 0xC0000201), make_port(1, false, 0xC0000202),
-                          make_port(2, true, 0xC0000265)};
+  std::vector<Port> ports{make_port(0, false, 0xC6120001), make_port(1, false, 0xC6120002),
+                          make_port(2, true, 0xC6120065)};
   Routes routes{io, ports};
   Service svc{io, ports, routes, [](uint64_t) {}};
   uint64_t ch[4] = {svc.open_channel().first, svc.open_channel().first, svc.open_channel().first,

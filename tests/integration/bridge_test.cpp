@@ -56,9 +56,9 @@ fabrics:
       - {name: sw0, ports: 4, ageing: 60s}
       - {name: sw1, ports: 4, fdb: [{mac: "02:00:00:00:00:99", port: 4, vlan: 10}]}
     hcas:
-      - {name: vroce0, ip: 192.0.2.1, vlan: 10}
-      - {name: vroce1, ip: 192.0.2.2, vlan: 10}
-      - {name: vroce2, ip: 192.0.2.3}
+      - {name: vroce0, ip: 198.18.0.1, vlan: 10}
+      - {name: vroce1, ip: 198.18.0.2, vlan: 10}
+      - {name: vroce2, ip: 198.18.0.3}
     links:
       - {a: vroce0, b: sw0/1, speed: 10G}
       - {a: sw0/3, b: sw1/3, speed: 10G}

@@ -54,7 +54,7 @@ TEST_F(Devices, DevinfoRoceV2Port) {
   EXPECT_NE(out.find("link_layer:\t\tEthernet"), std::string::npos) << out;
   EXPECT_NE(out.find("state:\t\t\tPORT_ACTIVE (4)"), std::string::npos) << out;
   EXPECT_NE(out.find("active_mtu:\t\t1024 (3)"), std::string::npos) << out;  // 1500-byte Ethernet
-  EXPECT_NE(out.find("::ffff:192.0.2.1, RoCE v2"), std::string::npos) << out;
+  EXPECT_NE(out.find("::ffff:198.18.0.1, RoCE v2"), std::string::npos) << out;
 }
 
 TEST_F(Devices, DevinfoListsEveryDevice) {

@@ -65,7 +65,7 @@ fabrics:
     hcas:
 )";
   for (unsigned i = 0; i <= kSenders; ++i)
-    y += "      - {name: vroce" + std::to_string(i) + ", ip: 192.0.2." + std::to_string(i + 1) + "}\n";
+    y += "      - {name: vroce" + std::to_string(i) + ", ip: 198.18.0." + std::to_string(i + 1) + "}\n";
   y += "    links:\n";
   for (unsigned i = 0; i <= kSenders; ++i)
     y += "      - {a: vroce" + std::to_string(i) + ", b: sw/" + std::to_string(i + 1) +

@@ -26,7 +26,7 @@ uint64_t routed(const Fabricd& d, const std::string& sw) {
   return ip["counters"].value("routed", uint64_t{0});
 }
 
-// The ports of `sw`'s route to `dst` ("192.0.2.64/26").
+// The ports of `sw`'s route to `dst` ("198.18.0.64/26").
 std::vector<int> via(const Fabricd& d, const std::string& sw, const std::string& dst) {
   std::vector<int> ports;
   const nlohmann::json ip = ip_of(d, sw);
@@ -45,7 +45,7 @@ TEST(LeafSpine, HostsOnDifferentLeavesTalkThroughTheirGateways) {
     EXPECT_EQ(pp.exit_code, 0) << server << ": " << pp.describe();
   }
   const nlohmann::json leaf0 = ip_of(d, "leaf0");
-  EXPECT_EQ(leaf0["gateway"], "192.0.2.1/26");
+  EXPECT_EQ(leaf0["gateway"], "198.18.0.1/26");
   bool resolved = false;
   for (const auto& n : leaf0["neighbours"]) resolved |= n["station"] == "vroce0";
   EXPECT_TRUE(resolved) << leaf0.dump();  // vroce0 asked for its gateway on the wire
@@ -58,7 +58,7 @@ TEST(LeafSpine, HostsOnDifferentLeavesTalkThroughTheirGateways) {
   }
   const RunResult human = d.ctl({"routes", "leaf0"});
   EXPECT_NE(human.out.find("IPv4 router, MAC "), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("192.0.2.64/26   ecmp"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("198.18.0.64/26   ecmp"), std::string::npos) << human.out;
   // Prometheus has the router's counters; a reset of the switch clears them.
   const RunResult m = d.ctl({"metrics"});
   const std::string family = "vfabric_routed_total{fabric=\"dc\",switch=\"leaf0\"} ";
@@ -84,18 +84,18 @@ TEST(LeafSpine, EightQpsSpreadOverBothSpinesAndSurviveAnUplinkGoingDown) {
   EXPECT_GT(s0, (s0 + s1) / 8) << "spine0";
   EXPECT_GT(s1, (s0 + s1) / 8) << "spine1";
 
-  ASSERT_EQ(via(d, "leaf1", "192.0.2.0/26"), (std::vector<int>{7, 8}));
+  ASSERT_EQ(via(d, "leaf1", "198.18.0.0/26"), (std::vector<int>{7, 8}));
   const RunResult down = d.ctl({"link", "set", "leaf0/7", "state", "down"});
   ASSERT_EQ(down.exit_code, 0) << down.describe();
-  EXPECT_EQ(via(d, "leaf1", "192.0.2.0/26"), (std::vector<int>{8}));  // reconverged
-  EXPECT_EQ(via(d, "leaf0", "192.0.2.64/26"), (std::vector<int>{8}));
+  EXPECT_EQ(via(d, "leaf1", "198.18.0.0/26"), (std::vector<int>{8}));  // reconverged
+  EXPECT_EQ(via(d, "leaf0", "198.18.0.64/26"), (std::vector<int>{8}));
   const uint64_t before = routed(d, "spine1");
   const RunResult pp = rc_pingpong(d, "vroce2", "vroce0", {"-g", "1", "-n", "20", "-c"}, 20301);
   EXPECT_EQ(pp.exit_code, 0) << pp.describe();
   EXPECT_GE(routed(d, "spine1") - before, 40u) << "both directions crossed the remaining spine";
   const RunResult up = d.ctl({"link", "set", "leaf0/7", "state", "up"});
   ASSERT_EQ(up.exit_code, 0) << up.describe();
-  EXPECT_EQ(via(d, "leaf1", "192.0.2.0/26"), (std::vector<int>{7, 8}));
+  EXPECT_EQ(via(d, "leaf1", "198.18.0.0/26"), (std::vector<int>{7, 8}));
 }
 
 }  // namespace

@@ -137,7 +137,7 @@ fabrics:
     link_layer: ethernet
     qos: {pfc: [3, 4], headroom: 2KiB, pfc_watchdog: 100ms}
     switches: [{name: sw, ports: 4, buffer: 1MiB}]
-    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    hcas: [{name: vroce0, ip: 198.18.0.1}, {name: vroce1, ip: 198.18.0.2}]
     links:
       - {a: vroce0, b: sw/1, speed: 10G, rate: 2Gbps, delay: 500ns}
       - {a: vroce1, b: sw/2, speed: 10G, rate: 2Gbps, delay: 500ns}
@@ -185,7 +185,7 @@ fabrics:
     link_layer: ethernet
     qos: {pfc_watchdog: 100ms}
     switches: [{name: sw, ports: 4}]
-    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2}]
+    hcas: [{name: vroce0, ip: 198.18.0.1}, {name: vroce1, ip: 198.18.0.2}]
     links:
       - {a: vroce0, b: sw/1, speed: 10G}
       - {a: vroce1, b: sw/2, speed: 10G}
@@ -232,7 +232,7 @@ fabrics:
     link_layer: ethernet
     qos: {pfc: [3], ecn: off, dcqcn: off, buffer_alpha: 1/2, reserved: 2KiB}
     switches: [{name: sw, ports: 4, buffer: 4MiB}]
-    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2, rx_rate: 500Mbps}]
+    hcas: [{name: vroce0, ip: 198.18.0.1}, {name: vroce1, ip: 198.18.0.2, rx_rate: 500Mbps}]
     links:
       - {a: vroce0, b: sw/1, speed: 10G, rate: 2Gbps}
       - {a: vroce1, b: sw/2, speed: 10G, rate: 2Gbps}
@@ -269,7 +269,7 @@ fabrics:
   - name: roce
     link_layer: ethernet
     switches: [{name: sw, ports: 4}]
-    hcas: [{name: vroce0, ip: 192.0.2.1}, {name: vroce1, ip: 192.0.2.2, dcqcn: {rpg_ai_rate: 20Mbps}}]
+    hcas: [{name: vroce0, ip: 198.18.0.1}, {name: vroce1, ip: 198.18.0.2, dcqcn: {rpg_ai_rate: 20Mbps}}]
     links:
       - {a: vroce0, b: sw/1, speed: 10G}
       - {a: vroce1, b: sw/2, speed: 10G}

@@ -90,8 +90,8 @@ Fabricd* RdmaCm::daemon_ = nullptr;
 
 TEST_F(RdmaCm, RpingValidatesOneHundredPingsOverRoceV2AndTheHandshakeIsCounted) {
   const auto before = cm_stats("vroce0");
-  const Pair p = pair({"rping", "-s", "-a", "192.0.2.2", "-p", "7401", "-C", "100", "-V"},
-                      {"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7401", "-C", "100", "-V"}, 7401);
+  const Pair p = pair({"rping", "-s", "-a", "198.18.0.2", "-p", "7401", "-C", "100", "-V"},
+                      {"rping", "-c", "-a", "198.18.0.2", "-I", "198.18.0.1", "-p", "7401", "-C", "100", "-V"}, 7401);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
   const auto after = cm_stats("vroce0");
@@ -106,16 +106,16 @@ TEST_F(RdmaCm, RpingValidatesOneHundredPingsOverRoceV2AndTheHandshakeIsCounted) 
 }
 
 TEST_F(RdmaCm, RpingValidatesOverInfiniBandWithTheSasRoute) {
-  const Pair p = pair({"rping", "-s", "-a", "192.0.2.102", "-p", "7402", "-C", "100", "-V"},
-                      {"rping", "-c", "-a", "192.0.2.102", "-I", "192.0.2.101", "-p", "7402", "-C", "100", "-V"}, 7402);
+  const Pair p = pair({"rping", "-s", "-a", "198.18.0.102", "-p", "7402", "-C", "100", "-V"},
+                      {"rping", "-c", "-a", "198.18.0.102", "-I", "198.18.0.101", "-p", "7402", "-C", "100", "-V"}, 7402);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
   EXPECT_GE(cm_stats("vib1")["cm_req_received"].get<uint64_t>(), 1u);
 }
 
 TEST_F(RdmaCm, UcmatoseRunsFourConnectionsOverInfiniBand) {
-  const Pair p = pair({"ucmatose", "-b", "192.0.2.102", "-p", "7403", "-c", "4", "-C", "20"},
-                      {"ucmatose", "-s", "192.0.2.102", "-b", "192.0.2.101", "-p", "7403", "-c", "4", "-C", "20"}, 7403);
+  const Pair p = pair({"ucmatose", "-b", "198.18.0.102", "-p", "7403", "-c", "4", "-C", "20"},
+                      {"ucmatose", "-s", "198.18.0.102", "-b", "198.18.0.101", "-p", "7403", "-c", "4", "-C", "20"}, 7403);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
   EXPECT_NE(p.client.out.find("test complete"), std::string::npos) << p.describe();
@@ -123,7 +123,7 @@ TEST_F(RdmaCm, UcmatoseRunsFourConnectionsOverInfiniBand) {
 
 TEST_F(RdmaCm, UdaddyResolvesTheServiceWithSidrOnBothFabrics) {
   // udaddy always uses port 7174.
-  for (const auto& [srv, cli] : {std::pair{"192.0.2.2", "192.0.2.1"}, std::pair{"192.0.2.102", "192.0.2.101"}}) {
+  for (const auto& [srv, cli] : {std::pair{"198.18.0.2", "198.18.0.1"}, std::pair{"198.18.0.102", "198.18.0.101"}}) {
     const Pair p = pair({"udaddy", "-b", srv}, {"udaddy", "-s", srv, "-b", cli}, 7174);
     EXPECT_EQ(p.client.exit_code, 0) << srv << "\n" << p.describe();
     EXPECT_EQ(p.server.exit_code, 0) << srv << "\n" << p.describe();
@@ -137,15 +137,15 @@ TEST_F(RdmaCm, RdmaServerAndClientUseTheSyncApiOnOneHost) {
   // librdmacm's synchronous endpoints (rdma_create_ep, rdma_get_request,
   // which migrates each request to a channel of its own). rdma_client names
   // no source: the address is this host's own, reached on its own port.
-  const Pair p = pair({"rdma_server", "-p", "7406"}, {"rdma_client", "-s", "192.0.2.101", "-p", "7406"}, 7406);
+  const Pair p = pair({"rdma_server", "-p", "7406"}, {"rdma_client", "-s", "198.18.0.101", "-p", "7406"}, 7406);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
   EXPECT_NE(p.server.out.find("rdma_server: end 0"), std::string::npos) << p.describe();
 }
 
 TEST_F(RdmaCm, RstreamMovesDataOverRsocketsOnInfiniBand) {
-  const Pair p = pair({"rstream", "-b", "192.0.2.102", "-p", "7408", "-S", "4096", "-C", "200"},
-                      {"rstream", "-s", "192.0.2.102", "-b", "192.0.2.101", "-p", "7408", "-S", "4096", "-C", "200"},
+  const Pair p = pair({"rstream", "-b", "198.18.0.102", "-p", "7408", "-S", "4096", "-C", "200"},
+                      {"rstream", "-s", "198.18.0.102", "-b", "198.18.0.101", "-p", "7408", "-S", "4096", "-C", "200"},
                       7408);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
@@ -161,12 +161,12 @@ TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
     const char* src;
   };
   int port = 7410;
-  for (const Case& c : {Case{"ib_write_bw", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"},
-                        Case{"ib_write_bw", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
-                        Case{"ib_read_bw", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
-                        Case{"ib_read_bw", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"},
-                        Case{"ib_send_lat", "vib1", "vib0", "192.0.2.102", "192.0.2.101"},
-                        Case{"ib_send_lat", "vroce1", "vroce0", "192.0.2.2", "192.0.2.1"}}) {
+  for (const Case& c : {Case{"ib_write_bw", "vroce1", "vroce0", "198.18.0.2", "198.18.0.1"},
+                        Case{"ib_write_bw", "vib1", "vib0", "198.18.0.102", "198.18.0.101"},
+                        Case{"ib_read_bw", "vib1", "vib0", "198.18.0.102", "198.18.0.101"},
+                        Case{"ib_read_bw", "vroce1", "vroce0", "198.18.0.2", "198.18.0.1"},
+                        Case{"ib_send_lat", "vib1", "vib0", "198.18.0.102", "198.18.0.101"},
+                        Case{"ib_send_lat", "vroce1", "vroce0", "198.18.0.2", "198.18.0.1"}}) {
     ++port;
     const std::string ps = std::to_string(port);
     const Pair p = pair({c.tool, "-R", "-d", c.server_dev, "-p", ps, "-n", "200"},
@@ -180,8 +180,8 @@ TEST_F(RdmaCm, PerftestConnectsWithRdmaCmOnBothFabrics) {
 // client's link has them, and Wireshark (which nobody here wrote) reads them
 // as the IBA's CM messages with rdma_cm's IP service ID.
 TEST_F(RdmaCm, ACaptureShowsTheHandshakeAsCmMadsThatWiresharkDecodes) {
-  for (const auto& [port, srv, cli, tcp] : {std::tuple{"vib0", "192.0.2.102", "192.0.2.101", "7420"},
-                                             std::tuple{"vroce0", "192.0.2.2", "192.0.2.1", "7421"}}) {
+  for (const auto& [port, srv, cli, tcp] : {std::tuple{"vib0", "198.18.0.102", "198.18.0.101", "7420"},
+                                             std::tuple{"vroce0", "198.18.0.2", "198.18.0.1", "7421"}}) {
     const std::string file = d().runtime_dir() + "/../cm-" + port + ".pcapng";
     Process cap({Paths::fabricctl(), "--runtime-dir", d().runtime_dir(), "capture", port, "-w", file}, Env{});
     for (int i = 0; i < 100 && cap.err_so_far().find("capturing on") == std::string::npos; ++i)
@@ -208,7 +208,7 @@ TEST_F(RdmaCm, ACaptureShowsTheHandshakeAsCmMadsThatWiresharkDecodes) {
 
 TEST_F(RdmaCm, ConnectingToAPortNobodyListensOnIsRejectedAsInvalidServiceId) {
   const RunResult r =
-      run({"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7499", "-C", "1"}, d().app_env(), 30s);
+      run({"rping", "-c", "-a", "198.18.0.2", "-I", "198.18.0.1", "-p", "7499", "-C", "1"}, d().app_env(), 30s);
   EXPECT_NE(r.exit_code, 0) << r.describe();
   // IBA 12.6.7.2: REJ reason 8, Invalid Service ID -- what a host without
   // the listener answers.
@@ -220,7 +220,7 @@ TEST_F(RdmaCm, AnAddressNobodyHasFailsResolutionAfterTheAppsTimeout) {
   // rping asks for 2000 ms; ARP on the subnet gets no answer.
   const auto t0 = std::chrono::steady_clock::now();
   const RunResult r =
-      run({"rping", "-c", "-a", "192.0.2.77", "-I", "192.0.2.1", "-p", "7498", "-C", "1"}, d().app_env(), 30s);
+      run({"rping", "-c", "-a", "198.18.0.77", "-I", "198.18.0.1", "-p", "7498", "-C", "1"}, d().app_env(), 30s);
   const auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_NE(r.exit_code, 0) << r.describe();
   EXPECT_NE((r.out + r.err).find("RDMA_CM_EVENT_ADDR_ERROR, error -110"), std::string::npos) << r.describe();
@@ -228,9 +228,9 @@ TEST_F(RdmaCm, AnAddressNobodyHasFailsResolutionAfterTheAppsTimeout) {
 }
 
 TEST_F(RdmaCm, AServerKilledMidConnectionDisconnectsItsPeer) {
-  Process srv({"rping", "-s", "-a", "192.0.2.102", "-p", "7407", "-C", "1000000"}, d().app_env());
+  Process srv({"rping", "-s", "-a", "198.18.0.102", "-p", "7407", "-C", "1000000"}, d().app_env());
   ASSERT_TRUE(listening(7407));
-  Process cli({"rping", "-c", "-a", "192.0.2.102", "-I", "192.0.2.101", "-p", "7407", "-C", "1000000"}, d().app_env());
+  Process cli({"rping", "-c", "-a", "198.18.0.102", "-I", "198.18.0.101", "-p", "7407", "-C", "1000000"}, d().app_env());
   bool established = false;
   for (int i = 0; i < 200 && !established; ++i) {
     for (const auto& id : ctl_json({"cm", "list"}))
@@ -293,8 +293,8 @@ TEST_F(RdmaCm, RandomBytesOnTheRdmaCmSocketDoNotHurtFabricd) {
   }
   EXPECT_EQ(answered, 2000u) << "every command gets its answer (most an errno)";
   ::close(fd);
-  const Pair p = pair({"rping", "-s", "-a", "192.0.2.2", "-p", "7430", "-C", "10", "-V"},
-                      {"rping", "-c", "-a", "192.0.2.2", "-I", "192.0.2.1", "-p", "7430", "-C", "10", "-V"}, 7430);
+  const Pair p = pair({"rping", "-s", "-a", "198.18.0.2", "-p", "7430", "-C", "10", "-V"},
+                      {"rping", "-c", "-a", "198.18.0.2", "-I", "198.18.0.1", "-p", "7430", "-C", "10", "-V"}, 7430);
   EXPECT_EQ(p.client.exit_code, 0) << p.describe();
   EXPECT_EQ(p.server.exit_code, 0) << p.describe();
   for (int i = 0; i < 100 && ids() != 0; ++i) std::this_thread::sleep_for(50ms);
@@ -305,7 +305,7 @@ TEST_F(RdmaCm, RandomBytesOnTheRdmaCmSocketDoNotHurtFabricd) {
 // RDMA_CM_EVENT_DEVICE_REMOVAL, which rping reports and ends on.
 TEST(RdmaCmDaemon, StoppingFabricdRemovesTheDeviceUnderItsIds) {
   Fabricd d(default_config());
-  Process srv({"rping", "-s", "-a", "192.0.2.2", "-p", "7440"}, d.app_env());
+  Process srv({"rping", "-s", "-a", "198.18.0.2", "-p", "7440"}, d.app_env());
   bool listening = false;
   for (int i = 0; i < 200 && !listening; ++i) {
     listening = d.ctl({"cm", "list"}).out.find("LISTEN") != std::string::npos;

@@ -12,7 +12,7 @@
 //
 // Host i is "vhca<i>" on switch port i+1. IB: LID i+1, one LFT entry per
 // host. RoCEv2: MAC 02:00:00:00:00:<i+1>, GIDs fe80::EUI-64 and
-// ::ffff:192.0.2.<i+1>, static FDB and neighbours (as fabricd programs them).
+// ::ffff:198.18.0.<i+1>, static FDB and neighbours (as fabricd programs them).
 //
 // Several switches: FabricLab(LabTopology) -- the switches, where each host
 // hangs, the switch-to-switch links and, on IB, every switch's LFT (e.g. from
@@ -74,7 +74,7 @@ struct LabTopology {
     unsigned port;
     dp::LinkParams link;
     // Ethernet: the host's IPv4 address, subnet and gateway (a routed
-    // fabric); 0 = 192.0.2.<i+1> on one flat subnet.
+    // fabric); 0 = 198.18.0.<i+1> on one flat subnet.
     uint32_t ipv4 = 0;
     uint8_t prefix_len = 0;
     uint32_t gateway = 0;
@@ -237,7 +237,7 @@ class FabricLab {
         pc.ipv4_prefix_len = routed->prefix_len;
         pc.ipv4_gateway = routed->gateway;
       } else {
-        h.gids.push_back(ipv4_mapped(192, 0, 2, uint8_t(i + 1)));
+        h.gids.push_back(ipv4_mapped(198, 18, 0, uint8_t(i + 1)));
       }
       pc.mac = h.mac;
     }

@@ -17,8 +17,8 @@ Msg req() {
   m.type = MsgType::kReq;
   m.local_comm = 0x11223344;
   m.service_id = 0x0000000001060000ull | 7174;
-  m.src = Addr{2, 0xC0000201, false, 40000};
-  m.dst = Addr{2, 0xC0000202, false, 7174};
+  m.src = Addr{2, 0xC6120001, false, 40000};
+  m.dst = Addr{2, 0xC6120002, false, 7174};
   m.qpn = 0x010203;
   m.psn = 0xABCDEF;
   m.responder_resources = 4;
@@ -62,8 +62,8 @@ TEST(CmMad, AReqIsLaidOutAsTheIbaSays) {
   // Private data at 164: rdma_cm's IP header, then the app's bytes.
   EXPECT_EQ(mad[165], 0x40);                                    // IPv4
   EXPECT_EQ(mad::get_be(&mad[166], 2), 40000u);                 // source port
-  EXPECT_EQ(mad::get_be(&mad[180], 4), 0xC0000201u);            // source address
-  EXPECT_EQ(mad::get_be(&mad[196], 4), 0xC0000202u);            // destination address
+  EXPECT_EQ(mad::get_be(&mad[180], 4), 0xC6120001u);            // source address
+  EXPECT_EQ(mad::get_be(&mad[196], 4), 0xC6120002u);            // destination address
   EXPECT_EQ(std::memcmp(&mad[200], "hello", 5), 0);
 }
 
@@ -134,13 +134,13 @@ TEST(CmMad, EveryMessageSurvivesTheWire) {
   sreq.type = MsgType::kSidrReq;
   sreq.local_comm = 77;
   sreq.service_id = 0x01110000ull | 7174;
-  sreq.src = Addr{2, 0xC0000201, false, 5};
-  sreq.dst = Addr{2, 0xC0000202, false, 7174};
+  sreq.src = Addr{2, 0xC6120001, false, 5};
+  sreq.dst = Addr{2, 0xC6120002, false, 7174};
   auto sr = decode(encode(sreq, 1, 2));
   ASSERT_TRUE(sr);
   EXPECT_EQ(sr->local_comm, 77u);
   EXPECT_EQ(sr->qp_type, kQptUd);
-  EXPECT_EQ(sr->dst.ip, 0xC0000202u);
+  EXPECT_EQ(sr->dst.ip, 0xC6120002u);
   EXPECT_EQ(sr->private_data.size(), kSidrReqPrivate);
 
   Msg srep;

@@ -77,8 +77,8 @@ sockaddr_in6 ip4(const char* ip, uint16_t port) {
 class CmServiceTest : public ::testing::Test {
  protected:
   CmServiceTest()
-      : ports_{port(0, "vroce0", 0, false, "192.0.2.1"), port(1, "vroce1", 0, false, "192.0.2.2"),
-               port(2, "vib0", 1, true, "192.0.2.101")},
+      : ports_{port(0, "vroce0", 0, false, "198.18.0.1"), port(1, "vroce1", 0, false, "198.18.0.2"),
+               port(2, "vib0", 1, true, "198.18.0.101")},
         routes_(io_, ports_),
         svc_(io_, ports_, routes_, [this](uint64_t ch) { ++woken_[ch]; }) {}
 
@@ -123,12 +123,12 @@ class CmServiceTest : public ::testing::Test {
     return load<rdma_ucm_event_resp>(out);
   }
 
-  // A client id on `ch` resolved to 192.0.2.2:`p` from 192.0.2.1.
+  // A client id on `ch` resolved to 198.18.0.2:`p` from 198.18.0.1.
   uint32_t routed_client(uint64_t ch, uint64_t uid, uint16_t p, uint16_t ps = RDMA_PS_TCP, uint8_t qpt = kQptRc) {
     const uint32_t id = create(ch, uid, ps, qpt);
     rdma_ucm_resolve_ip r{};
-    r.src_addr = ip4("192.0.2.1", 0);
-    r.dst_addr = ip4("192.0.2.2", p);
+    r.src_addr = ip4("198.18.0.1", 0);
+    r.dst_addr = ip4("198.18.0.2", p);
     r.id = id;
     r.timeout_ms = 1000;
     EXPECT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
@@ -175,7 +175,7 @@ class CmServiceTest : public ::testing::Test {
     return load<ib_uverbs_qp_attr>(out);
   }
 
-  // A listener on 192.0.2.2:`p` (channel srv) and a client connected to it
+  // A listener on 198.18.0.2:`p` (channel srv) and a client connected to it
   // through REQ/REP/RTU; returns {listener, server's id, client's id}.
   struct Conn {
     uint32_t listener, server, client;
@@ -183,7 +183,7 @@ class CmServiceTest : public ::testing::Test {
   Conn establish(uint64_t srv, uint64_t cli, uint16_t p) {
     Conn c{};
     c.listener = create(srv, 0x51);
-    EXPECT_EQ(bind(srv, c.listener, "192.0.2.2", p), 0);
+    EXPECT_EQ(bind(srv, c.listener, "198.18.0.2", p), 0);
     EXPECT_EQ(listen(srv, c.listener), 0);
     c.client = routed_client(cli, 0xC1, p);
     EXPECT_EQ(connect(cli, c.client, 11), 0);
@@ -209,7 +209,7 @@ class CmServiceTest : public ::testing::Test {
 TEST_F(CmServiceTest, TheHandshakeGivesEachEndTheOthersQpAndPsns) {
   const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
   const uint32_t l = create(srv, 0x51);
-  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7000), 0);
+  ASSERT_EQ(bind(srv, l, "198.18.0.2", 7000), 0);
   ASSERT_EQ(listen(srv, l), 0);
   const uint32_t c = routed_client(cli, 0xC1, 7000);
   EXPECT_EQ(qp_attr(cli, c, 1).qp_access_flags, 0u) << "before the handshake rdma_cm grants nothing";
@@ -317,8 +317,8 @@ TEST_F(CmServiceTest, EventsBeyondAChannelsBoundAreDroppedAndCountedOnThePort) {
   for (int i = 0; i < kIds; ++i) {
     const uint32_t id = create(ch, 0x1000 + i);
     rdma_ucm_resolve_ip r{};
-    r.src_addr = ip4("192.0.2.1", 0);
-    r.dst_addr = ip4("192.0.2.2", 7020);
+    r.src_addr = ip4("198.18.0.1", 0);
+    r.dst_addr = ip4("198.18.0.2", 7020);
     r.id = id;
     r.timeout_ms = 1000;
     ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
@@ -393,7 +393,7 @@ TEST_F(CmServiceTest, NobodyListeningIsARejectForAnInvalidServiceId) {
 TEST_F(CmServiceTest, AServerThatDiesBeforeAnsweringRejectsTheRequest) {
   const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
   const uint32_t l = create(srv, 0x51);
-  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7002), 0);
+  ASSERT_EQ(bind(srv, l, "198.18.0.2", 7002), 0);
   ASSERT_EQ(listen(srv, l), 0);
   const uint32_t c = routed_client(cli, 0xC1, 7002);
   ASSERT_EQ(connect(cli, c, 11), 0);
@@ -428,7 +428,7 @@ TEST_F(CmServiceTest, DestroyingAnIdPurgesItsUndeliveredEventsAndCountsTheDelive
   // An event queued and not fetched:
   const uint32_t other = create(ch, 0xC2);
   rdma_ucm_resolve_ip ri{};
-  ri.dst_addr = ip4("192.0.2.2", 1);
+  ri.dst_addr = ip4("198.18.0.2", 1);
   ri.id = other;
   ri.timeout_ms = 100;
   ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, ri), 0);
@@ -452,8 +452,8 @@ TEST_F(CmServiceTest, AddressesNobodyHasTimeOutAndOtherFabricsAreUnreachable) {
   const uint64_t ch = svc_.open_channel().first;
   const uint32_t a = create(ch, 0xA);
   rdma_ucm_resolve_ip r{};
-  r.src_addr = ip4("192.0.2.1", 0);
-  r.dst_addr = ip4("192.0.2.77", 1);
+  r.src_addr = ip4("198.18.0.1", 0);
+  r.dst_addr = ip4("198.18.0.77", 1);
   r.id = a;
   r.timeout_ms = 20;
   ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
@@ -466,7 +466,7 @@ TEST_F(CmServiceTest, AddressesNobodyHasTimeOutAndOtherFabricsAreUnreachable) {
   EXPECT_EQ(int32_t(e->status), -ETIMEDOUT);
 
   const uint32_t b = create(ch, 0xB);
-  r.dst_addr = ip4("192.0.2.101", 1);  // vib0: another fabric
+  r.dst_addr = ip4("198.18.0.101", 1);  // vib0: another fabric
   r.id = b;
   ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
   e = event(ch);
@@ -479,7 +479,7 @@ TEST_F(CmServiceTest, ARouteTheFabricCannotGiveIsARouteError) {
   const uint64_t ch = svc_.open_channel().first;
   const uint32_t id = create(ch, 0xA);
   rdma_ucm_resolve_ip r{};
-  r.dst_addr = ip4("192.0.2.2", 1);
+  r.dst_addr = ip4("198.18.0.2", 1);
   r.id = id;
   r.timeout_ms = 100;
   ASSERT_EQ(cmd(ch, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
@@ -495,13 +495,13 @@ TEST_F(CmServiceTest, ARouteTheFabricCannotGiveIsARouteError) {
 TEST_F(CmServiceTest, PortsAreSharedOnlyAsTheKernelSharesThem) {
   const uint64_t ch = svc_.open_channel().first;
   const uint32_t a = create(ch, 1), b = create(ch, 2), c = create(ch, 3), e = create(ch, 4);
-  EXPECT_EQ(bind(ch, a, "192.0.2.2", 7100), 0);
-  EXPECT_EQ(bind(ch, b, "192.0.2.2", 7100), EADDRINUSE);
+  EXPECT_EQ(bind(ch, a, "198.18.0.2", 7100), 0);
+  EXPECT_EQ(bind(ch, b, "198.18.0.2", 7100), EADDRINUSE);
   EXPECT_EQ(bind(ch, b, "0.0.0.0", 7100), EADDRNOTAVAIL) << "a wildcard overlaps every address";
-  EXPECT_EQ(bind(ch, b, "192.0.2.1", 7100), 0) << "another address, same port";
-  EXPECT_EQ(bind(ch, c, "192.0.2.9", 7100), EADDRNOTAVAIL) << "nobody has that address";
-  EXPECT_EQ(bind(ch, c, "192.0.2.1", 0), 0);
-  EXPECT_EQ(bind(ch, c, "192.0.2.1", 0), EINVAL) << "bound already";
+  EXPECT_EQ(bind(ch, b, "198.18.0.1", 7100), 0) << "another address, same port";
+  EXPECT_EQ(bind(ch, c, "198.18.0.9", 7100), EADDRNOTAVAIL) << "nobody has that address";
+  EXPECT_EQ(bind(ch, c, "198.18.0.1", 0), 0);
+  EXPECT_EQ(bind(ch, c, "198.18.0.1", 0), EINVAL) << "bound already";
   rdma_ucm_bind_ip v6{};
   v6.addr.sin6_family = AF_INET6;
   v6.addr.sin6_addr.s6_addr[15] = 1;  // ::1: no vHCA has IPv6
@@ -545,7 +545,7 @@ TEST_F(CmServiceTest, MigrationMovesAnIdAndItsEventsToTheCallersChannel) {
   const uint64_t b = svc_.open_channel().first;
   const uint32_t id = create(a, 0xA);
   rdma_ucm_resolve_ip r{};
-  r.dst_addr = ip4("192.0.2.2", 1);
+  r.dst_addr = ip4("198.18.0.2", 1);
   r.id = id;
   r.timeout_ms = 100;
   ASSERT_EQ(cmd(a, RDMA_USER_CM_CMD_RESOLVE_IP, r), 0);
@@ -572,7 +572,7 @@ TEST_F(CmServiceTest, MigrationMovesAnIdAndItsEventsToTheCallersChannel) {
 TEST_F(CmServiceTest, UdServicesResolveWithSidr) {
   const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
   const uint32_t l = create(srv, 0x51, RDMA_PS_UDP, kQptUd);
-  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7006), 0);
+  ASSERT_EQ(bind(srv, l, "198.18.0.2", 7006), 0);
   ASSERT_EQ(listen(srv, l), 0);
   const uint32_t c = routed_client(cli, 0xC1, 7006, RDMA_PS_UDP, kQptUd);
   EXPECT_EQ(qp_attr(cli, c, 1).qkey, kUdpQkey);
@@ -701,7 +701,7 @@ TEST_F(CmRetryTest, LostHandshakeMessagesAreSentAgainUntilAnswered) {
   wire_.lose[MsgType::kRtu] = 1;  // the first RTU: the REP comes again, and the RTU with it
   const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
   const uint32_t l = create(srv, 0x51);
-  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7300), 0);
+  ASSERT_EQ(bind(srv, l, "198.18.0.2", 7300), 0);
   ASSERT_EQ(listen(srv, l), 0);
   const uint32_t c = routed_client(cli, 0xC1, 7300);
   ASSERT_EQ(connect(cli, c, 11), 0);
@@ -725,7 +725,7 @@ TEST_F(CmRetryTest, LostHandshakeMessagesAreSentAgainUntilAnswered) {
 TEST_F(CmRetryTest, AServerSlowToAcceptKeepsItsClientWaitingWithMras) {
   const uint64_t srv = svc_.open_channel().first, cli = svc_.open_channel().first;
   const uint32_t l = create(srv, 0x51);
-  ASSERT_EQ(bind(srv, l, "192.0.2.2", 7303), 0);
+  ASSERT_EQ(bind(srv, l, "198.18.0.2", 7303), 0);
   ASSERT_EQ(listen(srv, l), 0);
   const uint32_t c = routed_client(cli, 0xC1, 7303);
   ASSERT_EQ(connect(cli, c, 11), 0);

@@ -56,7 +56,7 @@ TEST(ConfigReload, WhatShapesTheFabricNeedsARestart) {
             std::vector<std::string>{"fabric ib: switches"});
   EXPECT_EQ(restart(with("{a: vib1, b: ibsw0/2,", "{a: vib1, b: ibsw0/3,")),
             std::vector<std::string>{"fabric ib: links (cabling)"});
-  EXPECT_EQ(restart(with("ip: 192.0.2.2", "ip: 192.0.2.9")), std::vector<std::string>{"fabric roce: hcas"});
+  EXPECT_EQ(restart(with("ip: 198.18.0.2", "ip: 198.18.0.9")), std::vector<std::string>{"fabric roce: hcas"});
   EXPECT_EQ(restart(with("pfc: [3]", "pfc: off")), std::vector<std::string>{"fabric roce: qos (trust, DSCP map, PFC, ECN, DCQCN, ETS)"});
   EXPECT_EQ(restart(with("time_dilation: 1 ", "time_dilation: 2 ")), std::vector<std::string>{"daemon.time_dilation"});
   EXPECT_EQ(restart(with("metrics_listen: 127.0.0.1:9469", "metrics_listen: 127.0.0.1:9470")),

@@ -41,7 +41,7 @@ TEST(Config, DefaultLoadsWithExpectedValues) {
   EXPECT_EQ(ib.hcas[1].name, "vib1");
   EXPECT_EQ(ib.hcas[1].index, 1u);
   ASSERT_TRUE(ib.hcas[0].ipv4);  // IPoIB-style, for rdma_cm
-  EXPECT_EQ(addr::format_ipv4(*ib.hcas[0].ipv4), "192.0.2.101");
+  EXPECT_EQ(addr::format_ipv4(*ib.hcas[0].ipv4), "198.18.0.101");
   EXPECT_EQ(ib.hcas[0].node_guid >> 40, 0x025646u);  // derived: "VF" pseudo-OUI
   ASSERT_EQ(ib.links.size(), 2u);
   const Link& l0 = ib.links[0];
@@ -64,8 +64,8 @@ TEST(Config, DefaultLoadsWithExpectedValues) {
   ASSERT_EQ(roce.hcas.size(), 2u);
   EXPECT_EQ(roce.hcas[0].name, "vroce0");
   EXPECT_EQ(roce.hcas[0].index, 2u);
-  EXPECT_EQ(roce.hcas[0].ipv4, 0xc0000201u);
-  EXPECT_EQ(roce.hcas[1].ipv4, 0xc0000202u);
+  EXPECT_EQ(roce.hcas[0].ipv4, 0xc6120001u);
+  EXPECT_EQ(roce.hcas[1].ipv4, 0xc6120002u);
   EXPECT_EQ(roce.hcas[0].mac[0], 0x02);
   EXPECT_EQ(roce.hcas[0].mac[1], 0x56);
   EXPECT_NE(roce.hcas[0].mac, roce.hcas[1].mac);

@@ -35,10 +35,10 @@ json canned_hcas() {
     {"name":"vib1","fabric":"ib","link_layer":"infiniband","lid":2,"gids":["fe80::256:4600:12:3457"],
      "port_state":"DOWN","active_mtu":4096,"objects":{"qps":0}},
     {"name":"vroce0","fabric":"roce","link_layer":"ethernet","lid":0,
-     "gids":["fe80::56:46ff:fe12:3456","::ffff:192.0.2.1"],"port_state":"ACTIVE","active_mtu":1024,
+     "gids":["fe80::56:46ff:fe12:3456","::ffff:198.18.0.1"],"port_state":"ACTIVE","active_mtu":1024,
      "objects":{"qps":3}},
     {"name":"vroce1","fabric":"roce","link_layer":"ethernet","lid":0,
-     "gids":["fe80::56:46ff:fe12:3457","::ffff:192.0.2.2"],"port_state":"ACTIVE","active_mtu":1024}
+     "gids":["fe80::56:46ff:fe12:3457","::ffff:198.18.0.2"],"port_state":"ACTIVE","active_mtu":1024}
   ])");
 }
 
@@ -120,8 +120,8 @@ const char* kHcaTable =
     "NAME    FABRIC  LINK_LAYER  PORT_STATE  LID/GID           MTU   QPS\n"
     "vib0    ib      infiniband  ACTIVE      1                 4096  0\n"
     "vib1    ib      infiniband  DOWN        2                 4096  0\n"
-    "vroce0  roce    ethernet    ACTIVE      ::ffff:192.0.2.1  1024  3\n"
-    "vroce1  roce    ethernet    ACTIVE      ::ffff:192.0.2.2  1024  -\n";
+    "vroce0  roce    ethernet    ACTIVE      ::ffff:198.18.0.1  1024  3\n"
+    "vroce1  roce    ethernet    ACTIVE      ::ffff:198.18.0.2  1024  -\n";
 
 TEST_F(FabricctlTest, HcaListTable) {
   start(Mode::Normal);

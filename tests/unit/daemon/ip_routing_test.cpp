@@ -39,7 +39,7 @@ std::vector<uint16_t> ports_of(const routing::IpRoute& r) {
   return p;
 }
 
-constexpr uint32_t kLeaf0 = 0xC0000200, kLeaf1 = 0xC0000240, kLeaf2 = 0xC0000280;
+constexpr uint32_t kLeaf0 = 0xC6120000, kLeaf1 = 0xC6120040, kLeaf2 = 0xC6120080;
 
 TEST(IpRouting, EveryLeafReachesEveryOtherLeafOverBothSpines) {
   const config::Config c = leaf_spine();
@@ -86,7 +86,7 @@ TEST(IpRouting, HostsTakeTheirGatewayAndPrefixFromTheirLeaf) {
   const config::Fabric& f = c.fabrics[0];
   const config::Hca* h = f.find_hca("vroce3");
   EXPECT_EQ(h->prefix_len, 26);
-  EXPECT_EQ(h->gateway, 0xC0000241u);
+  EXPECT_EQ(h->gateway, 0xC6120041u);
   std::set<addr::Mac> macs;
   for (const auto& s : f.switches) macs.insert(s.router->mac);
   for (const auto& hh : f.hcas) macs.insert(hh.mac);

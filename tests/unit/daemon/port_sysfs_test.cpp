@@ -48,7 +48,7 @@ TEST(PortSysfs, RoceRecordHasNoLidsAndRoceV2Gids) {
   p.lid = 9;  // meaningless on Ethernet; the kernel shows 0
   p.sm_lid = 9;
   p.lmc = 1;
-  p.gids = {addr::make_gid(0xfe80000000000000ULL, 1), addr::ipv4_mapped_gid(0xC0000201)};
+  p.gids = {addr::make_gid(0xfe80000000000000ULL, 1), addr::ipv4_mapped_gid(0xC6120001)};
   const PortFiles f = port_info_files(p);
   EXPECT_EQ(f.at("link_layer"), "Ethernet\n");
   EXPECT_EQ(f.at("lid"), "0x0\n");

@@ -55,7 +55,7 @@ TEST(Routing, PartitionedSwitchHasNoRouteToUnreachableHca) {
   auto cfg = load(R"(  - name: eth
     link_layer: ethernet
     switches: [{name: s1, ports: 4}, {name: s2, ports: 4}]
-    hcas: [{name: a, ip: 192.0.2.1}, {name: b, ip: 192.0.2.2}]
+    hcas: [{name: a, ip: 198.18.0.1}, {name: b, ip: 198.18.0.2}]
     links:
       - {a: a, b: s1/1, speed: 100G, delay: 1ns, mtu: 1500}
       - {a: b, b: s2/1, speed: 100G, delay: 1ns, mtu: 1500}

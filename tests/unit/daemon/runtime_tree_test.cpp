@@ -468,7 +468,7 @@ TEST_F(RuntimeTreeTest, UpdatePortRewritesOnlyWhatTheRecordChanged) {
   const auto rate_ino = ino("rate"), gid0_ino = ino("gids/0");
   PortInfo rec = specs_[2].port;
   ASSERT_EQ(rec.link_layer, LinkLayer::kEthernet);
-  rec.gids.push_back(addr::ipv4_mapped_gid(0xC0000263));  // 192.0.2.99 at index 2
+  rec.gids.push_back(addr::ipv4_mapped_gid(0xC6120063));  // 198.18.0.99 at index 2
   rec.state = PortState::kInit;
   tree.update_port("vroce0", rec);
   EXPECT_EQ(test::read_file(port / "gids/2"), "0000:0000:0000:0000:0000:ffff:c000:0263\n");

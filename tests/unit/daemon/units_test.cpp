@@ -78,13 +78,13 @@ TEST(Units, DidYouMean) {
 }
 
 TEST(Addr, Ipv4IsStrict) {
-  EXPECT_EQ(addr::parse_ipv4("192.0.2.1"), 0xc0000201u);
-  EXPECT_EQ(addr::parse_ipv4("192.0.2.256"), std::nullopt);
-  EXPECT_EQ(addr::parse_ipv4("192.0.2"), std::nullopt);
-  EXPECT_EQ(addr::parse_ipv4("192.0.2.1.5"), std::nullopt);
+  EXPECT_EQ(addr::parse_ipv4("198.18.0.1"), 0xc6120001u);
+  EXPECT_EQ(addr::parse_ipv4("198.18.0.256"), std::nullopt);
+  EXPECT_EQ(addr::parse_ipv4("198.18.0"), std::nullopt);
+  EXPECT_EQ(addr::parse_ipv4("198.18.0.1.5"), std::nullopt);
   EXPECT_EQ(addr::parse_ipv4("192.0.02.1"), std::nullopt);
-  EXPECT_EQ(addr::parse_ipv4("192.0.2.1/24"), std::nullopt);
-  EXPECT_EQ(addr::format_ipv4(0xc0000201u), "192.0.2.1");
+  EXPECT_EQ(addr::parse_ipv4("198.18.0.1/24"), std::nullopt);
+  EXPECT_EQ(addr::format_ipv4(0xc6120001u), "198.18.0.1");
   EXPECT_NE(addr::ipv4_unusable_reason(*addr::parse_ipv4("127.0.0.1")), "");
   EXPECT_NE(addr::ipv4_unusable_reason(*addr::parse_ipv4("239.1.1.1")), "");
   EXPECT_EQ(addr::ipv4_unusable_reason(*addr::parse_ipv4("10.1.2.3")), "");
@@ -94,7 +94,7 @@ TEST(Addr, GidTextFormsMatchLinux) {
   auto gid = addr::make_gid(0xfe80000000000000ULL, 0x0002c90300a1b2c3ULL);
   EXPECT_EQ(addr::format_gid_sysfs(gid), "fe80:0000:0000:0000:0002:c903:00a1:b2c3");
   EXPECT_EQ(addr::format_gid_short(gid), "fe80::2:c903:a1:b2c3");
-  EXPECT_EQ(addr::format_gid_short(addr::ipv4_mapped_gid(0xc0000201u)), "::ffff:192.0.2.1");
+  EXPECT_EQ(addr::format_gid_short(addr::ipv4_mapped_gid(0xc6120001u)), "::ffff:198.18.0.1");
   EXPECT_EQ(addr::format_guid_sysfs(0x0002c90300a1b2c3ULL), "0002:c903:00a1:b2c3");
   EXPECT_EQ(addr::parse_guid("0002:c903:00a1:b2c3"), 0x0002c90300a1b2c3ULL);
   EXPECT_EQ(addr::parse_guid("0x0002c90300a1b2c3"), 0x0002c90300a1b2c3ULL);

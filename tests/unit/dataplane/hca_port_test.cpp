@@ -313,7 +313,7 @@ struct RoceLab {
   // `wired`: static FDB entries and permanent neighbours, as a lab that does
   // not want resolution traffic sets them; otherwise the hosts ARP / solicit
   // and the switch learns.
-  explicit RoceLab(bool vlan, Gid g0 = v4_gid(192, 0, 2, 1), Gid g1 = v4_gid(192, 0, 2, 2), bool wired = true)
+  explicit RoceLab(bool vlan, Gid g0 = v4_gid(198, 18, 0, 1), Gid g1 = v4_gid(198, 18, 0, 2), bool wired = true)
       : f(s, "roce", LinkLayer::kEthernet, vf::test::test_mbuf_pool()), gid0(g0), gid1(g1) {
     f.add_switch("ethsw0", 8, 300);
     HcaPortConfig c;
@@ -388,7 +388,7 @@ TEST(HcaPortRoce, Ipv4RoundTripThroughASwitch) {
 // gateway -- and the bridge floods it; IPv4 and IPv6 groups map as RFC 1112
 // and RFC 2464 say.
 TEST(HcaPortRoce, MulticastGoesToTheGroupMacWithoutResolution) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), /*wired=*/false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), /*wired=*/false);
   vf::dp::Route av = lab.ah_to_1();
   av.dgid = v4_gid(239, 129, 2, 3);
   av.mcast_loopback = true;
@@ -445,7 +445,7 @@ TEST(HcaPortRoce, NoGrhOrABadSgidIndexIsNoRoute) {
 constexpr Nanos kSecond = 1'000'000'000ULL;
 
 TEST(HcaPortNeighbours, ArpResolvesOnTheWireAndTheParkedPacketFollows) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1());
   lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 2), lab.ah_to_1());
   lab.s.run_until_idle();
@@ -482,7 +482,7 @@ TEST(HcaPortNeighbours, NeighbourDiscoveryResolvesGlobalIpv6AndLinkLocalNeedsNon
   EXPECT_EQ(lab.h1->snapshot(0).neigh_replies_sent, 1u);
   EXPECT_EQ(lab.f.eth_switch("ethsw0").fdb().port_of(10, kMac1, lab.s.now()), 2u);
   // fe80::/64 with an EUI-64 identifier: the MAC is in the address.
-  RoceLab ll(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab ll(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   ll.h0->set_gid(0, Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0, 0, 0xff, 0xfe, 0, 0, 0x10});
   ll.h1->set_gid(0, Gid{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0, 0, 0xff, 0xfe, 0, 0, 0x11});
   vf::dp::Route av = ll.ah_to_1();
@@ -501,9 +501,9 @@ TEST(HcaPortNeighbours, NeighbourDiscoveryResolvesGlobalIpv6AndLinkLocalNeedsNon
 }
 
 TEST(HcaPortNeighbours, AnAbsentNeighbourIsAskedThreeTimesASecondApartThenGivenUp) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   vf::dp::Route av = lab.ah_to_1();
-  av.dgid[15] = 99;  // nobody has 192.0.2.99
+  av.dgid[15] = 99;  // nobody has 198.18.0.99
   for (int i = 0; i < 3; ++i) lab.h0->transmit(engine_packet(*lab.h0, 1, 8, 1), av);
   lab.s.advance_to(2 * kSecond + 1);
   EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 3u);  // at 0, 1 s and 2 s
@@ -521,7 +521,7 @@ TEST(HcaPortNeighbours, AnAbsentNeighbourIsAskedThreeTimesASecondApartThenGivenU
 }
 
 TEST(HcaPortNeighbours, AtMost101PacketsWaitForOneNeighbour) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   lab.h1->port().set_link_up(false);  // vroce1 cannot answer yet
   for (int i = 0; i < 150; ++i) lab.h0->transmit(engine_packet(*lab.h0, 1, 8, uint8_t(i)), lab.ah_to_1());
   EXPECT_EQ(lab.h0->snapshot(0).neigh_unresolved_discards, 49u);
@@ -533,7 +533,7 @@ TEST(HcaPortNeighbours, AtMost101PacketsWaitForOneNeighbour) {
 }
 
 TEST(HcaPortNeighbours, HostileArpAndIcmpv6FramesAreCountedAndChangeNothing) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   auto inject = [&](std::vector<uint8_t> bytes) {
     rte_mbuf* m = lab.h0->alloc();
     std::memcpy(rte_pktmbuf_append(m, uint16_t(bytes.size())), bytes.data(), bytes.size());
@@ -597,7 +597,7 @@ TEST(HcaPortRoce, UdpSourcePortCarriesFlowEntropy) {
 }
 
 TEST(HcaPortNeighbours, AFullCacheForgetsFailedEntriesToMakeRoom) {
-  RoceLab lab(false, v4_gid(192, 0, 2, 1), v4_gid(192, 0, 2, 2), false);
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   vf::dp::Route av = lab.ah_to_1();
   auto to = [&](unsigned i) {
     av.dgid = v4_gid(10, 0, uint8_t(i >> 8), uint8_t(i));  // nobody has these

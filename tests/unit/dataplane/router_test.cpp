@@ -23,8 +23,8 @@ namespace vf::dp {
 namespace {
 
 constexpr uint64_t G = 1'000'000'000ULL;
-constexpr uint32_t kGateway = 0xC0000201;  // 192.0.2.1/26
-constexpr uint32_t kHost1 = 0xC0000214;    // 192.0.2.20, behind port 2
+constexpr uint32_t kGateway = 0xC6120001;  // 198.18.0.1/26
+constexpr uint32_t kHost1 = 0xC6120014;    // 198.18.0.20, behind port 2
 constexpr uint32_t kRemote = 0xC6336407;   // 198.51.100.7, via ports 3 and 4
 const Mac kRouter{0x02, 0x52, 0, 0, 0, 1};
 const Mac kBroadcast{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
@@ -144,7 +144,7 @@ TEST(Router, SpreadsFlowsOverEcmpMembersByUdpSourcePortAndKeepsEachFlowOnOnePath
   for (uint16_t sport = 0xC000; sport < 0xC000 + 64; ++sport) {
     for (int repeat = 0; repeat < 2; ++repeat) {
       const size_t before3 = lab.got(3).size();
-      lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+      lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, sport));
       const unsigned out = lab.got(3).size() > before3 ? 3 : 4;
       if (repeat == 0) path_of[sport] = out;
       EXPECT_EQ(path_of[sport], out) << "flow " << sport << " changed path";
@@ -169,14 +169,14 @@ TEST(Router, AMemberGoingDownMovesOnlyItsOwnFlows) {
   std::map<uint16_t, unsigned> before;
   for (uint16_t sport = 0xC000; sport < 0xC000 + 32; ++sport) {
     const size_t n3 = lab.got(3).size();
-    lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+    lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, sport));
     before[sport] = lab.got(3).size() > n3 ? 3 : 4;
   }
   lab.sw.port(3).set_link_up(false);
   for (const auto& [sport, port] : before) {
     if (port != 4) continue;
     const size_t n4 = lab.got(4).size();
-    lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+    lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, sport));
     EXPECT_EQ(lab.got(4).size(), n4 + 1) << "flow " << sport << " moved although its member stayed up";
   }
 }
@@ -185,7 +185,7 @@ TEST(Router, ArpOnARoutedPortIsNotTheGatewaysBusiness) {
   Lab lab;
   wire::ArpMsg q;
   q.sha = mac(3);
-  q.spa = 0xC000020B;
+  q.spa = 0xC612000B;
   q.tpa = kGateway;
   lab.send(3, arp_frame(kBroadcast, q));
   wire::ArpMsg a;
@@ -206,11 +206,11 @@ TEST(Router, AMemberWhoseLinkIsDownIsSkippedAndNoLiveMemberIsADrop) {
   Lab lab;
   lab.sw.port(3).set_link_up(false);
   for (uint16_t sport = 0xC000; sport < 0xC000 + 16; ++sport)
-    lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, sport));
+    lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, sport));
   EXPECT_EQ(lab.got(3).size(), 0u);
   EXPECT_EQ(lab.got(4).size(), 16u);
   lab.sw.port(4).set_link_up(false);
-  lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, 0xC000));
+  lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, 0xC000));
   EXPECT_EQ(lab.router->counters().no_next_hop.get(), 1u);
   EXPECT_EQ(lab.relay_errors(1), 1u);
   EXPECT_EQ(lab.sw.buffer()->used(), 0u);
@@ -218,13 +218,13 @@ TEST(Router, AMemberWhoseLinkIsDownIsSkippedAndNoLiveMemberIsADrop) {
 
 TEST(Router, DropsWhatCannotBeRoutedAndCountsWhy) {
   Lab lab;
-  lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kRemote, 1, /*ttl=*/1));
-  lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, 0x0A000001, 1));  // 10.0.0.1: no route
-  lab.send(1, udp_frame(kRouter, mac(1), 0xC000020A, kGateway, 1));
-  rte_mbuf* bad = udp_frame(kRouter, mac(1), 0xC000020A, kRemote, 1);
+  lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, 1, /*ttl=*/1));
+  lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, 0x0A000001, 1));  // 10.0.0.1: no route
+  lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kGateway, 1));
+  rte_mbuf* bad = udp_frame(kRouter, mac(1), 0xC612000A, kRemote, 1);
   rte_pktmbuf_mtod(bad, uint8_t*)[14 + 10] ^= 0x5A;  // checksum
   lab.send(1, bad);
-  rte_mbuf* longer = udp_frame(kRouter, mac(1), 0xC000020A, kRemote, 1);
+  rte_mbuf* longer = udp_frame(kRouter, mac(1), 0xC612000A, kRemote, 1);
   wire::ipv4_set_total_len(rte_pktmbuf_mtod(longer, uint8_t*) + 14, 1400);  // more than arrived
   wire::ipv4_fill_checksum(rte_pktmbuf_mtod(longer, uint8_t*) + 14);
   lab.send(1, longer);
@@ -246,7 +246,7 @@ TEST(Router, AnswersArpForTheGatewayAloneAndLearnsTheAsker) {
   Lab lab;
   wire::ArpMsg q;
   q.sha = mac(1);
-  q.spa = 0xC000020A;
+  q.spa = 0xC612000A;
   q.tpa = kGateway;
   lab.send(1, arp_frame(kBroadcast, q));
   ASSERT_EQ(lab.got(1).size(), 1u);
@@ -260,7 +260,7 @@ TEST(Router, AnswersArpForTheGatewayAloneAndLearnsTheAsker) {
   EXPECT_TRUE(lab.got(3).empty() && lab.got(4).empty());
   const auto n = lab.router->neighbours();
   ASSERT_EQ(n.size(), 1u);
-  EXPECT_EQ(n[0].first, 0xC000020Au);
+  EXPECT_EQ(n[0].first, 0xC612000Au);
   EXPECT_EQ(n[0].second, mac(1));
   EXPECT_EQ(lab.sw.buffer()->used(), 0u);
 }
@@ -316,10 +316,10 @@ TEST(Router, AHostThatNeverAnswersCostsItsWaitingPacketsAfterThreeProbes) {
 
 TEST(Router, RoutedPortsNeverBridge) {
   Lab lab;
-  lab.send(1, udp_frame(kBroadcast, mac(1), 0xC000020A, 0xC00002FF, 1));
+  lab.send(1, udp_frame(kBroadcast, mac(1), 0xC612000A, 0xC61200FF, 1));
   EXPECT_EQ(lab.got(2).size(), 1u);  // flooded in the VLAN
   EXPECT_TRUE(lab.got(3).empty() && lab.got(4).empty());
-  lab.send(3, udp_frame(kBroadcast, mac(3), kRemote, 0xC00002FF, 1));
+  lab.send(3, udp_frame(kBroadcast, mac(3), kRemote, 0xC61200FF, 1));
   EXPECT_EQ(lab.got(2).size(), 1u);
   EXPECT_EQ(lab.router->counters().not_routable.get(), 1u);
 }
@@ -360,7 +360,7 @@ TEST(Ipv4Routes, RefusesHostBitsDuplicatesAndEmptyGroups) {
 }
 
 TEST(Ipv4Header, DecrementingTtlUpdatesTheChecksumAsAFullRecomputeWould) {
-  uint8_t h[20] = {0x45, 106, 0, 60, 0x12, 0x34, 0x40, 0, 64, 17, 0, 0, 192, 0, 2, 10, 198, 51, 100, 7};
+  uint8_t h[20] = {0x45, 106, 0, 60, 0x12, 0x34, 0x40, 0, 64, 17, 0, 0, 198, 18, 0, 10, 198, 51, 100, 7};
   for (int ttl : {255, 64, 2, 1}) {
     h[8] = uint8_t(ttl);
     wire::ipv4_fill_checksum(h);

@@ -62,8 +62,8 @@ std::vector<uint8_t> roce_v4(bool tagged) {
   ip[0] = 0x45;
   ip[1] = 0x03;  // ECN CE
   ip[9] = 17;
-  put32(&ip[12], 0xC0000201);
-  put32(&ip[16], 0xC0000202);
+  put32(&ip[12], 0xC6120001);
+  put32(&ip[16], 0xC6120002);
   f.insert(f.end(), ip.begin(), ip.end());
   std::vector<uint8_t> udp(8, 0);
   put16(&udp[0], 49152);
@@ -76,20 +76,20 @@ std::vector<uint8_t> roce_v4(bool tagged) {
 
 TEST(FrameSummary, RoceV2AndOtherEthernet) {
   EXPECT_EQ(sum(roce_v4(false), false),
-            "IP 192.0.2.1 > 192.0.2.2 CE UDP 49152 > 4791 RoCEv2 RC RDMA READ Request QP 0x000011 PSN 1000");
-  EXPECT_EQ(sum(roce_v4(true), false).rfind("vlan 5 p3 IP 192.0.2.1 > 192.0.2.2", 0), 0u);
+            "IP 198.18.0.1 > 198.18.0.2 CE UDP 49152 > 4791 RoCEv2 RC RDMA READ Request QP 0x000011 PSN 1000");
+  EXPECT_EQ(sum(roce_v4(true), false).rfind("vlan 5 p3 IP 198.18.0.1 > 198.18.0.2", 0), 0u);
   std::vector<uint8_t> arp(60, 0);
   put16(&arp[12], 0x0806);
   EXPECT_EQ(sum(arp, false), "ARP (malformed)");  // hardware type 0
   ArpMsg a;
   a.sha = {2, 0, 0, 0, 0, 0x0b};
-  a.spa = 0xC0000202;
-  a.tpa = 0xC0000201;
+  a.spa = 0xC6120002;
+  a.tpa = 0xC6120001;
   arp_put(&arp[14], a);
-  EXPECT_EQ(sum(arp, false), "ARP, Request who-has 192.0.2.1 tell 192.0.2.2");
+  EXPECT_EQ(sum(arp, false), "ARP, Request who-has 198.18.0.1 tell 198.18.0.2");
   a.op = kArpReply;
   arp_put(&arp[14], a);
-  EXPECT_EQ(sum(arp, false), "ARP, Reply 192.0.2.2 is-at 02:00:00:00:00:0b");
+  EXPECT_EQ(sum(arp, false), "ARP, Reply 198.18.0.2 is-at 02:00:00:00:00:0b");
   std::vector<uint8_t> ns(14 + kNdLen, 0);
   put16(&ns[12], 0x86DD);
   NdMsg m;

@@ -24,8 +24,8 @@ const Ipv6Addr kIpB{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 
 ArpMsg request() {
   ArpMsg a;
   a.sha = kMacA;
-  a.spa = 0xC0000201;  // 192.0.2.1
-  a.tpa = 0xC0000202;
+  a.spa = 0xC6120001;  // 198.18.0.1
+  a.tpa = 0xC6120002;
   return a;
 }
 
@@ -33,14 +33,14 @@ TEST(Arp, RequestBytesAreRfc826) {
   std::array<uint8_t, kArpLen> p{};
   arp_put(p.data(), request());
   const std::array<uint8_t, kArpLen> want{0, 1, 0x08, 0, 6, 4, 0, 1,       0x02, 0, 0, 0, 0,    0x0A,
-                                          192, 0, 2, 1, 0, 0, 0, 0, 0, 0, 192,  0, 2, 2};
+                                          198, 18, 0, 1, 0, 0, 0, 0, 0, 0, 192,  0, 2, 2};
   EXPECT_EQ(p, want);
   const auto back = arp_parse(p.data(), p.size());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->op, kArpRequest);
   EXPECT_EQ(back->sha, kMacA);
-  EXPECT_EQ(back->spa, 0xC0000201u);
-  EXPECT_EQ(back->tpa, 0xC0000202u);
+  EXPECT_EQ(back->spa, 0xC6120001u);
+  EXPECT_EQ(back->tpa, 0xC6120002u);
 }
 
 TEST(Arp, ParseRefusesWhatIsNotEthernetIpv4ArpOrIsShort) {
@@ -150,7 +150,7 @@ TEST(Arp, WiresharkDecodesTheRequest) {
   const test::TsharkResult r = test::tshark_fields(
       f.data(), f.size(), "-e arp.opcode -e arp.src.hw_mac -e arp.src.proto_ipv4 -e arp.dst.proto_ipv4 -e _ws.malformed");
   ASSERT_EQ(r.status, 0) << "tshark is part of the test set-up (scripts/setup.sh): " << r.out;
-  EXPECT_EQ(r.out, "1,02:00:00:00:00:0a,192.0.2.1,192.0.2.2,\n");
+  EXPECT_EQ(r.out, "1,02:00:00:00:00:0a,198.18.0.1,198.18.0.2,\n");
 }
 
 TEST(Ndp, WiresharkDecodesTheSolicitationAndAgreesOnItsChecksum) {

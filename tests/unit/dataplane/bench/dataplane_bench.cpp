@@ -69,8 +69,8 @@ struct Lab {
     if (ll == LinkLayer::kEthernet && fc) sc.buffer_bytes = 16u << 20;
     f.add_switch("sw", sc);
     const Mac m0{2, 0, 0, 0, 0, 1}, m1{2, 0, 0, 0, 0, 2};
-    const Gid g0{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};
-    const Gid g1{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 2};
+    const Gid g0{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 1};
+    const Gid g1{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 2};
     HcaPortConfig c;
     c.link_layer = ll;
     c.lid = 1;
@@ -265,7 +265,7 @@ void BM_EthernetFrame(benchmark::State& st) {
   if (routed) {
     RouterConfig rc;
     rc.mac = router;
-    rc.gateway = 0xC0000201;
+    rc.gateway = 0xC6120001;
     rc.prefix_len = 26;
     rc.routed_ports = {3, 4};
     sw.enable_routing(rc, pool()).set_routes({Ipv4Route{0xC6336400, 24, false, {{3, to_b}, {4, to_c}}}});
@@ -293,7 +293,7 @@ void BM_EthernetFrame(benchmark::State& st) {
       vf::wire::ipv4_set_total_len(ip, 50);
       vf::wire::ipv4_set_ttl(ip, 64);
       vf::wire::ipv4_set_proto(ip, vf::wire::kIpProtoUdp);
-      vf::wire::ipv4_set_src(ip, 0xC000020A);
+      vf::wire::ipv4_set_src(ip, 0xC612000A);
       vf::wire::ipv4_set_dst(ip, 0xC6336407);
       vf::wire::ipv4_fill_checksum(ip);
       vf::wire::put16(ip + 20, sport++ | 0xC000);
