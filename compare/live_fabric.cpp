@@ -25,8 +25,10 @@ using namespace std::chrono_literals;
 
 std::string LiveFabric::config_yaml(const std::string& runtime_dir, unsigned time_dilation) {
   std::ostringstream y;
+  // No interfaces: perftest needs none, and a lab's fabricd beside this one
+  // may hold the same names and addresses.
   y << "daemon:\n  runtime_dir: " << runtime_dir << "\n  time_dilation: " << time_dilation
-    << "\n  metrics_listen: \"off\"\n  eal_args: [--no-huge, --no-pci, --no-shconf, --no-telemetry, -m, \"512\"]\n"
+    << "\n  metrics_listen: \"off\"\n  netdevs: off\n  eal_args: [--no-huge, --no-pci, --no-shconf, --no-telemetry, -m, \"512\"]\n"
     << "fabrics:\n";
   // The same shape on both: three vHCAs on one switch, 100 Gb/s links,
   // 100 ns of cable, a 100 ns switch.

@@ -54,6 +54,13 @@ int cmd_hca_show(const Globals& g, const std::string& name) {
               << text(*h, "active_mtu") << '\n';
     for (const json& gid : h->value("gids", json::array()))
       if (gid.is_string()) std::cout << "  gid " << cell(gid.get<std::string>()) << '\n';
+    if (h->contains("ip")) {
+      std::cout << "  ip " << text(*h, "ip");
+      if (const json nd = h->value("netdev", json::object()); !nd.empty())
+        std::cout << " on interface " << cell(text(nd, "name")) << " (mtu " << text(nd, "mtu") << ", "
+                  << text(nd, "discarded_packets") << " packets from the host discarded)";
+      std::cout << '\n';
+    }
     const json objects = h->value("objects", json::object()), limits = h->value("limits", json::object());
     std::cout << "  clients (open contexts): " << text(objects, "clients") << '\n';
     Table t({"OBJECT", "IN_USE", "LIMIT"});

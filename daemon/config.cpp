@@ -59,7 +59,7 @@ std::optional<MetricsListen> parse_metrics_listen(std::string_view s) {
 Daemon read_daemon(const Reader& r, const YAML::Node& n) {
   Daemon d;
   if (!n.IsDefined() || n.IsNull()) return d;
-  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group", "metrics_listen"});
+  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group", "metrics_listen", "netdevs"});
 
   if (const auto v = n["runtime_dir"]) {
     std::string dir = r.scalar(v, "daemon.runtime_dir", "runtime_dir: /run/vfabric");
@@ -133,6 +133,14 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
       r.fail(v, "metrics_listen " + detail::quote(s) + " is not an address and port",
              "write IP:PORT with an IP address (not a host name), e.g. 127.0.0.1:9469 or [::1]:9469, or off");
   }
+  if (const auto v = n["netdevs"]) {
+    const std::string s = r.scalar(v, "daemon.netdevs", "netdevs: on");
+    if (s == "on" || s == "true") d.netdevs = true;
+    else if (s == "off" || s == "false") d.netdevs = false;
+    else
+      r.fail(v, "netdevs " + detail::quote(s) + " is neither on nor off",
+             "write netdevs: on (each vHCA's address on a Linux interface, the default) or netdevs: off");
+  }
   return d;
 }
 
@@ -178,6 +186,7 @@ Config parse_checked(std::string_view text, const std::string& name) {
     r.fail(fabrics, "no fabrics are defined", "add at least one fabric (see configs/default.yaml)");
 
   detail::Registry reg;
+  reg.netdevs_on = c.daemon.netdevs;
   std::vector<detail::FabricExtras> extras(fabrics.size());
   std::size_t i = 0;
   for (const auto& f : fabrics) {

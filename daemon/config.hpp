@@ -71,6 +71,9 @@ struct Daemon {
   std::string admin_group;       // empty: none
   std::optional<gid_t> admin_gid;
   std::optional<MetricsListen> metrics = MetricsListen{};  // nullopt: metrics_listen: off
+  // Each vHCA with an address gets a Linux interface holding it (netdev.hpp);
+  // off: none (perftest-only runs beside a lab's fabricd: vfabric-compare).
+  bool netdevs = true;
   friend bool operator==(const Daemon&, const Daemon&) = default;
 };
 
@@ -148,6 +151,10 @@ struct Hca {
   // IB: the port's P_Key table from index 0 (bit 15 = full member), as the
   // SM's partition configuration gives it; RoCE ports have 0xFFFF only.
   std::vector<uint16_t> pkeys{0xFFFF};
+  // The Linux interface holding `ipv4` (a RoCE vHCA's GID netdev, an IB
+  // vHCA's IPoIB-style interface): configured, or the HCA's name. Empty: no
+  // address, or daemon.netdevs is off.
+  std::string netdev;
   friend bool operator==(const Hca&, const Hca&) = default;
 };
 

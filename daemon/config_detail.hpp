@@ -57,6 +57,8 @@ struct Registry {
   std::map<uint32_t, std::pair<std::string, Pos>> ipv4s;
   std::map<addr::Mac, std::pair<std::string, Pos>> macs;
   std::map<uint64_t, std::pair<std::string, Pos>> guids;
+  std::map<std::string, std::pair<std::string, Pos>, std::less<>> netdevs;
+  bool netdevs_on = true;  // daemon.netdevs, read before the fabrics
   std::size_t hca_count = 0;
   std::size_t switch_count = 0;
 };
@@ -73,6 +75,9 @@ EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& wha
 // Fails when a switch's `buffer` cannot hold the PFC headroom of its linked
 // ports (`buffer_pos`: where each switch's buffer was given).
 void check_switch_buffers(const Reader& r, const Fabric& f, const std::vector<Pos>& buffer_pos);
+// The Linux interface of an HCA with an address: its `netdev` key (`v`,
+// undefined when absent) or the HCA's name; checked and unique.
+void read_hca_netdev(const Reader& r, const YAML::Node& v, const YAML::Node& name_node, Registry& reg, Hca& h);
 // An Ethernet HCA's `dcqcn` key: what it sets over the fabric's.
 void read_hca_dcqcn(const Reader& r, const YAML::Node& v, Hca& h);
 // The ETS keys of an Ethernet fabric's `qos:` (prio_tc, tsa, tc_bw).

@@ -341,7 +341,7 @@ class FabricReader {
 
   void read_hca(const YAML::Node& n) {
     std::string what = fmt::format("HCA {} of {}", f_.hcas.size() + 1, what_);
-    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn", "rx_rate", "pkeys"});
+    r_.expect_map(n, what, {"name", "ip", "mac", "node_guid", "vlan", "dcqcn", "rx_rate", "pkeys", "netdev"});
     Hca h;
     YAML::Node name = r_.required(n, "name", what, "name: vib0");
     h.name = read_name(r_, name, "HCA", reg_);
@@ -393,6 +393,7 @@ class FabricReader {
       reg_.ipv4s.emplace(*ip, std::make_pair(h.name, pos_of(ipn)));
       h.ipv4 = *ip;
     }
+    if (h.ipv4 || n["netdev"]) read_hca_netdev(r_, n["netdev"], name, reg_, h);
     bool mac_given = false, guid_given = false;
     if (const auto v = n["mac"]) {
       std::string t = r_.scalar(v, "mac", "mac: 02:00:00:00:00:01");

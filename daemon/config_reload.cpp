@@ -13,6 +13,7 @@ void daemon_changes(const config::Daemon& a, const config::Daemon& b, std::vecto
   if (a.time_dilation != b.time_dilation) out.push_back("daemon.time_dilation");
   if (a.admin_group != b.admin_group) out.push_back("daemon.admin_group");
   if (a.metrics != b.metrics) out.push_back("daemon.metrics_listen");
+  if (a.netdevs != b.netdevs) out.push_back("daemon.netdevs");
 }
 
 std::string link_name(const config::Fabric& f, const config::Link& l) {

@@ -17,11 +17,30 @@
 #include "daemon/link_lookup.hpp"
 #include "daemon/sysfs_spec.hpp"
 #include "daemon/metrics_text.hpp"
+#include "daemon/netdev.hpp"
+#include "daemon/addr.hpp"
 #include "daemon/topology.hpp"
 
 namespace vf {
 namespace {
 using control::json;
+
+// The vHCA's configured address (IB: the IPoIB-style one rdma_cm resolves)
+// and the Linux interface holding it.
+void add_addresses(json& out, const DaemonState& d, size_t vhca) {
+  const std::string& name = out.value("name", "");
+  for (const config::Fabric& f : d.config().fabrics)
+    for (const config::Hca& h : f.hcas)
+      if (h.name == name && h.ipv4)
+        out["ip"] = fmt::format("{}/{}", addr::format_ipv4(*h.ipv4), h.prefix_len ? h.prefix_len : 32);
+  const Netdev* n = d.netdev(vhca);
+  if (!n) return;
+  out["netdev"] = {{"name", n->spec().name},
+                   {"ifindex", n->ifindex()},
+                   {"mtu", n->spec().mtu},
+                   {"discarded_packets", n->stats().discarded_packets},
+                   {"discarded_bytes", n->stats().discarded_bytes}};
+}
 
 // The provider sits beside fabricd: <prefix>/bin/fabricd, <prefix>/lib/libvhca-rdmav34.so,
 // and so does the preload shim, <prefix>/lib/libvhca-preload.so.
@@ -175,6 +194,7 @@ void register_control_commands(control::ControlServer& server, DaemonState& daem
               put_counters(out.back()["mad"], kUmadCounters, &mad);
               const cm::CmStats cm = daemon->cm_stats(i);
               put_counters(out.back()["cm"], cm::kCmCounters, &cm);
+              add_addresses(out.back(), *daemon, i);
             }
             return out;
           });

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <cstring>
 #include <filesystem>
 #include <future>
 
@@ -23,6 +26,8 @@
 #include "daemon/smi_agent.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/metrics_text.hpp"
+#include "daemon/host_net.hpp"
+#include "daemon/netdev.hpp"
 #include "daemon/owned_dir.hpp"
 #include "daemon/runtime_tree.hpp"
 #include "daemon/sd_notify.hpp"
@@ -104,6 +109,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
     });
   });
   smi_->attach();  // the lcore is not running yet
+  create_netdevs();  // before the runtime tree names them in gid_attrs/ndevs
 
   auto specs = runtime::make_device_specs(cfg);
   for (size_t i = 0; i < topology_->vhcas().size(); ++i) {
@@ -236,9 +242,40 @@ size_t DaemonState::clients() const {
   return n;
 }
 
+void DaemonState::create_netdevs() {
+  netdevs_.resize(topology_->vhcas().size());
+  netdev_watch_.resize(netdevs_.size());
+  for (const NetdevSpec& s : netdev_specs(cfg_))
+    for (size_t i = 0; i < netdevs_.size(); ++i) {
+      if (topology_->vhcas()[i].name != s.hca) continue;
+      netdevs_[i] = std::make_unique<Netdev>(s);
+      // A port that is not ACTIVE (an IB port before the SM's sweep) has no
+      // carrier, as IPoIB's ib0 has none then.
+      if (int err = netdevs_[i]->set_carrier(topology_->port_info(i).passes_data()))
+        spdlog::warn("interface {}: cannot set its carrier: {}", s.name, std::strerror(err));
+      const int watch = ::dup(netdevs_[i]->fd());
+      if (watch < 0) throw std::runtime_error(fmt::format("interface {}: dup: {}", s.name, std::strerror(errno)));
+      netdev_watch_[i] = std::make_unique<boost::asio::posix::stream_descriptor>(io_, watch);
+      drain_netdev(i);
+      spdlog::info("{}: interface {} holds {}/{}", s.hca, s.name, addr::format_ipv4(s.ipv4), int(s.prefix_len));
+    }
+}
+
+void DaemonState::drain_netdev(size_t i) {
+  netdev_watch_[i]->async_wait(boost::asio::posix::stream_descriptor::wait_read, [this, i](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    netdevs_[i]->drain();
+    drain_netdev(i);
+  });
+}
+
 void DaemonState::publish_port(size_t vhca, PortInfo port, std::function<void(const std::string&)> then) {
   boost::asio::post(io_, [this, vhca, port = std::move(port), then = std::move(then)] {
     if (stopping_) return then("fabricd is stopping");  // the tree is going away
+    // The interface's link follows the port, as a NIC's carrier follows its cable.
+    if (const Netdev* n = netdev(vhca))
+      if (int err = netdevs_[vhca]->set_carrier(port.passes_data()))
+        spdlog::warn("interface {}: cannot set its carrier: {}", n->spec().name, std::strerror(err));
     std::string error;
     try {
       tree_->update_port(topology_->vhcas().at(vhca).name, port);
@@ -388,6 +425,8 @@ void DaemonState::shutdown() {
   lcore_->stop();    // which runs what is queued, then returns
   eal_.join();
   tree_->remove();
+  netdev_watch_.clear();  // closing the last descriptors deletes the interfaces
+  netdevs_.clear();
   boost::system::error_code ec;
   signals_.cancel(ec);
   hangup_.cancel(ec);

@@ -6,6 +6,7 @@
 #include <utility>  // before Asio (Boost 1.74 + g++ 12 in C++20)
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -35,6 +36,7 @@ class SmiAgent;
 class UmadServer;
 class AppEventSink;
 class MetricsHttp;
+class Netdev;
 namespace control { class ControlServer; }
 namespace cm {
 class FabricRoutes;
@@ -86,6 +88,8 @@ class DaemonState {
   // The CM messages vHCA `vhca`'s port sent and received. Control thread.
   cm::CmStats cm_stats(size_t vhca) const;
   const cm::Service* cm() const { return cm_.get(); }  // null once stopping
+  // vHCA `vhca`'s Linux interface (netdev.hpp), or null. Control thread.
+  const Netdev* netdev(size_t vhca) const { return vhca < netdevs_.size() ? netdevs_[vhca].get() : nullptr; }
 
  private:
   void watchdog_tick();
@@ -98,6 +102,9 @@ class DaemonState {
   void refresh_counters();
   void shutdown();
   void announce_device_fatal();
+  // Creates the vHCAs' interfaces and discards what the host sends into them.
+  void create_netdevs();
+  void drain_netdev(size_t vhca);
   void start_metrics(const config::MetricsListen& at);
 
   const config::Config& cfg_;
@@ -114,6 +121,9 @@ class DaemonState {
   std::unique_ptr<Topology> topology_;
   std::unique_ptr<runtime::OwnedDir> hca_dir_;  // <runtime_dir>/hca: outlives the device sockets
   std::unique_ptr<runtime::RuntimeTree> tree_;
+  // Per vHCA (null: none); the descriptors watch a dup of each fd.
+  std::vector<std::unique_ptr<Netdev>> netdevs_;
+  std::vector<std::unique_ptr<boost::asio::posix::stream_descriptor>> netdev_watch_;
   std::vector<std::unique_ptr<EngineBackend>> backends_;
   std::vector<std::unique_ptr<DeviceServer>> devices_;
   std::unique_ptr<SmiAgent> smi_;  // SMPs on the wire; its hooks run on the lcore only

@@ -27,6 +27,7 @@
 #include "daemon/control_commands.hpp"
 #include "daemon/daemon_state.hpp"
 #include "daemon/eal.hpp"
+#include "daemon/host_net.hpp"
 #include "daemon/mbuf_pool.hpp"
 #include "daemon/privileges.hpp"
 
@@ -83,6 +84,17 @@ int main(int argc, char** argv) {
   } catch (const vf::config::ConfigError& e) {
     std::fprintf(stderr, "fabricd: %s\n", e.what());
     return EX_CONFIG;  // systemd/fabricd.service: RestartPreventExitStatus=78
+  }
+
+  // An emulated address that is also the host's would capture or leak real
+  // traffic: refuse it like a config error, naming both sides.
+  if (const auto specs = vf::netdev_specs(cfg); !specs.empty()) {
+    const vf::HostNet host = vf::read_host_net();
+    for (const vf::NetdevSpec& s : specs)
+      if (std::string clash = vf::host_clash(s, host); !clash.empty()) {
+        std::fprintf(stderr, "fabricd: %s: %s\n", config_path.c_str(), clash.c_str());
+        return EX_CONFIG;
+      }
   }
 
   // Before any thread exists (threads inherit it): see privileges.hpp.

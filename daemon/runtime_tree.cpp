@@ -164,14 +164,20 @@ PortFiles write_device(const fs::path& sys, const DeviceSpec& d, const Published
   make_dir(port);
   // Every index below the table length needs both gids/<i> and
   // gid_attrs/types/<i>: once gid_attrs/ exists, libibverbs treats a missing
-  // types/<i> as an error rather than "IB/RoCE v1" (port_sysfs.hpp). No
-  // ndevs/ files: there is no netdev, and a name there would make libibverbs
-  // call if_nametoindex() and fail the GID query; a missing file means "none".
+  // types/<i> as an error rather than "IB/RoCE v1" (port_sysfs.hpp).
+  // ndevs/<i> names the RoCE GID's interface, which libibverbs resolves with
+  // if_nametoindex() and UCX reads addresses and MTU from; only GIDs in use
+  // have one, and without an interface there is no file ("none").
   make_dir(port / "gids");
   make_dir(port / "gid_attrs");
   make_dir(port / "gid_attrs/types");
   PortFiles files = port_info_files(d.port);
   for (const auto& [rel, content] : files) write_file(port / rel, content);
+  if (!d.netdev.empty()) {
+    make_dir(port / "gid_attrs/ndevs");
+    for (size_t i = 0; i < d.port.gids.size(); ++i)
+      write_file(port / "gid_attrs/ndevs" / std::to_string(i), d.netdev + "\n");
+  }
   make_dir(port / "pkeys");
   for (uint32_t i = 0; i < d.pkey_table_len; ++i)
     write_file(port / "pkeys" / std::to_string(i), fmt::format("0x{:04x}\n", i < d.pkeys.size() ? d.pkeys[i] : 0));

@@ -74,7 +74,11 @@ std::vector<DeviceSpec> make_device_specs(const config::Config& c) {
   for (const auto& f : c.fabrics) {
     sm::LidTable lids = sm::assign_lids(f);
     for (const auto& h : f.hcas)
-      if (const config::Link* l = f.link_of(h.name)) out.push_back(make_device_spec(f, h, *l, lids));
+      if (const config::Link* l = f.link_of(h.name)) {
+        out.push_back(make_device_spec(f, h, *l, lids));
+        // A RoCE GID's netdev (IB GIDs have none, as in the kernel).
+        if (c.daemon.netdevs && f.link_layer == config::LinkLayer::Ethernet) out.back().netdev = h.netdev;
+      }
   }
   return out;
 }

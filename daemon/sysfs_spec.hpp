@@ -43,6 +43,9 @@ struct DeviceSpec {
   // fabricd's socket for the port's umad device (umad_server.hpp); empty:
   // the port has no class/infiniband_mad entry.
   std::string umad_socket;
+  // RoCE: the Linux interface every GID in use belongs to (netdev.hpp), shown
+  // as gid_attrs/ndevs/<i>; empty: none (IB, or daemon.netdevs off).
+  std::string netdev;
 };
 
 // IB: GID[0] = subnet_prefix : node GUID (the port GUID). RoCE: GID[0] =

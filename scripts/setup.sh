@@ -8,6 +8,8 @@ PACKAGES=(
   libdpdk-dev dpdk-dev                        # dataplane
   libibverbs-dev ibverbs-utils rdma-core perftest   # verbs, unmodified test programs
   infiniband-diags                            # ibnetdiscover, perfquery, ...: MADs through umad
+  rdmacm-utils                                # rping, ucmatose, udaddy, ...: librdmacm's own clients
+  ucx-utils openmpi-bin libopenmpi-dev libfabric-bin   # the stacks clusters run (UCX, MPI, libfabric)
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libsystemd-dev libbpf-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev

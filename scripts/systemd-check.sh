@@ -35,6 +35,9 @@ systemctl start fabricd
 eval "$(/usr/local/bin/fabricctl env)"
 ibv_devices | grep -q vib0 || fail "ibv_devices does not list vib0 right after start"
 say "ready: $(systemctl show -p StatusText --value fabricd)"
+# The vHCAs' interfaces, created inside the unit's sandbox (CAP_NET_ADMIN).
+ip -o -4 addr show dev vroce0 | grep -q ' 198.18.0.1/32 ' || fail "vroce0's interface does not hold 198.18.0.1"
+ip -o -4 addr show dev vib0 | grep -q ' 198.18.0.101/32 ' || fail "vib0's interface does not hold 198.18.0.101"
 
 # Reload: a changed delay applies live; a broken file fails the reload and
 # changes nothing.
@@ -61,11 +64,13 @@ for _ in $(seq 1 60); do
 done
 [[ $now != "$pid" ]] || fail "the watchdog did not restart a hung fabricd"
 /usr/local/bin/fabricctl status >/dev/null || fail "no fabricd after the watchdog restart"
+ip -o -4 addr show dev vroce0 | grep -q ' 198.18.0.1/32 ' || fail "no vroce0 interface after the watchdog restart"
 say "watchdog: $pid replaced by $now"
 
 # Clean stop: the runtime tree and the device nodes go.
 systemctl stop fabricd
 [[ ! -e /run/vfabric/control.sock ]] || fail "control.sock left behind"
+! ip link show dev vroce0 >/dev/null 2>&1 || fail "vroce0's interface left behind"
 if ls /dev/infiniband/uverbs* >/dev/null 2>&1 && ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
   fail "uverbs nodes left behind with no kernel RDMA device to own them"
 fi

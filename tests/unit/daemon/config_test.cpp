@@ -316,6 +316,17 @@ std::vector<BadCase> bad_cases() {
       {"ip_taken_on_ib", replace(kIb, "      - name: h0\n      - name: h1\n",
                                  "      - name: h0\n        ip: 10.0.0.1\n      - name: h1\n        ip:  10.0.0.1\n"),
        "ip:  10.0.0.1", "is already used by 'h0'", "its own address"},
+      {"netdev_not_an_ifname", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, netdev: eth/1}"),
+       "eth/1", "netdev 'eth/1' of HCA 'h1' is not a Linux interface name", "1 to 15 letters"},
+      {"netdev_taken", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, netdev: h0}"), "{name: h1",
+       "netdev h0 of HCA 'h1' is already the interface of 'h0' (line 7)", "an interface of its own"},
+      {"netdev_without_ip", replace(kIb, "      - name: h1\n", "      - name: h1\n        netdev: ib1\n"), "ib1",
+       "netdev of HCA 'h1' is set but the HCA has no ip"},
+      {"netdev_name_too_long", replace(replace(kEth, "{name: h1,", "{name: h1_with_a_long_name,"), "{a: h1,", "{a: h1_with_a_long_name,"),
+       "h1_with_a_long_name", "HCA name 'h1_with_a_long_name' is too long for the Linux interface", "add netdev: NAME"},
+      {"netdev_while_off", "daemon:\n  netdevs: off\n" + replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, netdev: x}"),
+       "netdev: x", "netdev of HCA 'h1' is set but daemon.netdevs is off"},
+      {"netdevs_not_a_switch", "daemon:\n  netdevs: maybe\n" + std::string(kEth), "maybe", "netdevs 'maybe' is neither on nor off"},
       {"multicast_mac", replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, mac: 01:00:5e:00:00:01}"),
        "01:00:5e", "is a multicast address"},
       {"duplicate_mac", replace(replace(kEth, "{name: h0, ip: 10.0.0.1}", "{name: h0, ip: 10.0.0.1, mac: 02:00:00:00:00:01}"),
@@ -699,6 +710,21 @@ TEST(Config, MetricsListenDefaultsToLoopbackAndCanBeOff) {
   EXPECT_EQ(with("0.0.0.0:0")->port, 0);
   EXPECT_EQ(with("[::1]:9100")->address, "::1");
   EXPECT_EQ(with("[::1]:9100")->text(), "[::1]:9100");
+}
+
+TEST(Config, NetdevsAreNamedAfterTheHcaUnlessConfigured) {
+  const Config c = load_config(kDefault);
+  EXPECT_TRUE(c.daemon.netdevs);
+  EXPECT_EQ(c.fabrics[0].hcas[0].netdev, "vib0");    // IB with an ip: IPoIB-style
+  EXPECT_EQ(c.fabrics[1].hcas[1].netdev, "vroce1");
+  const Config ib = load_config_string(kIb, "t");
+  EXPECT_EQ(ib.fabrics[0].hcas[0].netdev, "");       // IB without an ip: none
+  const Config named = load_config_string(replace(kEth, "{name: h1, ip: 10.0.0.2}", "{name: h1, ip: 10.0.0.2, netdev: roce.1}"), "t");
+  EXPECT_EQ(named.fabrics[0].hcas[0].netdev, "h0");
+  EXPECT_EQ(named.fabrics[0].hcas[1].netdev, "roce.1");
+  const Config off = load_config_string("daemon:\n  netdevs: off\n" + std::string(kEth), "t");
+  EXPECT_FALSE(off.daemon.netdevs);
+  EXPECT_EQ(off.fabrics[0].hcas[0].netdev, "");
 }
 
 TEST(Config, EtsKeysAreRead) {
