@@ -41,7 +41,7 @@ int Hca::Impl::create_ah(ClientId id, const vhca_create_ah_req& req, vhca_create
 
 int Hca::Impl::destroy_ah(ClientId id, const vhca_handle_req& req) {
   Ah* ah = eng_.owned<Ah>(id, req.handle);
-  if (!ah) return EINVAL;
+  if (!ah) return ENOENT;
   // A UD WQE already sent copied what it needed; a later one naming this
   // handle fails at fetch. Nothing else refers to an AH.
   eng_.objs.release(*ah);

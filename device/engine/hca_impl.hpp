@@ -78,7 +78,7 @@ class Hca::Impl {
   template <class T>
   int destroy_unused(ClientId id, uint32_t h) {
     T* o = eng_.owned<T>(id, h);
-    if (!o) return EINVAL;
+    if (!o) return ENOENT;  // uverbs: no such object of this context
     if (o->users) return EBUSY;
     eng_.objs.release(*o);
     return 0;

@@ -116,7 +116,7 @@ void Hca::Impl::destroy_obj(Qp& qp) {
 
 int Hca::Impl::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   Qp* qp = eng_.owned<Qp>(id, req.handle);
-  if (!qp) return EINVAL;
+  if (!qp) return ENOENT;
   if (qp->mcast_attached) return EBUSY;  // uverbs: detach first
   place_.flush();  // the queue may point at it; events_reported counts what placing raises
   rsp.events_reported = qp->events_reported;

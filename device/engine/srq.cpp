@@ -66,7 +66,7 @@ int Hca::Impl::query_srq(ClientId id, const vhca_handle_req& req, vhca_query_srq
 
 int Hca::Impl::destroy_srq(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp& rsp) {
   Srq* s = eng_.owned<Srq>(id, req.handle);
-  if (!s) return EINVAL;
+  if (!s) return ENOENT;
   if (s->users) return EBUSY;
   rsp.events_reported = s->events_reported;
   rsp.reserved = 0;

@@ -34,7 +34,7 @@ struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 int vhca_dealloc_mw(struct ibv_mw *mw) {
   struct vhca_handle_req req = {.handle = mw->handle};
   struct vhca_empty_rsp rsp;
-  int ret = CMD(to_vctx(mw->context), VHCA_CMD_DEALLOC_MW, req, rsp);
+  int ret = vhca_fail(CMD(to_vctx(mw->context), VHCA_CMD_DEALLOC_MW, req, rsp));
   if (!ret) free(mw);
   return ret;
 }

@@ -86,7 +86,7 @@ static struct ibv_pd *vhca_alloc_pd(struct ibv_context *ibctx) {
 static int destroy_handle(struct ibv_context *ibctx, uint32_t cmd, uint32_t handle) {
   struct vhca_handle_req req = {.handle = handle};
   struct vhca_empty_rsp rsp;
-  return CMD(to_vctx(ibctx), cmd, req, rsp);
+  return vhca_fail(CMD(to_vctx(ibctx), cmd, req, rsp));
 }
 
 static int vhca_dealloc_pd(struct ibv_pd *pd) {
@@ -268,7 +268,7 @@ static int vhca_resize_cq(struct ibv_cq *ibcq, int cqe) {
 static int vhca_destroy_cq(struct ibv_cq *ibcq) {
   struct vhca_handle_req req = {.handle = ibcq->handle};
   struct vhca_destroy_cq_rsp rsp;
-  int ret = CMD(to_vctx(ibcq->context), VHCA_CMD_DESTROY_CQ, req, rsp);
+  int ret = vhca_fail(CMD(to_vctx(ibcq->context), VHCA_CMD_DESTROY_CQ, req, rsp));
   if (ret) return ret;
   /* As ibv_cmd_destroy_cq: every event fabricd wrote must be acked first. */
   pthread_mutex_lock(&ibcq->mutex);
@@ -395,7 +395,7 @@ static int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_m
 static int vhca_destroy_qp(struct ibv_qp *ibqp) {
   struct vhca_handle_req req = {.handle = ibqp->handle};
   struct vhca_destroy_qp_rsp rsp;
-  int ret = CMD(to_vctx(ibqp->context), VHCA_CMD_DESTROY_QP, req, rsp);
+  int ret = vhca_fail(CMD(to_vctx(ibqp->context), VHCA_CMD_DESTROY_QP, req, rsp));
   if (ret) return ret;
   vhca_wait_events(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed, rsp.events_reported);
   struct vhca_qp *qp = to_vqp(ibqp);
@@ -459,7 +459,7 @@ static int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
 static int vhca_destroy_srq(struct ibv_srq *ibsrq) {
   struct vhca_handle_req req = {.handle = ibsrq->handle};
   struct vhca_destroy_qp_rsp rsp;
-  int ret = CMD(to_vctx(ibsrq->context), VHCA_CMD_DESTROY_SRQ, req, rsp);
+  int ret = vhca_fail(CMD(to_vctx(ibsrq->context), VHCA_CMD_DESTROY_SRQ, req, rsp));
   if (ret) return ret;
   vhca_wait_events(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed, rsp.events_reported);
   vhca_ring_unmap(&to_vsrq(ibsrq)->ring);

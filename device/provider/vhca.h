@@ -4,6 +4,7 @@
 #ifndef VHCA_PROVIDER_H
 #define VHCA_PROVIDER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <sys/types.h>
 #include <stdint.h>
@@ -99,6 +100,12 @@ static inline struct vhca_context *to_vctx(struct ibv_context *ctx) {
 }
 static inline struct vhca_device *to_vdev(struct ibv_device *dev) {
   return (struct vhca_device *)dev;
+}
+/* A verb that fails returns its errno and leaves it in errno too (libibverbs
+ * passes the return value on; an app may read either). */
+static inline int vhca_fail(int ret) {
+  if (ret) errno = ret;
+  return ret;
 }
 static inline struct vhca_qp *to_vqp(struct ibv_qp *qp) { return (struct vhca_qp *)qp; }
 static inline struct vhca_cq *to_vcq(struct ibv_cq *cq) { return (struct vhca_cq *)cq; }

@@ -70,10 +70,10 @@ TEST_F(Ah, HandlesArePerClientAndHoldThePd) {
   vhca_handle_req q{};
   q.handle = pd2;
   EXPECT_EQ(hca_a->dealloc_pd(app_a->id(), q), EBUSY);
-  EXPECT_EQ(destroy_ah(other, h), EINVAL);  // not its handle
+  EXPECT_EQ(destroy_ah(other, h), ENOENT);  // not its handle
   EXPECT_EQ(hca_a->counts().ahs, 1u);
   EXPECT_EQ(destroy_ah(*app_a, h), 0);
-  EXPECT_EQ(destroy_ah(*app_a, h), EINVAL);
+  EXPECT_EQ(destroy_ah(*app_a, h), ENOENT);
   EXPECT_EQ(hca_a->dealloc_pd(app_a->id(), q), 0);
   EXPECT_EQ(hca_a->counts().ahs, 0u);
   // Teardown of a client frees its AHs.

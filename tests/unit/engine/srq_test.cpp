@@ -101,12 +101,12 @@ TEST_F(Srq, DestroyBusyWhileQpsUseIt) {
   vhca_handle_req h{};
   h.handle = pd_b;
   EXPECT_EQ(hca_b.dealloc_pd(app_b->id(), h), EBUSY);
-  EXPECT_EQ(destroy_srq(*app_a, s.handle), EINVAL);  // another client's handle
+  EXPECT_EQ(destroy_srq(*app_a, s.handle), ENOENT);  // another client's handle
   vhca_destroy_qp_rsp dr{};
   h.handle = q.handle;
   ASSERT_EQ(hca_b.destroy_qp(app_b->id(), h, dr), 0);
   EXPECT_EQ(destroy_srq(*app_b, s.handle), 0);
-  EXPECT_EQ(destroy_srq(*app_b, s.handle), EINVAL);
+  EXPECT_EQ(destroy_srq(*app_b, s.handle), ENOENT);
   EXPECT_EQ(hca_b.counts().srqs, 0u);
 }
 
