@@ -34,8 +34,15 @@ int checked_access(uint32_t requested, uint32_t& access) {
   return 0;
 }
 
+// A zero-length region is valid (the kernel core and mlx5 register one): it
+// serves zero-length SGEs and remote requests at its IOVA.
 bool sane_range(uint64_t addr, uint64_t length, uint64_t max) {
-  return length != 0 && length <= max && addr + length >= addr;
+  return length <= max && addr + length >= addr;
+}
+
+// Nothing needs to be mapped under an empty range.
+bool mapped(ProcessMem& mem, uint64_t addr, uint64_t length, uint32_t access) {
+  return length == 0 || mem.range_mapped(addr, length, (access & kWriteAccess) != 0);
 }
 
 uint64_t iova_of(uint32_t access, uint64_t iova) { return access & IBV_ACCESS_ZERO_BASED ? 0 : iova; }
@@ -51,7 +58,7 @@ int Hca::Impl::reg_mr(ClientId id, const vhca_reg_mr_req& req, vhca_reg_mr_rsp& 
   const uint64_t iova = iova_of(access, req.iova);
   if (!sane_range(iova, req.length, eng_.cfg.limits.max_mr_size)) return EINVAL;
   if (eng_.objs.of<Mr>().full()) return ENOMEM;  // before the costlier mapping check
-  if (!c->mem.range_mapped(req.addr, req.length, (access & kWriteAccess) != 0)) return EFAULT;
+  if (!mapped(c->mem, req.addr, req.length, access)) return EFAULT;
 
   auto mr = std::make_unique<Mr>();
   mr->client = c;
@@ -108,7 +115,7 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
   iova = iova_of(access, iova);
   // New memory, or the old memory now writable: it must be mapped that way.
   if ((req.flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS)) &&
-      !mr->client->mem.range_mapped(addr, length, (access & kWriteAccess) != 0))
+      !mapped(mr->client->mem, addr, length, access))
     return EFAULT;
   // Payloads accepted under the old registration land before it changes.
   place_.flush();
@@ -128,7 +135,7 @@ int Hca::Impl::rereg_mr(ClientId id, const vhca_rereg_mr_req& req, vhca_rereg_mr
 
 int Hca::Impl::dereg_mr(ClientId id, const vhca_handle_req& req) {
   Mr* mr = eng_.owned<Mr>(id, req.handle);
-  if (!mr) return EINVAL;
+  if (!mr) return ENOENT;
   // IBA 10.6.7.2.4 (as rxe, but EBUSY like every other "still in use"):
   // windows bound to it must be unbound or invalidated first.
   if (mr->windows) return EBUSY;

@@ -31,7 +31,9 @@ void unbind(Mw& w) {
 bool bind_allowed(const Qp& qp, const Mw& w, const Mr* mr, const vhca_send_wqe& wqe) {
   const uint32_t access = wqe.bind.access;
   const uint64_t addr = wqe.remote_addr, len = wqe.compare_add;
-  if (w.pd != qp.pd || ((wqe.rkey ^ w.rkey) & ~0xFFu) || (access & ~kWindowAccess)) return false;
+  // Only the key byte of the WR's R_Key is the consumer's (bind_mw() keeps
+  // the window's index and tag), so any value binds, as on mlx5.
+  if (w.pd != qp.pd || (access & ~kWindowAccess)) return false;
   if (w.type == IBV_MW_TYPE_1) {
     if (access & IBV_ACCESS_ZERO_BASED) return false;  // type 1 windows are VA-based
     if (len == 0) return true;                          // unbinds
@@ -72,7 +74,7 @@ int Hca::Impl::alloc_mw(ClientId id, const vhca_alloc_mw_req& req, vhca_alloc_mw
 
 int Hca::Impl::dealloc_mw(ClientId id, const vhca_handle_req& req) {
   Mw* mw = eng_.owned<Mw>(id, req.handle);
-  if (!mw) return EINVAL;
+  if (!mw) return ENOENT;
   // Payloads accepted through the window land first, as for dereg_mr.
   place_.flush();
   eng_.objs.release(*mw);

@@ -173,7 +173,7 @@ TEST_F(Protection, RegMrChecks) {
   EXPECT_EQ(app_a->reg_mr(pd_a, q, pg + 1, IBV_ACCESS_LOCAL_WRITE, r), EFAULT);
   EXPECT_EQ(app_a->reg_mr(pd_a, q, pg, IBV_ACCESS_LOCAL_WRITE, r), 0);
   munmap(q, pg);
-  EXPECT_EQ(app_a->reg_mr(pd_a, buf_a.data(), 0, IBV_ACCESS_LOCAL_WRITE, r), EINVAL);
+  EXPECT_EQ(app_a->reg_mr(pd_a, buf_a.data(), 0, IBV_ACCESS_LOCAL_WRITE, r), 0) << "a zero-byte region";
   EXPECT_EQ(app_a->reg_mr(pd_a, buf_a.data(), 64, IBV_ACCESS_REMOTE_WRITE, r), EINVAL);
   EXPECT_EQ(app_a->reg_mr(pd_a, buf_a.data(), 64, IBV_ACCESS_REMOTE_ATOMIC, r), EINVAL);
   // Features the device lacks are EOPNOTSUPP ("skip"), unknown bits EINVAL.
@@ -369,18 +369,18 @@ TEST_F(Protection, HandlesOfAnotherClientRejected) {
   vhca_handle_req h{};
   h.handle = qp_a->handle;
   vhca_destroy_qp_rsp dr{};
-  EXPECT_EQ(hca_a.destroy_qp(other.id(), h, dr), EINVAL);
+  EXPECT_EQ(hca_a.destroy_qp(other.id(), h, dr), ENOENT);
   EXPECT_EQ(other.modify(*qp_a, init_attr(), kInitMask), EINVAL);
   vhca_query_qp_req qq{};
   qq.qp_handle = qp_a->handle;
   vhca_query_qp_rsp qr{};
   EXPECT_EQ(hca_a.query_qp(other.id(), qq, qr), EINVAL);
   h.handle = cq_a->handle;
-  EXPECT_EQ(hca_a.destroy_cq(other.id(), h), EINVAL);
+  EXPECT_EQ(hca_a.destroy_cq(other.id(), h), ENOENT);
   h.handle = pd_a;
-  EXPECT_EQ(hca_a.dealloc_pd(other.id(), h), EINVAL);
+  EXPECT_EQ(hca_a.dealloc_pd(other.id(), h), ENOENT);
   h.handle = mr_a.mr_handle;
-  EXPECT_EQ(hca_a.dereg_mr(other.id(), h), EINVAL);
+  EXPECT_EQ(hca_a.dereg_mr(other.id(), h), ENOENT);
   AppQp q;
   EXPECT_EQ(other.create_qp(pd_a, *cq_a, *cq_a, {}, q), EINVAL);
   EXPECT_EQ(hca_a.counts().qps, 1u);
