@@ -65,20 +65,19 @@ bool Requester::fetch_send_wqe(Qp& qp) {
     if (s.w.opcode != IBV_WR_RDMA_READ) {
       // The original value lands in the first SGE: 8 bytes (mlx5 writes 8 at
       // sg_list[0].addr); a shorter buffer cannot hold it.
+      // Its L_Key is checked when the value is placed (read_response.cpp),
+      // as mlx5 and rxe do: the atomic executes at the responder first.
       if (s.w.num_sge == 0 || s.w.num_sge > VHCA_MAX_SGE || s.w.sge[0].length < 8)
         return fail(IBV_WC_LOC_LEN_ERR, false);
-      const Mr* mr = eng_.mr_by_lkey(s.w.sge[0].lkey);
-      if (!mr || mr->client != qp.client || mr->pd != qp.pd ||
-          !(mr->access & IBV_ACCESS_LOCAL_WRITE) || !mr->contains(s.w.sge[0].addr, 8))
-        return fail(IBV_WC_LOC_PROT_ERR, false);
       s.w.num_sge = 1;
       s.w.sge[0].length = 8;
       s.length = 8;
       return true;
     }
   }
-  // A READ's SGEs are written: they need local write access.
-  const uint32_t need = s.w.opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+  // A READ's SGEs are where its response lands: their keys are checked as
+  // it is placed (read_response.cpp), after the request went on the wire.
+  const bool read = s.w.opcode == IBV_WR_RDMA_READ;
   if (s.w.send_flags & IBV_SEND_INLINE) {
     if (s.w.inline_len > qp.cap.max_inline_data || s.w.inline_len > VHCA_MAX_INLINE)
       return fail(IBV_WC_LOC_QP_OP_ERR, true);
@@ -89,9 +88,8 @@ bool Requester::fetch_send_wqe(Qp& qp) {
     for (unsigned i = 0; i < s.w.num_sge; ++i) {
       const vhca_sge& g = s.w.sge[i];
       if (g.length == 0) continue;
-      const Mr* mr = eng_.mr_by_lkey(g.lkey);
-      if (!mr || mr->client != qp.client || mr->pd != qp.pd || (mr->access & need) != need ||
-          !mr->contains(g.addr, g.length))
+      const Mr* mr = read ? nullptr : eng_.mr_by_lkey(g.lkey);
+      if (!read && (!mr || mr->client != qp.client || mr->pd != qp.pd || !mr->contains(g.addr, g.length)))
         return fail(IBV_WC_LOC_PROT_ERR, false);
       s.length += g.length;
     }
