@@ -20,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 7
+#define VHCA_ABI_VERSION 8
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -43,7 +43,10 @@ struct vhca_ring_hdr { /* each side's index on its own cache line */
   /* CQ: armed notification request (VHCA_CQ_ARM_*) written by the app; SQ/RQ: 0 */
   uint32_t arm;
   uint32_t arm_sn; /* bumped by the app on every arm so the engine sees re-arms */
-  uint32_t pad2[14];
+  /* CQ: the arm_sn the engine last raised an event for (engine-written), so
+   * the app knows whether an armed request is still pending. */
+  uint32_t fired_sn;
+  uint32_t pad2[13];
 }; /* entries follow at offset sizeof(struct vhca_ring_hdr) */
 VHCA_STATIC_ASSERT(sizeof(struct vhca_ring_hdr) == 192, "ring header layout");
 

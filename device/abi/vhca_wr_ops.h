@@ -74,6 +74,12 @@ static inline const struct vhca_wr_op *vhca_wr_op_info(unsigned opcode) {
 }
 
 /* The row of `opcode` if a QP of `type` may post it, else NULL. */
+/* RDMA READ/WRITE and atomics: work requests that name remote memory. */
+static inline int vhca_wr_op_remote(unsigned opcode) {
+  const struct vhca_wr_op *op = vhca_wr_op_info(opcode);
+  return op && (op->target == VHCA_WR_TARGET_RDMA || op->target == VHCA_WR_TARGET_ATOMIC);
+}
+
 static inline const struct vhca_wr_op *vhca_wr_op_for(enum ibv_qp_type type, unsigned opcode) {
   const unsigned bit = type == IBV_QPT_RC   ? VHCA_QPT_RC_BIT
                        : type == IBV_QPT_UC ? VHCA_QPT_UC_BIT

@@ -71,6 +71,7 @@ int Hca::Impl::resize_cq(ClientId id, const vhca_resize_cq_req& req, vhca_resize
       vhca_ring_hdr* h = fresh.hdr();
       h->arm = cq->ring.load_arm();
       h->arm_sn = cq->ring.load_arm_sn();
+      h->fired_sn = cq->arm_sn_seen;
       fresh.store_consumer(cons);
       fresh.store_producer(cq->producer);
       cq->ring.swap(fresh);
@@ -120,6 +121,7 @@ bool Engine::cq_post(Cq& cq, const vhca_cqe& cqe, bool solicited) {
     if (arm == VHCA_CQ_ARM_NEXT ||
         (arm == VHCA_CQ_ARM_SOLICITED && (solicited || cqe.status != IBV_WC_SUCCESS))) {
       cq.arm_sn_seen = sn;
+      cq.ring.store_fired_sn(sn);
       if (sink) sink->cq_event(cq.client->id, cq.handle);
     }
   }

@@ -38,6 +38,7 @@ class SharedRing {
   uint32_t load_consumer() const { return __atomic_load_n(&hdr()->consumer, __ATOMIC_ACQUIRE); }
   uint32_t load_arm() const { return __atomic_load_n(&hdr()->arm, __ATOMIC_RELAXED); }
   uint32_t load_arm_sn() const { return __atomic_load_n(&hdr()->arm_sn, __ATOMIC_ACQUIRE); }
+  void store_fired_sn(uint32_t v) { __atomic_store_n(&hdr()->fired_sn, v, __ATOMIC_RELEASE); }
   void store_producer(uint32_t v) { __atomic_store_n(&hdr()->producer, v, __ATOMIC_RELEASE); }
   void store_consumer(uint32_t v) { __atomic_store_n(&hdr()->consumer, v, __ATOMIC_RELEASE); }
 

@@ -25,13 +25,16 @@ static int fill_bind(const struct vhca_qp *qp, const struct ibv_send_wr *wr, str
  * inline data over max_inline_data (mlx5 set_data_inl_seg; rxe says EINVAL). */
 static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struct vhca_send_wqe *w) {
   const enum ibv_qp_type type = qp->vqp.qp.qp_type;
-  /* Opcodes a QP type cannot carry fail the post, as mlx5 fails opcodes
-   * outside its table with EINVAL rather than posting a WQE the device would
-   * reject. */
+  /* Opcodes outside the table fail the post, as in mlx5's. RDMA and atomics
+   * on UD are posted and the device completes them IBV_WC_LOC_QP_OP_ERR, as
+   * mlx5 hardware and rxe do; their wr.ud is not an AH (it shares a union with
+   * wr.rdma), so nothing of it is read. */
   const struct vhca_wr_op *op = vhca_wr_op_for(type, wr->opcode);
+  const bool foreign = !op && type == IBV_QPT_UD && vhca_wr_op_remote(wr->opcode);
+  if (foreign) op = vhca_wr_op_info(wr->opcode);
   if (!op) return EINVAL;
   if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list)) return EINVAL;
-  if (type == IBV_QPT_UD && !wr->wr.ud.ah) return EINVAL;
+  if (type == IBV_QPT_UD && !foreign && !wr->wr.ud.ah) return EINVAL;
   memset(w, 0, offsetof(struct vhca_send_wqe, sge));
   w->wr_id = wr->wr_id;
   w->opcode = (uint8_t)wr->opcode;
@@ -49,7 +52,7 @@ static int fill_send_wqe(struct vhca_qp *qp, const struct ibv_send_wr *wr, struc
   }
   if (wr->opcode == IBV_WR_BIND_MW) return fill_bind(qp, wr, w);
   if (op->local) return 0; /* LOCAL_INV: the key is all it has */
-  if (type == IBV_QPT_UD) {
+  if (type == IBV_QPT_UD && !foreign) {
     w->ah_handle = wr->wr.ud.ah->handle;
     w->remote_qpn = wr->wr.ud.remote_qpn;
     w->remote_qkey = wr->wr.ud.remote_qkey;
@@ -159,6 +162,14 @@ int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only) {
   struct vhca_cq *cq = to_vcq(ibcq);
   struct vhca_ring *ring = &cq->ring;
   pthread_spin_lock(&cq->arm_lock);
+  /* A request for the next completion stays armed until it fires: a
+   * solicited-only request made meanwhile is already covered by it (IBA
+   * 11.4.2.2; rxe and mlx5 keep the wider arm). */
+  if (solicited_only && __atomic_load_n(&ring->hdr->arm, __ATOMIC_RELAXED) == VHCA_CQ_ARM_NEXT &&
+      load_acquire(&ring->hdr->fired_sn) != cq->arm_sn) {
+    pthread_spin_unlock(&cq->arm_lock);
+    return 0;
+  }
   __atomic_store_n(&ring->hdr->arm, solicited_only ? VHCA_CQ_ARM_SOLICITED : VHCA_CQ_ARM_NEXT,
                    __ATOMIC_RELAXED);
   store_release(&ring->hdr->arm_sn, ++cq->arm_sn);
