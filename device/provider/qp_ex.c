@@ -209,7 +209,9 @@ static void wr_start(struct ibv_qp_ex *qpx) {
   struct vhca_qp *qp = ex_to_vqp(qpx);
   pthread_spin_lock(&qp->sq.lock);
   qp->wr_first = qp->sq.local;
-  qp->wr_err = 0;
+  /* A QP in RESET takes no work: the batch fails at wr_complete, as on mlx5
+   * (libibverbs keeps ibv_qp.state as modify_qp set it). */
+  qp->wr_err = qp->vqp.qp.state == IBV_QPS_RESET ? EINVAL : 0;
   qp->wr_cur = NULL;
 }
 
