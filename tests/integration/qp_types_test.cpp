@@ -49,19 +49,6 @@ void connect_uc(VerbsSide& s, const VerbsSide& peer, int gid_index) {
 
 constexpr uint32_t kQkey = kUdQkey;
 
-ibv_ah* ah_to(VerbsSide& s, const VerbsSide& peer, int gid_index) {
-  ibv_ah_attr a{};
-  a.dlid = peer.port.lid;
-  a.port_num = 1;
-  if (gid_index >= 0) {
-    a.is_global = 1;
-    a.grh.dgid = peer.gid;
-    a.grh.sgid_index = uint8_t(gid_index);
-    a.grh.hop_limit = 64;
-  }
-  return ibv_create_ah(s.pd, &a);
-}
-
 class QpTypes : public ::testing::TestWithParam<FabricParam> {
  protected:
   void open() {
@@ -135,7 +122,7 @@ TEST_P(QpTypes, UdDeliversWithTheGrhAreaAndSourceQp) {
   recreate_qp(b_, IBV_QPT_UD);
   ud_to_rts(a_);
   ud_to_rts(b_);
-  ibv_ah* ah = ah_to(a_, b_, gid());
+  ibv_ah* ah = ah_to(a_.pd, b_, gid());
   ASSERT_NE(ah, nullptr) << std::strerror(errno);
   std::memcpy(a_.buf.data(), "unreliable datagram", 20);
   ASSERT_EQ(post_recv(b_, 5, {sge(b_, 0, 40 + 512)}), 0);
@@ -166,7 +153,7 @@ TEST_P(QpTypes, UdWrongQkeyIsDroppedAndTooLongFails) {
   recreate_qp(b_, IBV_QPT_UD);
   ud_to_rts(a_);
   ud_to_rts(b_);
-  ibv_ah* ah = ah_to(a_, b_, gid());
+  ibv_ah* ah = ah_to(a_.pd, b_, gid());
   ASSERT_NE(ah, nullptr);
   ASSERT_EQ(post_recv(b_, 1, {sge(b_, 0, 40 + 8192)}), 0);
   ASSERT_EQ(post_ud(a_, ah, b_.qp->qp_num, kQkey + 1, sge(a_, 0, 16)), 0);

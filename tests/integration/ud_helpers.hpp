@@ -45,6 +45,20 @@ inline void ud_to_rts(VerbsSide& s, uint32_t qkey = kUdQkey) {
   check(ibv_modify_qp(s.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), "UD RTS");
 }
 
+// An address handle on `pd` to `peer`'s port (by GID at `gid_index` >= 0).
+inline ibv_ah* ah_to(ibv_pd* pd, const VerbsSide& peer, int gid_index) {
+  ibv_ah_attr a{};
+  a.dlid = peer.port.lid;
+  a.port_num = 1;
+  if (gid_index >= 0) {
+    a.is_global = 1;
+    a.grh.dgid = peer.gid;
+    a.grh.sgid_index = uint8_t(gid_index);
+    a.grh.hop_limit = 64;
+  }
+  return ibv_create_ah(pd, &a);
+}
+
 inline int post_ud(VerbsSide& s, ibv_ah* ah, uint32_t qpn, uint32_t qkey, ibv_sge g, uint64_t id = 1) {
   ibv_send_wr wr{}, *bad = nullptr;
   wr.wr_id = id;
