@@ -150,7 +150,10 @@ RxError roce_decapsulate(rte_mbuf* m, RxMeta* meta) {
   if (meta) {
     *meta = RxMeta{};
     meta->has_grh = true;
-    meta->sl = l2.pcp;
+    // RoCE has no SL: a completion's sl carries what mlx5 puts there, the
+    // frame's kind (bit 3: UDP-encapsulated, bits 2:0: 1 IPv6, 2 IPv4). UCX
+    // reads it to find the destination address in a UD buffer's GRH area.
+    meta->sl = uint8_t(kRoceCqeSlUdp | (v4 ? kRoceCqeSlIpv4 : kRoceCqeSlIpv6));
     if (v4) {
       std::memcpy(meta->sgid, kV4MappedPrefix, sizeof kV4MappedPrefix);
       std::memcpy(meta->dgid, kV4MappedPrefix, sizeof kV4MappedPrefix);

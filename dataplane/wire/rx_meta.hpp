@@ -7,10 +7,13 @@
 
 namespace vf::wire {
 
+// A RoCEv2 completion's sl, as mlx5 reports it (PRM: "L3 header type").
+constexpr uint8_t kRoceCqeSlUdp = 0x8, kRoceCqeSlIpv6 = 0x1, kRoceCqeSlIpv4 = 0x2;
+
 struct RxMeta {
   uint16_t slid = 0;
   uint16_t dlid = 0;
-  uint8_t sl = 0;
+  uint8_t sl = 0;        // IB: the LRH's SL; RoCEv2: mlx5's packet type (below)
   uint8_t vl = 0;        // IB: the LRH's VL (QP0 takes VL15 only)
   bool has_grh = false;  // IB GRH present, or always for RoCEv2
   uint8_t sgid[16] = {};

@@ -422,7 +422,9 @@ TEST(HcaPortRoce, Ipv6AndVlanPriority) {
   lab.h0->transmit(engine_packet(*lab.h0, 0x42, 64, 1), lab.ah_to_1(5));
   lab.s.run_until_idle();
   ASSERT_EQ(lab.e1.got.size(), 1u);
-  EXPECT_EQ(lab.e1.got[0].meta.sl, 5);  // PCP travels in the tag
+  // A completion's sl is mlx5's packet type (UDP + IPv6), not the PCP, which
+  // travels in the tag: the priority-5 classes count the frame below.
+  EXPECT_EQ(lab.e1.got[0].meta.sl, 0x9);
   EXPECT_EQ(0, std::memcmp(lab.e1.got[0].meta.dgid, b.data(), 16));
   EXPECT_EQ(lab.h0->port().snapshot(0).classes[5].xmit_pkts, 1u);
   EXPECT_EQ(lab.f.find_switch("ethsw0")->port(2).snapshot(0).classes[5].xmit_pkts, 1u);
