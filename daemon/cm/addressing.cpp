@@ -80,7 +80,12 @@ int clash(const Id& a, const Id& b) {
 int Service::bind(Id& id, const Addr& want) {
   if (id.st != St::kIdle) return EINVAL;
   Addr a = want;
-  if (!a.any()) {
+  if (a.loopback()) {
+    // The kernel's cma_bind_loopback: the first device takes it (libfabric's
+    // verbs provider binds "localhost" to find a device for a passive side).
+    if (ports_.empty()) return EADDRNOTAVAIL;
+    id.dev = ports_.front().vhca;
+  } else if (!a.any()) {
     const Port* p = port_by_ip(ports_, a.ip);
     if (!p) return EADDRNOTAVAIL;
     id.dev = p->vhca;
@@ -152,6 +157,7 @@ int Service::cmd_resolve_ip(Channel& ch, In c) {
   std::optional<size_t> to;
   if (const Port* p = port_by_ip(ports_, dst->ip); p && !dst->any()) to = p->vhca;
   if (dst->any() && id->dev) to = id->dev;  // the wildcard is this host: loopback
+  if (dst->loopback() && !ports_.empty()) to = id->dev ? *id->dev : ports_.front().vhca;  // cma_resolve_loopback
   boost::asio::post(io_, [this, alive = std::weak_ptr<Service*>(alive_), h = id->handle, to, t = cmd.timeout_ms] {
     if (alive.lock()) finish_addr(h, to, t);
   });
@@ -172,7 +178,11 @@ void Service::finish_addr(uint32_t handle, std::optional<size_t> dst_dev, uint32
     if (src == &dst || reachable(*src, dst)) {
       id.dev = src->vhca;
       id.peer_dev = dst.vhca;
-      if (src->ipv4) id.src.ip = *src->ipv4;
+      if (id.dst.loopback()) {
+        if (id.src.any()) id.src.ip = id.dst.ip;  // 127.0.0.1 to itself, as the kernel has it
+      } else if (src->ipv4) {
+        id.src.ip = *src->ipv4;
+      }
       if (id.dst.any() && dst.ipv4) id.dst.ip = *dst.ipv4;
       id.st = St::kAddrResolved;
       return queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);

@@ -27,6 +27,7 @@ struct Addr {
   bool v6_any = false;  // AF_INET6 :: (both families unless AFONLY)
   uint16_t port = 0;    // host order
   bool any() const { return ip == 0; }
+  bool loopback() const { return ip >> 24 == 127; }
 };
 
 enum class St {

@@ -120,6 +120,38 @@ TEST_P(Conformance, RcQpReusedAfterRemoteAccessErrorCarriesTraffic) {
   for (uint8_t i = 0; i < 3; ++i) send_checked(uint8_t(i + 40));
 }
 
+// As ibv_rc_pingpong reuses a QP: receives posted in INIT, before RTR, and
+// sends posted the moment the QP is back in RTS.
+TEST_P(Conformance, RcQpReusedWithReceivesPostedInInit) {
+  open_rc();
+  send_checked(3);
+  for (VerbsSide* s : {&a_, &b_}) {
+    to_state(s->qp, IBV_QPS_ERR);
+    to_state(s->qp, IBV_QPS_RESET);
+  }
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_INIT;
+  at.port_num = 1;
+  at.qp_access_flags = kRemoteAll;
+  for (VerbsSide* s : {&a_, &b_})
+    check(ibv_modify_qp(s->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_EQ(post_recv(b_, 50 + i, {sge(b_, 65536 + 4096 * i, 4096)}), 0);
+  for (VerbsSide* s : {&a_, &b_}) to_state(s->qp, IBV_QPS_RESET);  // RESET discards them
+  connect_rc();
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_EQ(post_recv(b_, 60 + i, {sge(b_, 65536 + 4096 * i, 4096)}), 0);
+  for (uint32_t i = 0; i < 4 * 4096; ++i) a_.buf[i] = char(i * 13 + 5);
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_EQ(post_send(a_, 70 + i, {sge(a_, 4096 * i, 4096)}), 0);
+  for (uint64_t i = 0; i < 4; ++i) {
+    const ibv_wc s = wait_one(a_);
+    EXPECT_EQ(s.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(s.wr_id, 70 + i);
+    const ibv_wc r = wait_one(b_);
+    EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(r.wr_id, 60 + i) << "receives posted before the second RESET were discarded";
+  }
+  EXPECT_EQ(std::memcmp(a_.buf.data(), b_.buf.data() + 65536, 4 * 4096), 0);
+}
+
 TEST_P(Conformance, UdQpReusedAfterErrorCarriesTraffic) {
   auto a = open_ud_side(GetParam().a, gid());
   auto b = open_ud_side(GetParam().b, gid());
