@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -253,8 +254,10 @@ void DaemonState::create_netdevs() {
       // carrier, as IPoIB's ib0 has none then.
       if (int err = netdevs_[i]->set_carrier(topology_->port_info(i).passes_data()))
         spdlog::warn("interface {}: cannot set its carrier: {}", s.name, std::strerror(err));
-      const int watch = ::dup(netdevs_[i]->fd());
-      if (watch < 0) throw std::runtime_error(fmt::format("interface {}: dup: {}", s.name, std::strerror(errno)));
+      // Close-on-exec: a child that kept it open would keep the interface alive.
+      const int watch = ::fcntl(netdevs_[i]->fd(), F_DUPFD_CLOEXEC, 0);
+      if (watch < 0)
+        throw std::runtime_error(fmt::format("interface {}: F_DUPFD_CLOEXEC: {}", s.name, std::strerror(errno)));
       netdev_watch_[i] = std::make_unique<boost::asio::posix::stream_descriptor>(io_, watch);
       drain_netdev(i);
       spdlog::info("{}: interface {} holds {}/{}", s.hca, s.name, addr::format_ipv4(s.ipv4), int(s.prefix_len));
