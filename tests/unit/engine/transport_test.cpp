@@ -476,6 +476,8 @@ TEST_F(Transport, SolicitedAndNextCompletionEvents) {
                    send_wqe(1, {sge(buf_a.data(), 10, mr_a.lkey)}, IBV_SEND_SIGNALED | IBV_SEND_SOLICITED));
   ASSERT_EQ(wait_cqes(*app_b, *cq_b, 1).size(), 1u);
   EXPECT_EQ(ev_b.count(-1, cq_b->handle), 1u);
+  // The serial that fired is published: the provider learns its arm is spent.
+  EXPECT_EQ(cq_b->ring.hdr()->fired_sn, cq_b->ring.hdr()->arm_sn);
   EXPECT_EQ(ev_a.count(-1, cq_a->handle), 0u);  // A never armed
   app_a->arm(*cq_a, VHCA_CQ_ARM_NEXT);
   app_a->post_send(*qp_a, send_wqe(2, {sge(buf_a.data(), 10, mr_a.lkey)}));
