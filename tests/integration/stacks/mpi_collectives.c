@@ -28,7 +28,12 @@ static int *ints(size_t n) {
   return p;
 }
 
-/* Counts the elements of `got` that differ from `want(i)`; reports the first. */
+/* Block d of `in` (count ints) is for rank d: val(me, d, i). */
+static void fill_per_peer(int *in, size_t n, int count) {
+  for (size_t i = 0; i < n; ++i) in[i] = val(rank, (int)(i / count), (int)(i % count));
+}
+
+/* Reports one wrong element; the caller counts it and stops looking. */
 static long report(const char *op, int count, size_t i, int got, int want) {
   fprintf(stderr, "rank %d: %s count %d: element %zu is %d, want %d\n", rank, op, count, i, got, want);
   return 1;
@@ -67,7 +72,7 @@ static long check_alltoall(int count) {
   const size_t n = (size_t)count * nprocs;
   int *in = ints(n), *out = ints(n);
   long bad = 0;
-  for (size_t i = 0; i < n; ++i) in[i] = val(rank, (int)(i / count), (int)(i % count));
+  fill_per_peer(in, n, count);
   MPI_Alltoall(in, count, MPI_INT, out, count, MPI_INT, MPI_COMM_WORLD);
   for (size_t i = 0; i < n && !bad; ++i) {
     const int want = val((int)(i / count), rank, (int)(i % count));
@@ -95,7 +100,7 @@ static long check_reduce_scatter(int count) {
   const size_t n = (size_t)count * nprocs;
   int *in = ints(n), *out = ints(count);
   long bad = 0;
-  for (size_t i = 0; i < n; ++i) in[i] = val(rank, (int)(i / count), (int)(i % count));
+  fill_per_peer(in, n, count);
   MPI_Reduce_scatter_block(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   for (int i = 0; i < count && !bad; ++i) {
     int want = 0;

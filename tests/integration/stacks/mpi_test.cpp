@@ -75,12 +75,7 @@ TEST_P(OpenMpiUcx, TwoRanksOnOneVhcaLoopBackInsideIt) {
       << f.hca(3) << " looped back almost nothing";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, OpenMpiUcx, ::testing::Values(kIbStack),
-                         [](const auto& p) { return std::string(p.param.name); });
-// Disabled for the reason ucx_test.cpp gives (UCX drops RoCE UD datagrams:
-// the UD CQE's sl is not mlx5's L3 header type); they pass with
-// UCX_UD_VERBS_ETH_DGID_CHECK=n.
-INSTANTIATE_TEST_SUITE_P(DISABLED_Fabrics, OpenMpiUcx, ::testing::Values(kRoceStack),
+INSTANTIATE_TEST_SUITE_P(Fabrics, OpenMpiUcx, ::testing::Values(kIbStack, kRoceStack),
                          [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace

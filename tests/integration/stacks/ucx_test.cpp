@@ -114,20 +114,11 @@ std::string case_name(const ::testing::TestParamInfo<std::tuple<PerfCase, Tl, St
   return n + c.size + tl.name + f.name;
 }
 
+// RoCE's rc_verbs wires up through ud_verbs too: UCX takes a UD datagram
+// only if the completion's sl says IPv4 (2) or IPv6 as mlx5's does.
 INSTANTIATE_TEST_SUITE_P(Ucp, UcxPerftest,
                          ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(kRc, kUd),
-                                            ::testing::Values(kIbStack)),
-                         case_name);
-// Disabled: on RoCE every UD datagram is dropped by UCX, so wire-up (rc_verbs
-// too, through ud_verbs:aux) never completes. UCX reads a UD receive's
-// wc.sl as mlx5's RoCE L3 header type (2: IPv4) to find the destination
-// address in the 40-byte GRH area (uct_ud_iface_check_grh); the vHCA reports
-// the frame's PCP there, so UCX takes the area as an IPv6 header, finds no
-// port GID at bytes 24..39 and drops the packet. They pass with
-// UCX_UD_VERBS_ETH_DGID_CHECK=n; run with --gtest_also_run_disabled_tests.
-INSTANTIATE_TEST_SUITE_P(DISABLED_RoceUcp, UcxPerftest,
-                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(kRc, kUd),
-                                            ::testing::Values(kRoceStack)),
+                                            ::testing::Values(kIbStack, kRoceStack)),
                          case_name);
 
 }  // namespace
