@@ -45,9 +45,9 @@ run=$dir/run
 "$bin/fabricd" --config "$dir/fabricd.yaml" > "$dir/fabricd.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null || true; rm -rf "$dir"' EXIT
-ctl() { "$bin/fabricctl" --runtime-dir "$run" "$@"; }
+ctl=("$bin/fabricctl" --runtime-dir "$run")   # an array: timeout runs it too
 for _ in $(seq 300); do
-  ctl status > /dev/null 2>&1 && break
+  "${ctl[@]}" status > /dev/null 2>&1 && break
   kill -0 $daemon 2>/dev/null || { echo "stacks-bench: fabricd failed:" >&2; cat "$dir/fabricd.log" >&2; exit 1; }
   sleep 0.1
 done
@@ -62,10 +62,10 @@ port=13900
 ucx() {
   local pre=$1 test=$2 size=$3 iters=$4
   port=$((port + 1))
-  UCX_NET_DEVICES=${pre}1:1 UCX_TLS=$tls timeout 120 ctl exec -- ucx_perftest -p $port > "$dir/srv.out" 2>&1 &
+  UCX_NET_DEVICES=${pre}1:1 UCX_TLS=$tls timeout 120 "${ctl[@]}" exec -- ucx_perftest -p $port > "$dir/srv.out" 2>&1 &
   local srv=$!
   for _ in $(seq 100); do listening $port && break; sleep 0.1; done
-  UCX_NET_DEVICES=${pre}0:1 UCX_TLS=$tls timeout 120 ctl exec -- \
+  UCX_NET_DEVICES=${pre}0:1 UCX_TLS=$tls timeout 120 "${ctl[@]}" exec -- \
     ucx_perftest 127.0.0.1 -p $port -t "$test" -s "$size" -n "$iters" -w $((iters / 10)) > "$dir/cli.out" 2>&1 ||
     { echo "stacks-bench: ucx_perftest $test failed:" >&2; cat "$dir/cli.out" "$dir/srv.out" >&2; return 1; }
   wait $srv || true
@@ -73,7 +73,7 @@ ucx() {
 }
 
 mpi_bench() {
-  timeout 600 ctl exec -- mpirun -np 8 --allow-run-as-root --oversubscribe \
+  timeout 600 "${ctl[@]}" exec -- mpirun -np 8 --allow-run-as-root --oversubscribe \
     --mca pml ucx --mca pml_ucx_devices any --mca btl self --mca oob_tcp_if_include lo \
     -x UCX_TLS=$tls,self -x VF_HCA_PREFIX="$1" \
     tests/integration/stacks/rank-hca.sh "$mpi_prog" --bench
