@@ -45,7 +45,9 @@ struct DeviceLimits {
   uint32_t max_qp = 4096;     // at most 65536 (QPN layout)
   uint32_t max_qp_wr = 4096;  // per SQ / RQ
   uint32_t max_cq = 4096;
-  uint32_t max_cqe = 65535;  // ring entries are a power of two, so cqe+1 fits
+  // ConnectX's (2^22 - 1): ofi_rxm sizes a CQ for 256 peers (~200k entries).
+  // Ring entries are a power of two, so cqe+1 fits; the ring is sparse memory.
+  uint32_t max_cqe = (1u << 22) - 1;
   uint32_t max_mr = 65535;   // at most 65535 (key layout)
   uint32_t max_mw = 65535;   // at most 65535 (key layout)
   uint32_t max_pd = 4096;
