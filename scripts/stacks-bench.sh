@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # UCX and Open MPI figures on both fabrics, from unmodified Debian binaries on
-# a fabricd this script starts for itself (own runtime dir under /tmp, so a
-# lab's /run/vfabric service is left alone). Not run in CI: it takes minutes.
+# a fabricd this script starts for itself (own runtime dir under /tmp, and
+# vHCAs named bib*/broce* on 198.19.0.0/24, so a lab's fabricd on the default
+# config keeps its vib*/vroce* interfaces and 198.18.0.x addresses). Not run
+# in CI: it takes minutes.
 #   sudo scripts/stacks-bench.sh [BUILD_DIR]     (default build/, built first)
 # Prints, per fabric: UCX tag-matching latency (8 B) and put bandwidth
 # (64 KiB, 1 MiB) between two vHCAs over rc_verbs, and an OSU-style
@@ -28,15 +30,15 @@ run=$dir/run
   echo "fabrics:"
   for fab in ib roce; do
     if [[ $fab == ib ]]; then
-      pre=vib sw=ibsw0 base=101 ll=infiniband link="width: 4x, speed: EDR, delay: 100ns, mtu: 4096"
+      pre=bib sw=ibsw0 base=101 ll=infiniband link="width: 4x, speed: EDR, delay: 100ns, mtu: 4096"
     else
-      pre=vroce sw=ethsw0 base=1 ll=ethernet link="speed: 100G, delay: 100ns, mtu: 1500"
+      pre=broce sw=ethsw0 base=1 ll=ethernet link="speed: 100G, delay: 100ns, mtu: 1500"
     fi
     echo "  - name: $fab"
     echo "    link_layer: $ll"
     echo "    switches: [{name: $sw, ports: $hcas}]"
     echo "    hcas:"
-    for ((i = 0; i < hcas; i++)); do echo "      - {name: $pre$i, ip: 198.18.0.$((base + i))}"; done
+    for ((i = 0; i < hcas; i++)); do echo "      - {name: $pre$i, ip: 198.19.0.$((base + i))}"; done
     echo "    links:"
     for ((i = 0; i < hcas; i++)); do echo "      - {a: $pre$i, b: $sw/$((i + 1)), $link}"; done
   done
@@ -80,7 +82,7 @@ mpi_bench() {
 }
 
 for fab in ib roce; do
-  pre=vib; [[ $fab == roce ]] && pre=vroce
+  pre=bib; [[ $fab == roce ]] && pre=broce
   echo "== $fab (${pre}0 .. ${pre}$((hcas - 1))), UCX_TLS=$tls"
   read -r lat _ < <(ucx "$pre" tag_lat 8 20000)
   echo "UCX tag_lat      8 B:     $lat us (one way, average)"
