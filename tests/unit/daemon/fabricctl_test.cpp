@@ -117,9 +117,9 @@ class FabricctlTest : public ::testing::Test {
 };
 
 const char* kHcaTable =
-    "NAME    FABRIC  LINK_LAYER  PORT_STATE  LID/GID           MTU   QPS\n"
-    "vib0    ib      infiniband  ACTIVE      1                 4096  0\n"
-    "vib1    ib      infiniband  DOWN        2                 4096  0\n"
+    "NAME    FABRIC  LINK_LAYER  PORT_STATE  LID/GID            MTU   QPS\n"
+    "vib0    ib      infiniband  ACTIVE      1                  4096  0\n"
+    "vib1    ib      infiniband  DOWN        2                  4096  0\n"
     "vroce0  roce    ethernet    ACTIVE      ::ffff:198.18.0.1  1024  3\n"
     "vroce1  roce    ethernet    ACTIVE      ::ffff:198.18.0.2  1024  -\n";
 

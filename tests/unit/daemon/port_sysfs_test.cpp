@@ -55,7 +55,7 @@ TEST(PortSysfs, RoceRecordHasNoLidsAndRoceV2Gids) {
   EXPECT_EQ(f.at("sm_lid"), "0x0\n");
   EXPECT_EQ(f.at("lid_mask_count"), "0\n");
   EXPECT_EQ(f.at("rate"), "100 Gb/sec (4X EDR)\n");  // PortInfo's default 4X EDR
-  EXPECT_EQ(f.at("gids/1"), "0000:0000:0000:0000:0000:ffff:c000:0201\n");
+  EXPECT_EQ(f.at("gids/1"), "0000:0000:0000:0000:0000:ffff:c612:0001\n");
   EXPECT_EQ(f.at("gid_attrs/types/0"), "RoCE v2\n");
   EXPECT_EQ(f.at("gid_attrs/types/1"), "RoCE v2\n");
   EXPECT_EQ(f.count("gids/2"), 0u);  // gid_tbl_len 0: the table is the GIDs there are

@@ -151,6 +151,8 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
       if (!ib && i == 1) gid = addr::format_gid_sysfs(addr::ipv4_mapped_gid(*h.ipv4)) + "\n";
       want[p + fmt::format("gids/{}", i)] = gid;
       want[p + fmt::format("gid_attrs/types/{}", i)] = (!ib && i < 2) ? "RoCE v2\n" : "IB/RoCE v1\n";
+      // A RoCE GID in use names the vHCA's interface; IB GIDs have none.
+      if (!ib && i < 2) want[p + fmt::format("gid_attrs/ndevs/{}", i)] = std::string(name) + "\n";
     }
     // IB: a 16-entry P_Key table, the default partition then invalid entries.
     for (int i = 0; i < (ib ? 16 : 1); ++i) want[p + fmt::format("pkeys/{}", i)] = i == 0 ? "0xffff\n" : "0x0000\n";
@@ -169,7 +171,7 @@ TEST_F(RuntimeTreeTest, EveryFileHasTheKernelsFormat) {
   // Spot checks in the exact forms libibverbs and users see.
   EXPECT_EQ(ib_gid0, want["class/infiniband/vib0/ports/1/gids/0"]);
   EXPECT_EQ(roce_gid0, want["class/infiniband/vroce0/ports/1/gids/0"]);
-  EXPECT_EQ(want["class/infiniband/vroce0/ports/1/gids/1"], "0000:0000:0000:0000:0000:ffff:c000:0201\n");
+  EXPECT_EQ(want["class/infiniband/vroce0/ports/1/gids/1"], "0000:0000:0000:0000:0000:ffff:c612:0001\n");
   EXPECT_EQ(g0.size(), 19u);
   EXPECT_EQ(r0.substr(0, 4), "0056");
 
@@ -471,7 +473,7 @@ TEST_F(RuntimeTreeTest, UpdatePortRewritesOnlyWhatTheRecordChanged) {
   rec.gids.push_back(addr::ipv4_mapped_gid(0xC6120063));  // 198.18.0.99 at index 2
   rec.state = PortState::kInit;
   tree.update_port("vroce0", rec);
-  EXPECT_EQ(test::read_file(port / "gids/2"), "0000:0000:0000:0000:0000:ffff:c000:0263\n");
+  EXPECT_EQ(test::read_file(port / "gids/2"), "0000:0000:0000:0000:0000:ffff:c612:0063\n");
   EXPECT_EQ(test::read_file(port / "gid_attrs/types/2"), "RoCE v2\n");
   EXPECT_EQ(test::read_file(port / "state"), "2: INIT\n");
   EXPECT_EQ(ino("rate"), rate_ino);

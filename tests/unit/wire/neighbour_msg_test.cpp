@@ -33,7 +33,7 @@ TEST(Arp, RequestBytesAreRfc826) {
   std::array<uint8_t, kArpLen> p{};
   arp_put(p.data(), request());
   const std::array<uint8_t, kArpLen> want{0, 1, 0x08, 0, 6, 4, 0, 1,       0x02, 0, 0, 0, 0,    0x0A,
-                                          198, 18, 0, 1, 0, 0, 0, 0, 0, 0, 192,  0, 2, 2};
+                                          198, 18, 0, 1, 0, 0, 0, 0, 0, 0, 198, 18, 0, 2};
   EXPECT_EQ(p, want);
   const auto back = arp_parse(p.data(), p.size());
   ASSERT_TRUE(back);
