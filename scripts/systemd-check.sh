@@ -29,7 +29,7 @@ systemctl daemon-reload
 trap 'systemctl stop fabricd >/dev/null 2>&1 || true' EXIT
 
 # Readiness: start returns once programs can see the vHCAs (Type=notify).
-systemctl start fabricd
+systemctl start fabricd || { journalctl -u fabricd --no-pager | tail -20 >&2; fail "systemctl start fabricd"; }
 [[ $(systemctl is-active fabricd) == active ]] || fail "not active after start"
 /usr/local/bin/fabricctl status >/dev/null || fail "fabricctl status"
 eval "$(/usr/local/bin/fabricctl env)"

@@ -36,7 +36,9 @@ trap 'status=$?; cleanup; [[ $status == 0 ]] || echo "systemd-nspawn-check: fail
 mount --bind / "$root"
 
 # --keep-unit --register=no: no machined or system bus needed on the host.
-systemd-nspawn -D "$root" --volatile=overlay --register=no --keep-unit --private-network --bind="$src" -b >"$log" 2>&1 &
+# CAP_NET_ADMIN: the unit's fabricd creates the vHCAs' tun/tap interfaces
+# (nspawn withholds it unless asked; they live, and die, with fabricd).
+systemd-nspawn -D "$root" --volatile=overlay --register=no --keep-unit --capability=CAP_NET_ADMIN --bind="$src" -b >"$log" 2>&1 &
 nspawn=$!
 # The container's PID 1 is the systemd child of that nspawn; wait until it
 # reached multi-user (its `systemctl is-system-running` settles).
