@@ -22,12 +22,12 @@ NetdevSpec vroce0(uint8_t len = 32) {
   return s;
 }
 
-// This project's own machines: eth0 on 192.0.2.2/24 with a default route.
+// A lab host: eth0 on a /24 of its site network, with a default route.
 HostNet lab_host() {
   HostNet h;
   h.ifnames = {"lo", "eth0"};
-  h.addrs = {{"lo", ip("127.0.0.1"), 8}, {"eth0", ip("192.0.2.2"), 24}};
-  h.routes = {{"eth0", ip("192.0.2.0"), 24}};
+  h.addrs = {{"lo", ip("127.0.0.1"), 8}, {"eth0", ip("10.20.30.2"), 24}};
+  h.routes = {{"eth0", ip("10.20.30.0"), 24}};
   return h;
 }
 
@@ -39,12 +39,12 @@ TEST(HostClash, NoneOnAHostWithOtherNetworks) {
 TEST(HostClash, TheHostsOwnAddressOrSubnetIsNamed) {
   HostNet h = lab_host();
   NetdevSpec s = vroce0();
-  s.ipv4 = ip("192.0.2.2");
+  s.ipv4 = ip("10.20.30.2");
   const std::string same = host_clash(s, h);
-  EXPECT_NE(same.find("vHCA vroce0 (192.0.2.2/32 on interface vroce0) overlaps the host's address 192.0.2.2/24 on eth0"),
+  EXPECT_NE(same.find("vHCA vroce0 (10.20.30.2/32 on interface vroce0) overlaps the host's address 10.20.30.2/24 on eth0"),
             std::string::npos) << same;
   EXPECT_NE(same.find("198.18.0.0/15"), std::string::npos) << same;
-  s.ipv4 = ip("192.0.2.77");  // not an address of the host, but inside eth0's subnet
+  s.ipv4 = ip("10.20.30.77");  // not an address of the host, but inside eth0's subnet
   EXPECT_NE(host_clash(s, h), "");
 }
 
