@@ -112,10 +112,11 @@ static long check_reduce_scatter(int count) {
   return bad;
 }
 
-/* Sizes in ints: a single element, odd ones, and 64 KiB and 256 KiB ones
- * that UCX sends by rendezvous (RDMA READ on rc_verbs) rather than eagerly. */
+/* Sizes in ints: a single element, odd ones, and 64 KiB and 128 KiB ones
+ * that UCX sends by rendezvous (RDMA READ on rc_verbs) rather than eagerly.
+ * (Small enough that a sanitizer-built fabricd on 2 cores finishes in time.) */
 static int check(void) {
-  static const int counts[] = {1, 7, 1000, 16384, 65536};
+  static const int counts[] = {1, 7, 1000, 16384, 32768};
   long bad = 0, checks = 0;
   for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c) {
     bad += check_allreduce(counts[c]) + check_allgather(counts[c]) + check_alltoall(counts[c]) +

@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 // What a lab passes mpirun to run over UCX on vHCAs. Open MPI 4.1's UCX PML
 // declines devices other than mlx* unless pml_ucx_devices says otherwise.
 std::vector<std::string> mpirun(int ranks) {
-  return {"mpirun", "-np", std::to_string(ranks), "--allow-run-as-root", "--oversubscribe", "--timeout", "60",
+  return {"mpirun", "-np", std::to_string(ranks), "--allow-run-as-root", "--oversubscribe", "--timeout", "150",
           "--mca", "pml", "ucx", "--mca", "pml_ucx_devices", "any", "--mca", "btl", "self",
           "--mca", "oob_tcp_if_include", "lo", "-x", "UCX_TLS=rc_verbs,ud_verbs:aux,self"};
 }
@@ -32,7 +32,7 @@ class OpenMpiUcx : public ::testing::TestWithParam<StackFabric> {
   }
   static RunResult run_mpi(std::vector<std::string> argv) {
     argv.push_back(VF_MPI_COLLECTIVES_PATH);
-    return run(argv, daemon_->app_env(), 90s);
+    return run(argv, daemon_->app_env(), 180s);
   }
   // Waits (bounded) for sysfs's once-a-second refresh to show `grew`.
   template <typename Pred>
@@ -59,10 +59,10 @@ TEST_P(OpenMpiUcx, FourRanksEachOnItsOwnVhcaGetEveryCollectiveRight) {
   auto argv = mpirun(4);
   argv.insert(argv.end(), {"-x", std::string("VF_HCA_PREFIX=") + f.prefix, VF_RANK_HCA_PATH});
   expect_checked(run_mpi(argv));
-  // Every rank sent over its own port: 4 x (a few MiB of alltoall and allgather) at least.
+  // Every rank sent over its own port: its share of ~1.5 MiB of collectives, not loopback or TCP.
   for (int i = 0; i < 4; ++i)
-    EXPECT_TRUE(eventually([&] { return port_traffic(*daemon_, f, i).xmit_bytes > before[i].xmit_bytes + (1 << 20); }))
-        << f.hca(i) << " carried less than 1 MiB";
+    EXPECT_TRUE(eventually([&] { return port_traffic(*daemon_, f, i).xmit_bytes > before[i].xmit_bytes + (512 << 10); }))
+        << f.hca(i) << " carried less than 512 KiB";
 }
 
 TEST_P(OpenMpiUcx, TwoRanksOnOneVhcaLoopBackInsideIt) {
@@ -71,7 +71,7 @@ TEST_P(OpenMpiUcx, TwoRanksOnOneVhcaLoopBackInsideIt) {
   auto argv = mpirun(2);
   argv.insert(argv.end(), {"-x", "UCX_NET_DEVICES=" + f.hca(3) + ":1"});
   expect_checked(run_mpi(argv));
-  EXPECT_TRUE(eventually([&] { return port_traffic(*daemon_, f, 3).loopback_pkts > before.loopback_pkts + 1000; }))
+  EXPECT_TRUE(eventually([&] { return port_traffic(*daemon_, f, 3).loopback_pkts > before.loopback_pkts + 200; }))
       << f.hca(3) << " looped back almost nothing";
 }
 
