@@ -143,6 +143,18 @@ TEST_F(Compare, MeasuredGoodputMatchesTheAnalyticWhereTheLinkIsTheBottleneck) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 TEST_F(Compare, TwoQuickRunsAgree) {
   // Emulated figures are functions of the configuration: byte for byte.
   for (const char* c : kEmulated) EXPECT_EQ(slurp(dir("a") / c), slurp(dir("b") / c)) << c;
@@ -153,13 +165,15 @@ TEST_F(Compare, TwoQuickRunsAgree) {
   for (size_t i = 1; i < a.size(); ++i)
     EXPECT_NEAR(std::stod(a[i][e]), std::stod(b[i][e]), 0.08 * std::stod(a[i][e])) << a[i][0];
   // Wall clock, latency: the stated band is a factor of 10 between runs (the
-  // app, its peer and fabricd's lcore share two cores; 6x seen within one).
+  // app, its peer and fabricd's lcore share two cores; 6x seen within one);
+  // a sanitizer-built fabricd is several times slower and noisier (14x seen).
+  constexpr double kBand = kSanitized ? 30.0 : 10.0;
   const Csv la = read_csv(dir("a") / "latency-live.csv"), lb = read_csv(dir("b") / "latency-live.csv");
   ASSERT_EQ(la.size(), lb.size());
   const size_t p50 = col(la, "t_typical (p50)");
   for (size_t i = 1; i < la.size(); ++i) {
     const double x = std::stod(la[i][p50]), y = std::stod(lb[i][p50]);
-    EXPECT_LT(std::max(x, y) / std::min(x, y), 10.0) << la[i][0] << " " << la[i][1] << ": " << x << " vs " << y;
+    EXPECT_LT(std::max(x, y) / std::min(x, y), kBand) << la[i][0] << " " << la[i][1] << ": " << x << " vs " << y;
   }
 }
 

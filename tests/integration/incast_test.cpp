@@ -118,6 +118,7 @@ struct Incast {
 
 struct IncastResult {
   double bottleneck_bps = 0;  // in one window while all were sending: printed
+  double link_bps = 0;        // the bottleneck link's configured rate
   std::vector<double> sender_bps;
   double bottleneck_words = 0, sender_words = 0;  // PortXmitData over the whole run
   std::map<std::string, double> end;  // the metrics after the run
@@ -195,6 +196,7 @@ IncastResult run_incast(const Fabricd& d, const Incast& spec) {
            4 * 8 / secs;
   };
   res.bottleneck_bps = bps(spec.bottleneck);
+  res.link_bps = spec.bottleneck_gbps * 1e9;
   std::printf("incast through fabricd: bottleneck %s %.3f Gb/s of %g, senders", spec.bottleneck.c_str(),
               res.bottleneck_bps / 1e9, spec.bottleneck_gbps);
   for (size_t i = 0; i < n; ++i) {
@@ -250,6 +252,14 @@ void expect_lossless(const IncastResult& r, const std::vector<std::string>& send
         EXPECT_EQ(value, 0) << key;
       }
   EXPECT_GT(ports, 20u) << "the metrics families were not found";
+  // Credit (or PFC) waits reach every source only when the bottleneck was
+  // full; a host too slow to fill it (the sanitizer build: ~0.3 of 2 Gb/s)
+  // leaves nothing to wait for. Virtual time asserts it unconditionally
+  // (tests/unit/fabric/incast_test.cpp).
+  if (r.bottleneck_bps < 0.9 * r.link_bps) {
+    std::printf("bottleneck not full (host-bound): per-sender waits not checked\n");
+    return;
+  }
   for (const auto& h : senders) EXPECT_GT(port_metric(r.end, "vfabric_port_xmit_wait_total", h, fabric), 0) << h;
 }
 
