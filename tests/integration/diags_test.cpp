@@ -249,7 +249,13 @@ TEST_F(Diags, ASetFromAnAppIsRefusedAndChangesNothing) {
   const auto before = mad_stats(d);
   const RunResult r = tool(d, {"ibportstate", "-C", "vib0", "-t", "200", "3", "2", "disable"});
   EXPECT_NE(r.exit_code, 0) << r.describe();  // no key: the SMA drops it, the tool times out
-  const auto after = mad_stats(d);
+  // fabricd counts the last try's timeout on its own timer, which may fire
+  // just after the tool gave up on the same deadline: wait for it (bounded).
+  auto after = mad_stats(d);
+  for (int i = 0; i < 40 && after["mad_timeouts"] == before["mad_timeouts"]; ++i) {
+    std::this_thread::sleep_for(50ms);
+    after = mad_stats(d);
+  }
   EXPECT_GT(after["mad_refused"].get<uint64_t>(), before["mad_refused"].get<uint64_t>());
   EXPECT_GT(after["mad_timeouts"].get<uint64_t>(), before["mad_timeouts"].get<uint64_t>());
   EXPECT_GT(after["mad_answered"].get<uint64_t>(), before["mad_answered"].get<uint64_t>());  // its Gets
