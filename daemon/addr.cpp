@@ -67,6 +67,8 @@ std::optional<Mac> parse_mac(std::string_view text) {
   return mac;
 }
 
+std::string format_prefix(uint32_t ip, uint8_t len) { return format_ipv4(ip) + "/" + std::to_string(len); }
+
 std::string format_mac(const Mac& m) {
   return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
 }

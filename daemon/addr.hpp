@@ -17,6 +17,10 @@ using Gid = std::array<uint8_t, 16>;  // network byte order, like ibv_gid.raw
 // Dotted quad, four decimal octets without leading zeros. Host byte order.
 std::optional<uint32_t> parse_ipv4(std::string_view text);
 std::string format_ipv4(uint32_t ip);
+// The netmask of a /len prefix (0..32), host byte order.
+inline uint32_t ipv4_mask(uint8_t len) { return len ? ~0u << (32 - len) : 0; }
+// "198.18.0.0/24"
+std::string format_prefix(uint32_t ip, uint8_t len);
 // Why an address cannot be a host's unicast address (0/8, loopback,
 // multicast, reserved, broadcast), or empty if it can.
 std::string ipv4_unusable_reason(uint32_t ip);

@@ -22,10 +22,6 @@ struct Prefix {
 constexpr std::size_t kMaxEcmpMembers = 64;  // dp::Ipv4Routes::kMaxHops
 constexpr std::size_t kMaxStaticRoutes = 4095;  // dp::Ipv4Routes::kMaxRoutes, less the connected route
 
-uint32_t mask_of(uint8_t len) { return len ? ~0u << (32 - len) : 0; }
-
-std::string prefix_text(uint32_t ip, uint8_t len) { return fmt::format("{}/{}", addr::format_ipv4(ip), len); }
-
 // "A.B.C.D/LEN" with LEN in min..max; nullopt when malformed.
 std::optional<Prefix> parse_prefix(std::string_view t, unsigned min, unsigned max) {
   const auto slash = t.find('/');
@@ -51,11 +47,11 @@ void read_gateway(const Reader& r, const YAML::Node& v, Switch::Router& rt, cons
   if (!g)
     r.fail(v, fmt::format("gateway {} of {} is not an address with a prefix length", quote(t), what),
            "write the router's address on its hosts' subnet, e.g. 198.18.0.1/26 (prefix 1 to 30)");
-  const uint32_t host = g->ip & ~mask_of(g->len);
-  if (host == 0 || host == ~mask_of(g->len))
+  const uint32_t host = g->ip & ~addr::ipv4_mask(g->len);
+  if (host == 0 || host == ~addr::ipv4_mask(g->len))
     r.fail(v, fmt::format("gateway {} of {} is its subnet's network or broadcast address", t, what),
-           fmt::format("pick a host address of {}, e.g. {}", prefix_text(g->ip & mask_of(g->len), g->len),
-                       addr::format_ipv4((g->ip & mask_of(g->len)) + 1)));
+           fmt::format("pick a host address of {}, e.g. {}", addr::format_prefix(g->ip & addr::ipv4_mask(g->len), g->len),
+                       addr::format_ipv4((g->ip & addr::ipv4_mask(g->len)) + 1)));
   if (std::string why = addr::ipv4_unusable_reason(g->ip); !why.empty())
     r.fail(v, fmt::format("gateway {} of {} cannot be a router address: {}", t, what, why),
            "use a unicast address, e.g. from 198.18.0.0/24 or 10.0.0.0/8");
@@ -75,10 +71,10 @@ void read_routes(const Reader& r, const YAML::Node& v, const Switch& s, Switch::
     const std::string dt = r.scalar(d, "dst", "dst: 198.18.0.64/26");
     const auto p = parse_prefix(dt, 0, 32);
     if (!p) r.fail(d, fmt::format("dst {} of {} is not a prefix", quote(dt), ew), "write A.B.C.D/LEN, e.g. 198.18.0.64/26");
-    if (p->ip & ~mask_of(p->len))
+    if (p->ip & ~addr::ipv4_mask(p->len))
       r.fail(d, fmt::format("dst {} of {} has host bits set", dt, ew),
-             fmt::format("write the network address: {}", prefix_text(p->ip & mask_of(p->len), p->len)));
-    if (rt.gateway && p->len == rt.prefix_len && p->ip == (rt.gateway & mask_of(rt.prefix_len)))
+             fmt::format("write the network address: {}", addr::format_prefix(p->ip & addr::ipv4_mask(p->len), p->len)));
+    if (rt.gateway && p->len == rt.prefix_len && p->ip == (rt.gateway & addr::ipv4_mask(rt.prefix_len)))
       r.fail(d, fmt::format("{} of {} is the gateway's own subnet", dt, ew),
              "remove it: the gateway's subnet is a connected route");
     if (!seen.emplace(p->ip, p->len).second)
@@ -193,12 +189,12 @@ void check_l3(const Reader& r, Fabric& f, const std::vector<Pos>& link_pos, cons
     for (std::size_t j = 0; j < i; ++j) {
       const auto& o = f.switches[j].router;
       if (!o || !o->gateway) continue;
-      const uint32_t m = mask_of(std::min(rt->prefix_len, o->prefix_len));
+      const uint32_t m = addr::ipv4_mask(std::min(rt->prefix_len, o->prefix_len));
       if ((rt->gateway & m) == (o->gateway & m))
         r.fail(switch_pos.at(i),
                fmt::format("the gateway subnet {} of '{}' overlaps {} of '{}'",
-                           prefix_text(rt->gateway & mask_of(rt->prefix_len), rt->prefix_len), f.switches[i].name,
-                           prefix_text(o->gateway & mask_of(o->prefix_len), o->prefix_len), f.switches[j].name),
+                           addr::format_prefix(rt->gateway & addr::ipv4_mask(rt->prefix_len), rt->prefix_len), f.switches[i].name,
+                           addr::format_prefix(o->gateway & addr::ipv4_mask(o->prefix_len), o->prefix_len), f.switches[j].name),
                "give every routed subnet its own prefix");
     }
   }
@@ -214,8 +210,8 @@ void check_l3(const Reader& r, Fabric& f, const std::vector<Pos>& link_pos, cons
     const Switch& gs = f.switches[g->second];
     const Switch::Router& rt = *gs.router;
     if ((h.vlan ? h.vlan : 1) != rt.vlan) continue;  // another VLAN: the gateway does not serve it
-    const uint32_t m = mask_of(rt.prefix_len);
-    const std::string subnet = prefix_text(rt.gateway & m, rt.prefix_len);
+    const uint32_t m = addr::ipv4_mask(rt.prefix_len);
+    const std::string subnet = addr::format_prefix(rt.gateway & m, rt.prefix_len);
     if ((*h.ipv4 & m) != (rt.gateway & m))
       r.fail(hca_pos.at(i), fmt::format("ip {} of HCA '{}' is outside {}'s gateway subnet {}",
                                         addr::format_ipv4(*h.ipv4), h.name, gs.name, subnet),

@@ -18,14 +18,10 @@
 namespace vf {
 namespace {
 
-uint32_t mask_of(uint8_t len) { return len == 0 ? 0 : ~uint32_t(0) << (32 - len); }
-
 bool overlap(uint32_t a, uint8_t alen, uint32_t b, uint8_t blen) {
-  const uint32_t m = mask_of(std::min(alen, blen));
+  const uint32_t m = addr::ipv4_mask(std::min(alen, blen));
   return (a & m) == (b & m);
 }
-
-std::string prefix_text(uint32_t ip, uint8_t len) { return fmt::format("{}/{}", addr::format_ipv4(ip), len); }
 
 // /proc/net/route prints each field as the raw big-endian word in %08X.
 uint32_t route_word(const std::string& hex) { return ntohl(uint32_t(std::stoul(hex, nullptr, 16))); }
@@ -69,7 +65,7 @@ HostNet read_host_net() {
 }
 
 std::string host_clash(const NetdevSpec& w, const HostNet& host) {
-  const std::string who = fmt::format("vHCA {} ({} on interface {})", w.hca, prefix_text(w.ipv4, w.prefix_len), w.name);
+  const std::string who = fmt::format("vHCA {} ({} on interface {})", w.hca, addr::format_prefix(w.ipv4, w.prefix_len), w.name);
   const std::string fix =
       "give the vHCA an address of a network this host does not use (labs use 198.18.0.0/15, RFC 2544's "
       "benchmarking range), or remove the host's";
@@ -80,10 +76,10 @@ std::string host_clash(const NetdevSpec& w, const HostNet& host) {
                          who, n, n);
   for (const auto& a : host.addrs)
     if (overlap(w.ipv4, w.prefix_len, a.ip, a.len))
-      return fmt::format("{} overlaps the host's address {} on {}; {}", who, prefix_text(a.ip, a.len), a.ifname, fix);
+      return fmt::format("{} overlaps the host's address {} on {}; {}", who, addr::format_prefix(a.ip, a.len), a.ifname, fix);
   for (const auto& r : host.routes)
     if (overlap(w.ipv4, w.prefix_len, r.ip, r.len))
-      return fmt::format("{} overlaps the host's route to {} via {}; {}", who, prefix_text(r.ip, r.len), r.ifname,
+      return fmt::format("{} overlaps the host's route to {} via {}; {}", who, addr::format_prefix(r.ip, r.len), r.ifname,
                          fix);
   return {};
 }

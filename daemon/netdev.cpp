@@ -38,8 +38,6 @@ sockaddr_in inet(uint32_t host_order) {
   return a;
 }
 
-uint32_t mask_of(uint8_t len) { return len == 0 ? 0 : ~uint32_t(0) << (32 - len); }
-
 // The ioctls `ip` predates: enough for one address, the MTU, the MAC and the
 // flags, and no netlink code of our own. The address and mask are set while
 // the interface is down, so no route with the kernel's classful default mask
@@ -59,7 +57,7 @@ void configure(const NetdevSpec& s, int sock) {
   std::memcpy(&r.ifr_addr, &a, sizeof(a));
   if (::ioctl(sock, SIOCSIFADDR, &r) != 0) fail(s, "assign its address", errno);
   r = request_for(s.name);
-  const sockaddr_in m = inet(mask_of(s.prefix_len));
+  const sockaddr_in m = inet(addr::ipv4_mask(s.prefix_len));
   std::memcpy(&r.ifr_netmask, &m, sizeof(m));
   if (::ioctl(sock, SIOCSIFNETMASK, &r) != 0) fail(s, "set its netmask", errno);
   r = request_for(s.name);
