@@ -57,14 +57,30 @@ size_t col(const Csv& t, const std::string& name) {
   return 0;
 }
 
+// Under a sanitizer the second run is emulated only: its wall-clock half
+// takes two minutes there and agrees with the first only within a band too
+// wide to mean anything; the unsanitized pass compares both halves.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 class Compare : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     base_ = fs::temp_directory_path() / ("vf-compare-test-" + std::to_string(getpid()));
     fs::remove_all(base_);
     for (const char* run : {"a", "b"}) {
-      const RunResult r = vf::test::run({VF_COMPARE_PATH, "--quick", "-o", (base_ / run).string()}, {},
-                                        std::chrono::minutes(15));
+      std::vector<std::string> argv{VF_COMPARE_PATH, "--quick", "-o", (base_ / run).string()};
+      if (kSanitized && run[0] == 'b') argv.push_back("--no-live");
+      const RunResult r = vf::test::run(argv, {}, std::chrono::minutes(15));
       ASSERT_EQ(r.exit_code, 0) << r.describe();
       ASSERT_NE(r.out.find("report written to"), std::string::npos) << r.describe();
     }
@@ -143,21 +159,11 @@ TEST_F(Compare, MeasuredGoodputMatchesTheAnalyticWhereTheLinkIsTheBottleneck) {
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 TEST_F(Compare, TwoQuickRunsAgree) {
   // Emulated figures are functions of the configuration: byte for byte.
   for (const char* c : kEmulated) EXPECT_EQ(slurp(dir("a") / c), slurp(dir("b") / c)) << c;
+  if (kSanitized) return;  // run b is emulated only
   // Wall clock, link-bound bandwidth: within 8 % of each other.
   const Csv a = read_csv(dir("a") / "encapsulation-live.csv"), b = read_csv(dir("b") / "encapsulation-live.csv");
   ASSERT_EQ(a.size(), b.size());
@@ -165,9 +171,8 @@ TEST_F(Compare, TwoQuickRunsAgree) {
   for (size_t i = 1; i < a.size(); ++i)
     EXPECT_NEAR(std::stod(a[i][e]), std::stod(b[i][e]), 0.08 * std::stod(a[i][e])) << a[i][0];
   // Wall clock, latency: the stated band is a factor of 10 between runs (the
-  // app, its peer and fabricd's lcore share two cores; 6x seen within one);
-  // a sanitizer-built fabricd is several times slower and noisier (14x seen).
-  constexpr double kBand = kSanitized ? 30.0 : 10.0;
+  // app, its peer and fabricd's lcore share two cores; 6x seen within one).
+  constexpr double kBand = 10.0;
   const Csv la = read_csv(dir("a") / "latency-live.csv"), lb = read_csv(dir("b") / "latency-live.csv");
   ASSERT_EQ(la.size(), lb.size());
   const size_t p50 = col(la, "t_typical (p50)");
