@@ -28,6 +28,24 @@ std::string duration_text(double s) {
   return fmt::format("{}s", sec);
 }
 
+namespace {
+double ms_of(const json& lcore, const char* key) {
+  const auto it = lcore.find(key);
+  return it != lcore.end() && it->is_number() ? it->get<double>() / 1e6 : 0;
+}
+}  // namespace
+
+// The emulated clock's health: drift is emulated time given up to stalls
+// (the dataplane did not run), so figures measured while it grows are the
+// host's (docs/operator-guide.md, "When the host is the bottleneck").
+std::string clock_text(const json& lcore) {
+  const std::string stalls = text(lcore, "stalls");
+  if (stalls.empty()) return "";
+  if (stalls == "0") return "in step with real time (no stalls)";
+  return fmt::format("{} stalls of the dataplane, the longest {:.1f} ms; emulated time {:.1f} ms behind real time",
+                     stalls, ms_of(lcore, "max_stall_ns"), ms_of(lcore, "drift_ns"));
+}
+
 void print_json(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; }
 
 void print_hca_table(const json& hcas);  // commands_hca.cpp
@@ -65,6 +83,7 @@ int cmd_status(const Globals& g) {
     if (auto m = text(d, "metrics_listen"); !m.empty()) field("metrics:", "http://" + cell(m) + "/metrics");
     if (auto td = text(d, "time_dilation"); !td.empty() && td != "1") field("time dilation:", td + "x");
     field("clients:", text(st, "clients"));
+    if (st.is_object() && st.contains("lcore") && st["lcore"].is_object()) field("clock:", clock_text(st["lcore"]));
     if (st.is_object() && st.contains("mbufs") && st["mbufs"].is_object())
       field("mbufs:", fmt::format("{} in use of {}", text(st["mbufs"], "in_use"), text(st["mbufs"], "size")));
 

@@ -368,6 +368,7 @@ void DaemonState::refresh_counters() {
           spdlog::warn("{}", s);
           fabric_event("pfc-storm", s);
         }
+        report_stalls();
         if (stopping_) return;
         try {
           for (size_t i = 0; i < snaps.size(); ++i) {
@@ -382,6 +383,25 @@ void DaemonState::refresh_counters() {
     });
     if (!queued) refresh_counters();  // the lcore's queue is full: try next period
   });
+}
+
+// Once a second: if the emulated clock gave time up (the lcore did not run,
+// or had more to do than one core can), the journal says so, at most once a
+// minute, since figures measured meanwhile are the host's.
+void DaemonState::report_stalls() {
+  const LcoreSnapshot now = lcore_->snapshot();
+  const uint64_t last_second = now.drift_ns - stalls_seen_.drift_ns;
+  stalls_seen_ = now;
+  const auto t = std::chrono::steady_clock::now();
+  if (last_second < kStallReportNs || t < stall_report_quiet_until_) return;
+  stall_report_quiet_until_ = t + std::chrono::minutes(1);
+  spdlog::warn("lcore: the dataplane fell {:.1f} ms behind emulated time in the last second ({:.1f} ms since this was "
+               "last said; {} stalls, the longest {:.1f} ms): it did not run, or had more to do than one core can. "
+               "The emulated clock paused for it rather than invent events, so rates and latencies measured now are "
+               "the host's, not the fabric's (time_dilation slows emulated time to fit)",
+               double(last_second) / 1e6, double(now.drift_ns - stall_reported_drift_) / 1e6, now.stalls,
+               double(now.max_stall_ns) / 1e6);
+  stall_reported_drift_ = now.drift_ns;
 }
 
 // The watchdog is fed only while the lcore keeps executing tasks: a wedged

@@ -22,6 +22,7 @@
 #include "daemon/config.hpp"
 #include "daemon/eal.hpp"
 #include "daemon/event_log.hpp"
+#include "daemon/lcore_stats.hpp"
 #include "daemon/umad_stats.hpp"
 #include "daemon/watchdog_policy.hpp"
 
@@ -100,6 +101,7 @@ class DaemonState {
   // Copies every vHCA's counters on the lcore, writes them into sysfs on the
   // control thread, then waits kSysfsCounterPeriod and does it again.
   void refresh_counters();
+  void report_stalls();
   void shutdown();
   void announce_device_fatal();
   // Creates the vHCAs' interfaces and discards what the host sends into them.
@@ -141,6 +143,10 @@ class DaemonState {
   WatchdogGate watchdog_gate_;
   std::chrono::microseconds watchdog_period_{0};
   bool stopping_ = false;
+  LcoreSnapshot stalls_seen_{};  // the lcore's clock figures at the last report_stalls()
+  uint64_t stall_reported_drift_ = 0;
+  std::chrono::steady_clock::time_point stall_report_quiet_until_{};
+  static constexpr uint64_t kStallReportNs = 10'000'000;  // journal a second that gave up 10 ms
   std::vector<char> announced_active_;  // per vHCA, lcore only: what its apps were last told
   EventLog event_log_;                  // control thread
   std::vector<std::string> last_port_event_;  // per vHCA, control thread: not said twice

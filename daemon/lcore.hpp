@@ -12,6 +12,7 @@
 #include "daemon/lcore_stats.hpp"
 #include "daemon/spsc_queue.hpp"
 #include "dataplane/fabric/counter.hpp"
+#include "core/emulated_clock.hpp"
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 
@@ -42,18 +43,22 @@ class Lcore {
   void run();
   void stop();
 
-  // Emulated time now, from the real clock scaled by the dilation factor.
+  // Emulated time now: the real clock scaled by the dilation factor, less
+  // what stalls gave up (core/emulated_clock.hpp).
   Nanos clock_now() const;
 
   // Any thread: single-writer counters, read relaxed (dp::Counter).
   LcoreSnapshot snapshot() const {
-    return {loops_.get(), sleeps_.get(), wakeups_.get(), tasks_run_.get(), clock_now()};
+    const ClockStats c = clock_.stats();
+    return {loops_.get(), sleeps_.get(), wakeups_.get(), tasks_run_.get(), clock_now(),
+            c.stalls,     c.stalled_ns,  c.max_stall_ns,  c.drift_ns};
   }
 
  private:
   static void make_realtime();
   bool run_tasks();
   bool poll_all();
+  void work_due();
   void sleep_until_work();
 
   Scheduler sched_;
@@ -65,7 +70,7 @@ class Lcore {
   int status_fd_ = -1;
   int status_ro_fd_ = -1;
   vhca_engine_status* status_ = nullptr;
-  double dilation_;
+  EmulatedClock clock_;
   uint64_t start_ns_;
   // Counted without locked instructions: the lcore is the only writer.
   dp::Counter loops_, sleeps_, wakeups_, tasks_run_;

@@ -18,6 +18,11 @@ struct LcoreSnapshot {
   // snapshot is taken at one instant on the lcore, so counter deltas divided
   // by this gauge's delta are exact rates in emulated time.
   uint64_t emulated_ns;
+  // The clock model (core/emulated_clock.hpp): passes that found due work
+  // more than 1 ms late, their lateness summed and the largest, and the
+  // emulated time given up to stalls (emulated time is this far behind
+  // real time / dilation). Figures are host-bound while these grow.
+  uint64_t stalls, stalled_ns, max_stall_ns, drift_ns;
 };
 
 // Display names are the status reply's keys ("loops" ...), metric names

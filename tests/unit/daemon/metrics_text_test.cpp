@@ -81,15 +81,23 @@ TEST(CounterRegistry, RxErrorRowsFollowTheWireReasons) {
 }
 
 TEST(CounterRegistry, LcoreJsonKeepsTheStatusKeys) {
-  const LcoreSnapshot l{1, 2, 3, 4, 5};
+  const LcoreSnapshot l{1, 2, 3, 4, 5, 6, 7, 8, 9};
   nlohmann::json j = nlohmann::json::object();
   put_counters(j, kLcoreCounters, &l);
-  EXPECT_EQ(j, (nlohmann::json{{"loops", 1}, {"sleeps", 2}, {"wakeups", 3}, {"tasks", 4}, {"emulated_time_ns", 5}}));
+  EXPECT_EQ(j, (nlohmann::json{{"loops", 1},
+                               {"sleeps", 2},
+                               {"wakeups", 3},
+                               {"tasks", 4},
+                               {"emulated_time_ns", 5},
+                               {"stalls", 6},
+                               {"stalled_ns", 7},
+                               {"max_stall_ns", 8},
+                               {"drift_ns", 9}}));
 }
 
 MetricsSnapshot known() {
   MetricsSnapshot m{};
-  m.lcore = {8, 0, 0, 0, 1'500'000};
+  m.lcore = {8, 0, 0, 0, 1'500'000, 0, 0, 0, 0};
   MetricsSnapshot::Vhca v{};
   v.fabric = "ib";
   v.name = "vib0";
