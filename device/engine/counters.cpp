@@ -49,6 +49,13 @@ constexpr CounterDef kDefs[] = {
     C(rp_cnp_handled, "rp_cnp_handled", kPackets, "CNPs received that the DCQCN reaction point acted on"),
     C(rp_cnp_ignored, "rp_cnp_ignored", kPackets,
       "CNPs received and ignored (reaction point off, unknown QP, or not RC/UC)"),
+    C(rx_qp_unknown, "rx_qp_unknown", kPackets,
+      "packets dropped: no QP here ever had their destination QP number"),
+    C(rx_qp_destroyed, "rx_qp_destroyed", kPackets,
+      "packets dropped: their QP was destroyed while they were in flight (a peer tearing down mid-transfer)"),
+    C(rx_qp_not_ready, "rx_qp_not_ready", kPackets, "packets dropped: their QP is in RESET, INIT or ERR"),
+    C(rx_qp_mismatch, "rx_qp_mismatch", kPackets,
+      "packets dropped: not from their connected QP's peer, or not of their QP's transport"),
     // The same events under the names mlx5's hw_counters give them, which
     // RoCE users look for.
     VF_COUNTER(Counters, seq_naks_rcvd, "packet_seq_err", "packet_seq_err", kEvents,

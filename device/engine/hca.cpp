@@ -261,6 +261,25 @@ bool source_matches(const PortInfo& port, const Qp& qp, const RxMeta& meta) {
 
 }  // namespace
 
+// A transport packet for a QP that cannot take it, counted by why: an
+// operator reading a retransmission needs to know whether its packets
+// reached a QP that was already gone (issue: every retransmission explained).
+void Hca::Impl::drop_unprocessed(rte_mbuf* m, uint32_t dqpn, const Qp* qp) {
+  ++eng_.ctr.rx_dropped;
+  rte_pktmbuf_free(m);
+  if (qp && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_ERR)) {
+    ++eng_.ctr.rx_qp_not_ready;
+  } else if (qp) {
+    ++eng_.ctr.rx_qp_mismatch;
+  } else {
+    // QPN = generation << 16 | slot: a generation the slot has already
+    // handed out is a QP that existed and was destroyed.
+    const uint32_t slot = dqpn & 0xFFFF, gen = dqpn >> 16;
+    const bool had = slot < qp_gen_.size() && gen != 0 && gen <= qp_gen_[slot];
+    ++(had ? eng_.ctr.rx_qp_destroyed : eng_.ctr.rx_qp_unknown);
+  }
+}
+
 void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
   ++eng_.ctr.rx_packets;
   eng_.ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
@@ -297,21 +316,18 @@ void Hca::Impl::receive(rte_mbuf* m, const RxMeta& meta) {
       if (pkey_ok(*qp)) resp_.ud_receive(*qp, p, meta, m);
       return;
     }
+    return drop_unprocessed(m, p.dqpn, qp);
   }
   if (tt != vf::wire::Transport::kRC && tt != vf::wire::Transport::kUC) {
     ++eng_.ctr.rx_dropped;
     rte_pktmbuf_free(m);
     return;
   }
-  const auto tr = vf::wire::opcode_transport(p.opcode);
   Qp* qp = eng_.qp_by_qpn(p.dqpn);
-  const ibv_qp_type want = tr == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
+  const ibv_qp_type want = tt == vf::wire::Transport::kRC ? IBV_QPT_RC : IBV_QPT_UC;
   if (!qp || qp->type != want || qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
-      qp->state == IBV_QPS_ERR || !source_matches(eng_.io.info(), *qp, meta)) {
-    ++eng_.ctr.rx_dropped;
-    rte_pktmbuf_free(m);
-    return;
-  }
+      qp->state == IBV_QPS_ERR || !source_matches(eng_.io.info(), *qp, meta))
+    return drop_unprocessed(m, p.dqpn, qp);
   if (!pkey_ok(*qp)) return;
   const bool response = !(p.flags & vf::wire::kIsRequest);
   if (!response) note_congestion(eng_, *qp, meta);

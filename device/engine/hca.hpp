@@ -141,6 +141,15 @@ struct Counters {
   uint64_t np_cnp_sent = 0;
   uint64_t rp_cnp_handled = 0;
   uint64_t rp_cnp_ignored = 0;
+  // RC/UC/UD packets for a QP that cannot take them, by why (each also in
+  // rx_dropped): no QP ever had that number here; its QP was destroyed while
+  // the packet was in flight (a peer tearing down mid-transfer); its QP is in
+  // RESET, INIT or ERR; or it is not from the connected QP's peer, or not of
+  // the QP's transport.
+  uint64_t rx_qp_unknown = 0;
+  uint64_t rx_qp_destroyed = 0;
+  uint64_t rx_qp_not_ready = 0;
+  uint64_t rx_qp_mismatch = 0;
 };
 
 // Every field of Counters with its name, unit and meaning (counters.cpp);

@@ -57,6 +57,7 @@ class Hca::Impl {
   // ---- fast path (hca.cpp)
   bool poll(unsigned budget);
   void receive(rte_mbuf*, const RxMeta&);
+  void drop_unprocessed(rte_mbuf*, uint32_t dqpn, const Qp* qp);
   Hca::ObjectCounts counts() const { return eng_.objs.counts(); }
 
   Engine eng_;

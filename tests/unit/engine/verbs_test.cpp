@@ -150,6 +150,7 @@ TEST_F(Verbs, PacketsFromTheWrongSourceAreDropped) {
   run_for(10'000'000);
   EXPECT_TRUE(app_b->drain(*cq_b).empty());
   EXPECT_GE(hca_b.counters().rx_dropped, 1u);
+  EXPECT_EQ(hca_b.counters().rx_qp_mismatch, hca_b.counters().rx_dropped) << "counted as from the wrong source";
   auto c = app_c.drain(*cq);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].status, IBV_WC_RETRY_EXC_ERR);
@@ -361,5 +362,48 @@ TEST_F(Verbs, IdleEngineReportsNoWork) {
   EXPECT_TRUE(sched.idle());
 }
 
+// Every packet a vHCA receives and does not process is counted by why, so a
+// retransmission at the sender can be matched to its cause at the receiver.
+TEST_F(Verbs, PacketsForAQpThatCannotTakeThemAreCountedByWhy) {
+  ConnParams p = params;
+  p.retry_cnt = 0;  // each sender gives up after one timeout
+  p.timeout = 8;
+  setup(p);
+  auto send_one = [&](uint64_t id) {
+    app_a->post_send(*qp_a, send_wqe(id, {sge(buf_a.data(), 100, mr_a.lkey)}));
+    run_for(10'000'000);
+  };
+  const Counters& b = hca_b.counters();
+  // B's QP back in RESET: not ready.
+  ibv_qp_attr reset{};
+  reset.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(app_b->modify(*qp_b, reset, IBV_QP_STATE), 0);
+  send_one(1);
+  EXPECT_EQ(b.rx_qp_not_ready, 1u);
+  // B's QP destroyed while A still sends to it: destroyed, not unknown.
+  vhca_handle_req h{};
+  h.handle = qp_b->handle;
+  vhca_destroy_qp_rsp dr{};
+  ASSERT_EQ(hca_b.destroy_qp(app_b->id(), h, dr), 0);
+  auto q2 = app_a->qp(pd_a, *cq_a, *cq_a);
+  ASSERT_EQ(app_a->modify(*q2, init_attr(), kInitMask), 0);
+  ASSERT_EQ(app_a->modify(*q2, rtr_attr(qp_b->qpn, kLidB, 1, p), kRtrMask), 0);
+  ASSERT_EQ(app_a->modify(*q2, rts_attr(p.psn_a, p), kRtsMask), 0);
+  app_a->post_send(*q2, send_wqe(2, {sge(buf_a.data(), 100, mr_a.lkey)}));
+  run_for(10'000'000);
+  EXPECT_EQ(b.rx_qp_destroyed, 1u);
+  // A QP number B never handed out: unknown.
+  auto q3 = app_a->qp(pd_a, *cq_a, *cq_a);
+  ASSERT_EQ(app_a->modify(*q3, init_attr(), kInitMask), 0);
+  ASSERT_EQ(app_a->modify(*q3, rtr_attr(qp_b->qpn + 0x100, kLidB, 1, p), kRtrMask), 0);
+  ASSERT_EQ(app_a->modify(*q3, rts_attr(p.psn_a, p), kRtsMask), 0);
+  app_a->post_send(*q3, send_wqe(3, {sge(buf_a.data(), 100, mr_a.lkey)}));
+  run_for(10'000'000);
+  EXPECT_EQ(b.rx_qp_unknown, 1u);
+  EXPECT_EQ(b.rx_qp_mismatch, 0u);
+  EXPECT_EQ(b.rx_dropped, b.rx_qp_not_ready + b.rx_qp_destroyed + b.rx_qp_unknown);
+}
+
 }  // namespace
 }  // namespace vf::engine::test
+
