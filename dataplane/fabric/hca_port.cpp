@@ -1,6 +1,7 @@
 #include "dataplane/fabric/hca_port.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
@@ -145,6 +146,16 @@ void HcaPort::transmit(rte_mbuf* m, const Route& route) {
   if (unresolved) [[unlikely]]
     return neighbours_.park(*unresolved, m, tx_class(route));
   port_.enqueue(tx_class(route), m);
+}
+
+void HcaPort::resolve(const Route& route, std::function<void(int err)> done) {
+  // What frame_roce() would look up; a bad GID index fails there, as before.
+  if (cfg_.link_layer != LinkLayer::kEthernet || !route.is_global || route.sgid_index >= cfg_.gids.size() ||
+      is_multicast_gid(route.dgid.data()) || is_own_gid(route))
+    return done(0);
+  const Gid* hop = next_hop(route);
+  if (!hop) return done(ENETUNREACH);
+  neighbours_.resolve(*hop, std::move(done));
 }
 
 bool HcaPort::frame_ib(rte_mbuf* m, const Route& av, bool& own) {

@@ -161,6 +161,7 @@ class HcaPort final : public HostPort, private NeighbourIface {
   rte_mbuf* alloc() override;
   bool can_transmit(const Route& route) const override;
   void transmit(rte_mbuf* m, const Route& route) override;
+  void resolve(const Route& route, std::function<void(int err)> done) override;
   // The egress class packets on `route` use (IB: their SL's VL, kMgmtClass
   // for VL15; Ethernet with trust dscp: the priority of their DSCP, with
   // trust pcp: their PCP (sl & 7) when tagged, else 0).

@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "core/port_info.hpp"
 #include "core/types.hpp"
@@ -51,6 +52,15 @@ class HostPort {
   // The port's attributes (LID, state, MTU, GIDs, ...): the one record the
   // host's query_port reports, kept current by the port's owner.
   virtual const PortInfo& info() const = 0;
+  // Control path: what packets on `route` need before the first can leave,
+  // resolved now -- a RoCE next hop's MAC, as the kernel resolves it when
+  // modify_qp sets an address vector or create_ah makes one. `done(0)` once
+  // known (at once when nothing is needed, as on IB), ETIMEDOUT when the
+  // neighbour does not answer within a second, ENETUNREACH with no route.
+  virtual void resolve(const Route& route, std::function<void(int err)> done) {
+    (void)route;
+    done(0);
+  }
 };
 
 }  // namespace vf::dp

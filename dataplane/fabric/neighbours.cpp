@@ -1,6 +1,7 @@
 #include "dataplane/fabric/neighbours.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "dataplane/wire/arp.hpp"
@@ -62,30 +63,61 @@ bool Neighbours::lookup(const Gid& ip, Mac& mac) const {
   return link_local_mac(ip, mac);
 }
 
-void Neighbours::park(const Gid& ip, rte_mbuf* m, unsigned cls) {
+Neighbours::Entry* Neighbours::entry_for(const Gid& ip) {
   auto it = table_.find(ip);
   if (it == table_.end()) {
-    if (table_.size() >= kMaxEntries && !make_room()) {
-      ctr_.unresolved_discards.add();
-      rte_pktmbuf_free(m);
-      return;
-    }
+    if (table_.size() >= kMaxEntries && !make_room()) return nullptr;
     it = table_.emplace(ip, Entry{}).first;
   }
-  Entry& e = it->second;
-  if (e.parked.size() >= kUnresolvedQueue) {
-    // Linux drops the oldest to make room: the newest packet is the one an
-    // application is most likely still waiting for.
-    ctr_.unresolved_discards.add();
-    rte_pktmbuf_free(e.parked.front().m);
-    e.parked.pop_front();
-  }
-  e.parked.push_back({m, uint8_t(cls)});
+  return &it->second;
+}
+
+void Neighbours::start_probing(const Gid& ip, Entry& e) {
   if (e.state == State::kFailed) {
     e.state = State::kIncomplete;
     e.probes = 0;
   }
   if (e.probes == 0) solicit(ip, e);
+}
+
+void Neighbours::park(const Gid& ip, rte_mbuf* m, unsigned cls) {
+  Entry* e = entry_for(ip);
+  if (!e) {
+    ctr_.unresolved_discards.add();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (e->parked.size() >= kUnresolvedQueue) {
+    // Linux drops the oldest to make room: the newest packet is the one an
+    // application is most likely still waiting for.
+    ctr_.unresolved_discards.add();
+    rte_pktmbuf_free(e->parked.front().m);
+    e->parked.pop_front();
+  }
+  e->parked.push_back({m, uint8_t(cls)});
+  start_probing(ip, *e);
+}
+
+void Neighbours::resolve(const Gid& ip, ResolveDone done) {
+  Mac mac;
+  if (lookup(ip, mac)) return done(0);
+  Entry* e = entry_for(ip);
+  if (!e) return done(ETIMEDOUT);  // every entry is in use: no room to ask
+  e->waiters.push_back({sched_.now() + kResolveTimeout, std::move(done)});
+  start_probing(ip, *e);
+  arm_timer();
+}
+
+void Neighbours::take_waiters(Entry& e, std::vector<Waiter>& out, Nanos past) {
+  std::erase_if(e.waiters, [&](Waiter& w) {
+    if (w.deadline > past) return false;
+    out.push_back(std::move(w));
+    return true;
+  });
+}
+
+void Neighbours::call(std::vector<Waiter>& ws, int err) {
+  for (Waiter& w : ws) w.done(err);
 }
 
 void Neighbours::solicit(const Gid& ip, Entry& e) {
@@ -122,7 +154,9 @@ void Neighbours::solicit(const Gid& ip, Entry& e) {
 
 void Neighbours::on_timer(Timer& t, Nanos now) {
   auto& n = CtxTimer::owner<Neighbours>(t);
+  std::vector<Waiter> timed_out;
   for (auto& [ip, e] : n.table_) {
+    take_waiters(e, timed_out, now);
     if (e.state != State::kIncomplete || e.probe_at > now) continue;
     if (e.probes < kMaxProbes) {
       n.solicit(ip, e);
@@ -132,14 +166,18 @@ void Neighbours::on_timer(Timer& t, Nanos now) {
     e.probes = 0;
     n.ctr_.failed.add();
     n.drop_parked(e);
+    take_waiters(e, timed_out);
   }
   n.arm_timer();
+  call(timed_out, ETIMEDOUT);
 }
 
 void Neighbours::arm_timer() {
   Nanos next = kNever;
-  for (const auto& [ip, e] : table_)
+  for (const auto& [ip, e] : table_) {
     if (e.state == State::kIncomplete && e.probes > 0) next = std::min(next, e.probe_at);
+    for (const Waiter& w : e.waiters) next = std::min(next, w.deadline);
+  }
   if (next == kNever)
     sched_.disarm(timer_);
   else
@@ -189,7 +227,10 @@ void Neighbours::learned(const Gid& ip, const Mac& mac, bool create, bool overri
     wire::eth_set_dst(rte_pktmbuf_mtod(p.m, uint8_t*), mac.data());
     iface_.transmit(p.m, p.cls);
   }
+  std::vector<Waiter> known;
+  take_waiters(e, known);
   arm_timer();
+  call(known, 0);
 }
 
 bool Neighbours::receive(rte_mbuf* m) {
@@ -322,27 +363,36 @@ void Neighbours::set_permanent(const Gid& ip, const Mac& mac) {
     iface_.transmit(p.m, p.cls);
   }
   e.parked.clear();
+  std::vector<Waiter> known;
+  take_waiters(e, known);
   arm_timer();
+  call(known, 0);
 }
 
 void Neighbours::remove(const Gid& ip) {
   const auto it = table_.find(ip);
   if (it == table_.end()) return;
   drop_parked(it->second);
+  std::vector<Waiter> gone;
+  take_waiters(it->second, gone);
   table_.erase(it);
   arm_timer();
+  call(gone, ETIMEDOUT);
 }
 
 void Neighbours::flush() {
+  std::vector<Waiter> gone;
   for (auto it = table_.begin(); it != table_.end();) {
     if (it->second.state == State::kPermanent) {
       ++it;
       continue;
     }
     drop_parked(it->second);
+    take_waiters(it->second, gone);
     it = table_.erase(it);
   }
   arm_timer();
+  call(gone, ETIMEDOUT);
 }
 
 void Neighbours::reset_counters() {

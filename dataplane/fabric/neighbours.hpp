@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -60,6 +61,11 @@ bool is_v4_mapped(const Gid& g);
 Gid v4_mapped_gid(uint32_t ip);
 inline uint32_t v4_of(const Gid& g) { return uint32_t(g[12]) << 24 | uint32_t(g[13]) << 16 | uint32_t(g[14]) << 8 | g[15]; }
 
+// What resolve() calls: 0 once the neighbour's MAC is known, ETIMEDOUT
+// when it did not answer within Neighbours::kResolveTimeout (or the entry
+// went: link down, removed).
+using ResolveDone = std::function<void(int err)>;
+
 struct NeighbourCounters {
   Counter solicits_sent;        // ARP requests and NSs
   Counter replies_sent;         // ARP replies and NAs
@@ -75,6 +81,9 @@ class Neighbours {
   static constexpr Nanos kRetransTime = 1'000'000'000ULL;
   static constexpr uint32_t kUnresolvedQueue = 101;
   static constexpr size_t kMaxEntries = 4096;
+  // How long resolve() waits: the kernel's, when modify_qp or create_ah
+  // resolves a RoCE address vector (rdma_addr_find_l2_eth_by_grh).
+  static constexpr Nanos kResolveTimeout = 1'000'000'000ULL;
 
   // `iface`: whose addresses, MAC and VLAN, and where solicitations and
   // parked frames go; `pool`: mbufs for solicitations and replies.
@@ -89,6 +98,10 @@ class Neighbours {
   // egress class `cls` and resolve. Only IPv4-mapped GIDs resolve on an
   // interface without an IPv6 source.
   void park(const Gid& ip, rte_mbuf* m, unsigned cls);
+  // Control path (modify_qp's AV, create_ah): `done(0)` once `ip`'s MAC is
+  // known -- at once when it is --, else solicits and calls `done` when the
+  // neighbour answers or kResolveTimeout has passed. Only `done` may follow.
+  void resolve(const Gid& ip, ResolveDone done);
   // An ARP or ICMPv6 frame for this host: consumed (true; m freed), or not
   // neighbour traffic (false; m untouched).
   bool receive(rte_mbuf* m);
@@ -111,12 +124,17 @@ class Neighbours {
     rte_mbuf* m;
     uint8_t cls;
   };
+  struct Waiter {
+    Nanos deadline;
+    ResolveDone done;
+  };
   struct Entry {
     State state = State::kIncomplete;
     Mac mac{};
     uint8_t probes = 0;
     Nanos probe_at = 0;
     std::deque<Parked> parked;
+    std::vector<Waiter> waiters;  // resolve() calls waiting for the answer
   };
   struct GidHash {
     size_t operator()(const Gid& g) const;
@@ -128,6 +146,12 @@ class Neighbours {
   // Frees a slot in a full table; false when every entry is needed.
   bool make_room();
   void drop_parked(Entry& e);
+  Entry* entry_for(const Gid& ip);  // found or made; null when the table is full
+  void start_probing(const Gid& ip, Entry& e);
+  // Moves `e`'s waiters (all, or those due by `past`) to `out`, to be
+  // called once the table is consistent again (a waiter may resolve anew).
+  static void take_waiters(Entry& e, std::vector<Waiter>& out, Nanos past = kNever);
+  static void call(std::vector<Waiter>& ws, int err);
   void arm_timer();
   bool on_arp(const uint8_t* p, size_t len);
   bool on_nd(const uint8_t* ip6, size_t len, const uint8_t* eth_src);

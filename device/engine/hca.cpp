@@ -23,6 +23,7 @@
 #include "device/engine/congestion.hpp"
 #include "device/engine/hca_impl.hpp"
 #include "device/engine/opcodes.hpp"
+#include "device/engine/route.hpp"
 #include "core/multicast.hpp"
 
 namespace vf::engine {
@@ -417,6 +418,9 @@ int Hca::destroy_qp(ClientId id, const vhca_handle_req& req, vhca_destroy_qp_rsp
   return impl_->destroy_qp(id, req, rsp);
 }
 bool Hca::poll(unsigned budget) { return impl_->poll(budget); }
+void Hca::resolve_route(const ibv_ah_attr& av, std::function<void(int err)> done) {
+  impl_->eng_.io.resolve(route_of(av), std::move(done));
+}
 void Hca::receive(rte_mbuf* m, const RxMeta& meta) { impl_->receive(m, meta); }
 void Hca::on_transmit_space() {
   // Requesters re-check can_transmit() on every poll; nothing is parked.

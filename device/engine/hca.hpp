@@ -243,6 +243,11 @@ class Hca {
   // The daemon must call it after every burst of receive() calls: it places
   // the payloads that burst left queued and sends the ACKs owed.
   bool poll(unsigned budget = 64);
+  // Control path, before a command that sets an address vector runs
+  // (modify_qp with IBV_QP_AV, create_ah): resolves what its packets need
+  // first -- a RoCE next hop's MAC -- and calls `done(0)`, or an errno as
+  // the kernel's modify_qp / create_ah would fail (ETIMEDOUT, ENETUNREACH).
+  void resolve_route(const ibv_ah_attr& av, std::function<void(int err)> done);
   // A packet for this vHCA: data at the BTH, ICRC removed, pad still present.
   // Takes ownership. ACKs it owes are coalesced and sent by the next poll().
   // An in-order request's payload is queued (the mbuf kept), not written at

@@ -183,6 +183,57 @@ TEST_P(QpTypes, AddressHandleArgumentsAreChecked) {
   }
 }
 
+// RoCE: setting an address vector resolves its next hop's MAC first, as the
+// kernel does for rxe and mlx5 (modify_qp with IBV_QP_AV, create_ah), so
+// nobody answering fails the verb with ETIMEDOUT after the kernel's second
+// and leaves the QP where it was. IB resolves nothing: an AH to a LID
+// nobody has is made at once.
+TEST_P(QpTypes, AnAddressVectorToNobodyFailsAsTheKernelFailsIt) {
+  open();
+  ibv_gid nobody = b_.gid;
+  nobody.raw[15] = 250;  // ::ffff:198.18.0.250 on RoCE; an unused GUID on IB
+  ibv_ah_attr a{};
+  a.dlid = 0x3f0;  // a LID nobody has
+  a.port_num = 1;
+  if (gid() >= 0) {
+    a.is_global = 1;
+    a.grh.dgid = nobody;
+    a.grh.sgid_index = uint8_t(gid());
+    a.grh.hop_limit = 64;
+  }
+  errno = 0;
+  ibv_ah* ah = ibv_create_ah(a_.pd, &a);
+  if (gid() < 0) {
+    EXPECT_NE(ah, nullptr) << std::strerror(errno);
+    if (ah) ibv_destroy_ah(ah);
+    return;
+  }
+  EXPECT_EQ(ah, nullptr);
+  EXPECT_EQ(errno, ETIMEDOUT) << std::strerror(errno);
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_INIT;
+  at.port_num = 1;
+  ASSERT_EQ(ibv_modify_qp(a_.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  at = {};
+  at.qp_state = IBV_QPS_RTR;
+  at.path_mtu = a_.port.active_mtu;
+  at.dest_qp_num = b_.qp->qp_num;
+  at.max_dest_rd_atomic = 1;
+  at.min_rnr_timer = 12;
+  at.ah_attr = a;
+  EXPECT_EQ(ibv_modify_qp(a_.qp, &at,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+            ETIMEDOUT);
+  ibv_qp_init_attr ia{};
+  ASSERT_EQ(ibv_query_qp(a_.qp, &at, IBV_QP_STATE, &ia), 0);
+  EXPECT_EQ(at.qp_state, IBV_QPS_INIT);
+  // The real neighbour resolves, and the AH is made.
+  ah = ah_to(a_.pd, b_, gid());
+  EXPECT_NE(ah, nullptr) << std::strerror(errno);
+  if (ah) ibv_destroy_ah(ah);
+}
+
 // Two RC QPs on b share one SRQ; receives are taken in posting order,
 // whichever QP the message arrives on.
 TEST_P(QpTypes, SharedReceiveQueueFeedsTwoQps) {

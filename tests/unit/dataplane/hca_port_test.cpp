@@ -522,6 +522,43 @@ TEST(HcaPortNeighbours, AnAbsentNeighbourIsAskedThreeTimesASecondApartThenGivenU
   EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 4u);
 }
 
+// Setting an address vector (modify_qp to RTR, create_ah) resolves the next
+// hop first, as the kernel does: the answer, or ETIMEDOUT after its second.
+TEST(HcaPortNeighbours, ResolvingAnAddressVectorWaitsForTheAnswerOrASecond) {
+  RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
+  std::vector<std::pair<int, Nanos>> got;
+  auto record = [&](int err) { got.emplace_back(err, lab.s.now()); };
+  lab.h0->resolve(lab.ah_to_1(), record);
+  EXPECT_TRUE(got.empty()) << "not known yet: it asks";
+  lab.s.run_until_idle();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, 0);
+  EXPECT_LT(got[0].second, 100'000u) << "answered in one round trip";
+  // Known now: at once, and no second request.
+  lab.h0->resolve(lab.ah_to_1(), record);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].first, 0);
+  EXPECT_EQ(lab.h0->snapshot(0).neigh_solicits_sent, 1u);
+  // Nobody has 198.18.0.99: ETIMEDOUT a second later, while the cache
+  // goes on asking as for a parked packet.
+  vf::dp::Route nobody = lab.ah_to_1();
+  nobody.dgid[15] = 99;
+  const Nanos asked = lab.s.now();
+  lab.h0->resolve(nobody, record);
+  lab.s.advance_to(asked + kSecond - 1);
+  EXPECT_EQ(got.size(), 2u);
+  lab.s.advance_to(asked + kSecond);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].first, ETIMEDOUT);
+  EXPECT_EQ(got[2].second, asked + kSecond);
+  // A group address needs nobody: at once.
+  vf::dp::Route group = lab.ah_to_1();
+  group.dgid = v4_gid(239, 1, 2, 3);
+  lab.h0->resolve(group, record);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[3].first, 0);
+}
+
 TEST(HcaPortNeighbours, AtMost101PacketsWaitForOneNeighbour) {
   RoceLab lab(false, v4_gid(198, 18, 0, 1), v4_gid(198, 18, 0, 2), false);
   lab.h1->port().set_link_up(false);  // vroce1 cannot answer yet
