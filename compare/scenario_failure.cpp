@@ -150,15 +150,6 @@ Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
   test::FabricLab lab(t);
   routing::enable_routers(lab.fabric, f);
   routing::program_routes(lab.fabric, f);
-  // ARP first (hosts for their gateway, leaves for their hosts), as any
-  // traffic would have done before the measured flow.
-  {
-    StreamSpec warm = flow_spec(1, rc_timeout, IBV_MTU_1024);
-    warm.bytes = 8;
-    Stream w(lab, warm);
-    if (!lab.run_until([&] { return w.poll(); }, lab.sched.now() + 1'000'000'000) || w.failed)
-      throw std::runtime_error("leaf-spine: the warm-up WRITE did not complete");
-  }
   Stream flow(lab, flow_spec(wrs, rc_timeout, IBV_MTU_1024));
   auto uplink_sent = [&](unsigned p) { return lab.fabric.port({"leaf0", p}).snapshot(0).port_xmit_pkts; };
   const uint64_t before3 = uplink_sent(3), before4 = uplink_sent(4);

@@ -185,10 +185,22 @@ class FabricLab {
     ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
     rb.ah_attr = av_to(a, sl);
     rb.ah_attr.grh.traffic_class = p.traffic_class;
+    ASSERT_EQ(resolve_av(a, ra.ah_attr), 0);
     ASSERT_EQ(A.modify(qa, ra, kRtrMask), 0);
+    ASSERT_EQ(resolve_av(b, rb.ah_attr), 0);
     ASSERT_EQ(B.modify(qb, rb, kRtrMask), 0);
     ASSERT_EQ(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), 0);
     ASSERT_EQ(B.modify(qb, rts_attr(p.psn_b, p), kRtsMask), 0);
+  }
+
+  // What fabricd does before a command sets an address vector
+  // (daemon/engine_backend.cpp): host h resolves its next hop (RoCE: ARP
+  // on the wire, in virtual time). 0, or the errno modify_qp would fail with.
+  int resolve_av(unsigned h, const ibv_ah_attr& av) {
+    auto err = std::make_shared<int>(-1);
+    host(h).hca->resolve_route(av, [err](int e) { *err = e; });
+    run_until([&] { return *err >= 0; }, sched.now() + 2'000'000'000ULL);
+    return *err;
   }
 
   // Polls every engine until none has work right now.
