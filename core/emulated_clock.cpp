@@ -5,6 +5,13 @@ namespace vf {
 EmulatedClock::EmulatedClock(double dilation, Limits limits)
     : dilation_(dilation < 1 ? 1 : dilation), limits_(limits) {}
 
+void EmulatedClock::begin(uint64_t real_ns, Nanos at) {
+  origin_.store(0, std::memory_order_relaxed);
+  const Nanos r = raw(real_ns) - drift_.load(std::memory_order_relaxed);
+  origin_.store(r > at ? r - at : 0, std::memory_order_relaxed);
+  if (last_ < at) last_ = at;
+}
+
 Nanos EmulatedClock::tick(uint64_t real_ns, Nanos next_deadline) {
   uint64_t drift = drift_.load(std::memory_order_relaxed);
   Nanos now = raw(real_ns) - drift;

@@ -36,6 +36,10 @@ class EmulatedClock {
   explicit EmulatedClock(double dilation, Limits limits);
   explicit EmulatedClock(double dilation = 1) : EmulatedClock(dilation, Limits{}) {}
 
+  // Where the owner's loop starts: emulated time `at` is real time
+  // `real_ns`. What passed before (building the fabric) is neither emulated
+  // nor drift.
+  void begin(uint64_t real_ns, Nanos at);
   // The owner's loop, once a pass: emulated now at real time `real_ns` (ns on
   // a monotonic clock since the start), given the earliest pending deadline
   // (kNever: nothing pending, idle time is no stall). Single caller.
@@ -47,12 +51,16 @@ class EmulatedClock {
   double dilation() const { return dilation_; }
 
  private:
-  Nanos raw(uint64_t real_ns) const { return Nanos(double(real_ns) / dilation_); }
+  Nanos raw(uint64_t real_ns) const {
+    const Nanos r = Nanos(double(real_ns) / dilation_), o = origin_.load(std::memory_order_relaxed);
+    return r > o ? r - o : 0;
+  }
 
   double dilation_;
   Limits limits_;
   // Written only by tick()'s caller; read by any thread.
   std::atomic<uint64_t> drift_{0}, stalls_{0}, stalled_{0}, max_stall_{0};
+  std::atomic<uint64_t> origin_{0};  // emulated ns before begin(), not counted
   Nanos last_ = 0;  // never goes backwards
 };
 

@@ -168,6 +168,9 @@ void Lcore::make_realtime() {
 // A thread that sleeps often also wins the scheduler's wake-up preemption.
 void Lcore::run() {
   make_realtime();
+  // Emulated time runs from here: building the fabric took real time in
+  // which nothing was due to happen yet, so it is no stall.
+  clock_.begin(mono_ns() - start_ns_, sched_.now());
   while (!stop_.load(std::memory_order_relaxed)) {
     loops_.add();
     // Timers and ring work in emulated-time order, however late this pass is.

@@ -206,6 +206,36 @@ std::string scrape(const std::string& where) {
   return out;
 }
 
+// A dataplane that did not run (here: fabricd stopped for 300 ms while its
+// IB links' flow-control timers were due) shows as a stall and a drift in
+// status, Prometheus and the journal: the clock paused instead of firing
+// 300 ms of timers at once (docs/architecture.md, the clock model).
+TEST(OperatorView, AStoppedDataplaneShowsAsAStallAndDriftEverywhere) {
+  Fabricd d(default_config());
+  auto clock = [&] { return ctl_json(d, {"status"})["lcore"]; };
+  ASSERT_EQ(clock().value("drift_ns", ~0ull), 0u) << "calm at start";
+  ASSERT_EQ(kill(d.process().pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(d.process().pid(), SIGCONT), 0);
+  nlohmann::json c;
+  for (int i = 0; i < 50 && (c = clock()).value("stalls", 0ull) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GE(c.value("stalls", 0ull), 1u) << c.dump();
+  EXPECT_GE(c.value("max_stall_ns", 0ull), 250'000'000u) << c.dump();
+  EXPECT_GE(c.value("drift_ns", 0ull), 250'000'000u) << "given up, not caught up: " << c.dump();
+  EXPECT_GE(metric(d, "\nvfabric_lcore_drift_ns_total"), 250'000'000u);  // the sample, not its HELP line
+  const RunResult st = d.ctl({"status"});
+  EXPECT_NE(st.out.find("stalls of the dataplane"), std::string::npos) << st.out;
+  // The journal says so within the once-a-second check.
+  bool said = false;
+  for (int i = 0; i < 30 && !said; ++i) {
+    said = d.process().out_so_far().find("behind emulated time") != std::string::npos ||
+           d.process().err_so_far().find("behind emulated time") != std::string::npos;
+    if (!said) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(said) << d.process().err_so_far();
+}
+
 TEST(OperatorView, PrometheusScrapesWhatCountersShow) {
   Fabricd d(default_config());
   ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "100"}, 19935).exit_code, 0);

@@ -61,6 +61,16 @@ TEST(EmulatedClock, ALongStallPausesTheClockAtMaxLagPastTheDueWork) {
   EXPECT_EQ(s.stalled_ns, 200 * kMs + 96 * kMs);
 }
 
+TEST(EmulatedClock, TimeBeforeTheLoopBeginsIsNeitherEmulatedNorDrift) {
+  EmulatedClock c;
+  // Building the fabric took 450 ms; the scheduler is at 10 us.
+  c.begin(450 * kMs, 10'000);
+  EXPECT_EQ(c.peek(450 * kMs), 10'000u);
+  EXPECT_EQ(c.tick(450 * kMs + 5'000, 12'000), 15'000u);
+  EXPECT_EQ(c.stats().stalls, 0u);
+  EXPECT_EQ(c.stats().drift_ns, 0u);
+}
+
 TEST(EmulatedClock, NeverRunsBackwards) {
   EmulatedClock c;
   EXPECT_EQ(c.tick(10 * kMs, kNever), 10 * kMs);
