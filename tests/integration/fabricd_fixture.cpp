@@ -21,6 +21,15 @@ std::string read_file(const std::string& path) {
 
 std::string default_config() { return read_file(Paths::source_dir() + "/configs/default.yaml"); }
 
+uint64_t metric_sample(const Fabricd& d, const std::string& sample) {
+  const RunResult m = d.ctl({"metrics"});
+  const std::string line = "\n" + sample + " ";
+  const size_t at = m.out.find(line);
+  if (m.exit_code != 0 || at == std::string::npos)
+    throw std::runtime_error("fabricctl metrics has no sample " + sample + ": " + m.describe());
+  return std::stoull(m.out.substr(at + line.size()));
+}
+
 Fabricd::Fabricd(const std::string& config_yaml) {
   char tmpl[] = "/tmp/vf-it-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");

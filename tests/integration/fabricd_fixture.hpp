@@ -46,5 +46,8 @@ class Fabricd {
 
 std::string read_file(const std::string& path);
 std::string default_config();  // configs/default.yaml
+// One sample of `fabricctl metrics`, e.g. `vfabric_rx_dropped_total{fabric="ib",hca="vib0"}`
+// (a sample line, never its # HELP); throws, naming it, if there is none.
+uint64_t metric_sample(const Fabricd& d, const std::string& sample);
 
 }  // namespace vf::test

@@ -11,27 +11,19 @@
 namespace vf::test {
 namespace {
 
-uint64_t metric(const Fabricd& d, const std::string& name) {
-  const RunResult m = d.ctl({"metrics"});
-  EXPECT_EQ(m.exit_code, 0) << m.describe();
-  const size_t at = m.out.find(name + " ");
-  EXPECT_NE(at, std::string::npos) << name;
-  return at == std::string::npos ? ~0ull : std::stoull(m.out.substr(at + name.size() + 1));
-}
-
 TEST(FirstBurst, TwoHundredFiftySixWritesRightAfterRtrNeedNoRetransmission) {
   Fabricd d(default_config());
   const std::string hca0 = R"({fabric="roce",hca="vroce0"})";
-  ASSERT_EQ(metric(d, "vfabric_neigh_resolved_total" + hca0), 0u) << "the cache starts empty";
+  ASSERT_EQ(metric_sample(d, "vfabric_neigh_resolved_total" + hca0), 0u) << "the cache starts empty";
   // -t 256: perftest posts all 256 before it polls (4 packets each: 1024).
   const PerftestPair p =
       perftest_pair(d, "ib_write_bw", "vroce1", "vroce0", {"-x", "1", "-s", "4096", "-n", "256", "-t", "256"}, 19950);
   ASSERT_TRUE(p.ok()) << p.describe();
-  EXPECT_GE(metric(d, "vfabric_neigh_resolved_total" + hca0), 1u) << "vroce0 resolved vroce1 during the run";
-  EXPECT_EQ(metric(d, "vfabric_neigh_unresolved_discards_total" + hca0), 0u);
-  EXPECT_EQ(metric(d, "vfabric_retransmitted_packets_total" + hca0), 0u);
-  EXPECT_EQ(metric(d, "vfabric_rcvd_seq_err_total" + hca0), 0u) << "no sequence-error NAK";
-  EXPECT_EQ(metric(d, "vfabric_out_of_seq_request_total" + std::string(R"({fabric="roce",hca="vroce1"})")), 0u);
+  EXPECT_GE(metric_sample(d, "vfabric_neigh_resolved_total" + hca0), 1u) << "vroce0 resolved vroce1 during the run";
+  EXPECT_EQ(metric_sample(d, "vfabric_neigh_unresolved_discards_total" + hca0), 0u);
+  EXPECT_EQ(metric_sample(d, "vfabric_retransmitted_packets_total" + hca0), 0u);
+  EXPECT_EQ(metric_sample(d, "vfabric_rcvd_seq_err_total" + hca0), 0u) << "no sequence-error NAK";
+  EXPECT_EQ(metric_sample(d, "vfabric_out_of_seq_request_total" + std::string(R"({fabric="roce",hca="vroce1"})")), 0u);
 }
 
 }  // namespace
