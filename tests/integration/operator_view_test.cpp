@@ -36,6 +36,107 @@ const nlohmann::json* find_by(const nlohmann::json& arr, const char* key, const 
   return nullptr;
 }
 
+TEST(OperatorView, TopologyShowsEveryElementAndFollowsLinkStateAndFaults) {
+  Fabricd d(read_file(Paths::source_dir() + "/configs/fat-tree.yaml"));
+  auto t = ctl_json(d, {"topology", "show"});
+  ASSERT_EQ(t["fabrics"].size(), 1u) << t.dump();
+  const auto& f = t["fabrics"][0];
+  EXPECT_EQ(f["link_layer"], "infiniband");
+  EXPECT_EQ(f["switches"].size(), 6u);
+  EXPECT_EQ(f["hcas"].size(), 16u);
+  EXPECT_EQ(f["links"].size(), 24u);
+  const auto* vib0 = find_by(f["hcas"], "name", "vib0");
+  ASSERT_NE(vib0, nullptr);
+  EXPECT_EQ((*vib0)["lid"], 1) << "the SM gives HCAs LIDs first, in config order";
+  EXPECT_EQ((*vib0)["state"], "ACTIVE");
+  const auto* up = find_by(f["links"], "a", "leaf0/5");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ((*up)["b"], "spine0/1");
+  EXPECT_EQ((*up)["state"], "up");
+  EXPECT_EQ((*up)["width"], "4X");
+  EXPECT_EQ((*up)["speed"], "EDR");
+  EXPECT_EQ((*up)["rate_bps"], 100'000'000'000ULL);
+
+  ASSERT_EQ(d.ctl({"link", "set", "leaf0/5", "state", "down"}).exit_code, 0);
+  ASSERT_EQ(d.ctl({"link", "set", "vib3", "loss", "1%", "corrupt", "0.5%"}).exit_code, 0);
+  t = ctl_json(d, {"topology", "show"});
+  const auto& links = t["fabrics"][0]["links"];
+  EXPECT_EQ((*find_by(links, "a", "leaf0/5"))["state"], "down");
+  const auto* faulty = find_by(links, "a", "vib3");
+  ASSERT_NE(faulty, nullptr);
+  EXPECT_DOUBLE_EQ((*faulty)["impairment"]["loss"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ((*faulty)["impairment"]["corrupt"].get<double>(), 0.005);
+  EXPECT_FALSE(find_by(links, "a", "vib2")->contains("impairment")) << "a clean link has no faults";
+
+  // The tables say the same.
+  const RunResult table = d.ctl({"topology", "show"});
+  ASSERT_EQ(table.exit_code, 0) << table.describe();
+  EXPECT_NE(table.out.find("fabric ib (infiniband): 6 switches, 16 vHCAs, 24 links"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("leaf0/5 -- spine0/1  down"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("loss 1% corrupt 0.5%"), std::string::npos) << table.out;
+
+  // Graphviz: one cluster, every node once, every link an edge, the dead one dashed red.
+  const RunResult dot = d.ctl({"topology", "show", "--dot"});
+  ASSERT_EQ(dot.exit_code, 0) << dot.describe();
+  EXPECT_EQ(dot.out.rfind("graph vfabric {", 0), 0u) << dot.out;
+  EXPECT_EQ(dot.out.substr(dot.out.size() - 2), "}\n");
+  size_t edges = 0;
+  for (size_t at = 0; (at = dot.out.find("\" -- \"", at)) != std::string::npos; ++at) ++edges;
+  EXPECT_EQ(edges, 24u) << dot.out;
+  EXPECT_NE(dot.out.find(R"("leaf0" -- "spine0" [label="100G 200ns", taillabel="5", headlabel="1", style=dashed, color=red])"),
+            std::string::npos)
+      << dot.out;
+  EXPECT_NE(dot.out.find(R"("vib0" [shape=ellipse])"), std::string::npos) << dot.out;
+}
+
+TEST(OperatorView, CountersAgreeWithMetricsAndResetLikePerfquery) {
+  Fabricd d(default_config());
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "200"}, 19931).exit_code, 0);
+  ASSERT_EQ(rc_pingpong(d, "vroce1", "vroce0", {"-n", "10", "-g", "1"}, 19934).exit_code, 0);
+
+  auto c = ctl_json(d, {"counters", "vib0"});
+  ASSERT_EQ(c["ports"].size(), 1u) << c.dump();
+  const auto& p = c["ports"][0];
+  EXPECT_EQ(p["port"], "vib0");
+  EXPECT_EQ(p["kind"], "hca");
+  const uint64_t xmit = p["counters"]["PortXmitPkts"].get<uint64_t>();
+  EXPECT_GE(xmit, 400u) << "200 iterations: a send and an ACK or more each way";
+  EXPECT_EQ(xmit, metric_sample(d, R"(vfabric_port_xmit_packets_total{fabric="ib",port="vib0"})"));
+  const uint64_t hw_sent = p["hw_counters"]["tx_packets"].get<uint64_t>();
+  EXPECT_GT(hw_sent, 0u);
+  EXPECT_TRUE(p["classes"][0].contains("xmit_wait")) << p.dump();
+
+  // Every cabled port of every fabric, one row each.
+  const RunResult all = d.ctl({"counters"});
+  ASSERT_EQ(all.exit_code, 0) << all.describe();
+  for (const char* port : {"vib0 ", "vib1 ", "vroce0 ", "vroce1 ", "ibsw0/1 ", "ibsw0/2 ", "ethsw0/1 ", "ethsw0/2 "})
+    EXPECT_NE(all.out.find(std::string("\n") + port), std::string::npos) << port << "\n" << all.out;
+  EXPECT_EQ(all.out.find("ibsw0/3"), std::string::npos) << "uncabled ports are left out\n" << all.out;
+  // One port: every counter, perfquery-style.
+  const RunResult one = d.ctl({"counters", "vib0"});
+  EXPECT_NE(one.out.find("PortXmitPkts:...........................") , std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("." + std::to_string(xmit) + "\n"), std::string::npos) << one.out;
+
+  // The name may come before the word too, and then means the same.
+  const RunResult one_port = d.ctl({"counters", "vroce1", "reset"});
+  EXPECT_NE(one_port.out.find("cleared the counters of 1 port (vroce1)"), std::string::npos) << one_port.out;
+  const RunResult reset = d.ctl({"counters", "reset", "ib"});
+  ASSERT_EQ(reset.exit_code, 0) << reset.describe();
+  EXPECT_NE(reset.out.find("cleared the counters of 4 ports"), std::string::npos) << reset.out;
+  c = ctl_json(d, {"counters", "ib"});
+  for (const auto& port : c["ports"]) {
+    EXPECT_EQ(port["counters"]["PortXmitPkts"], 0) << port.dump();
+    EXPECT_EQ(port["counters"]["PortXmitData"], 0) << port.dump();
+  }
+  EXPECT_EQ(c["ports"][0]["hw_counters"]["tx_packets"].get<uint64_t>(), hw_sent) << "hw_counters are kept";
+  EXPECT_GT(ctl_json(d, {"counters", "vroce0"})["ports"][0]["counters"]["PortXmitPkts"].get<uint64_t>(), 0u)
+      << "another fabric's ports are not touched";
+  // The next run counts from zero.
+  ASSERT_EQ(rc_pingpong(d, "vib1", "vib0", {"-n", "100"}, 19932).exit_code, 0);
+  const uint64_t again = ctl_json(d, {"counters", "vib0"})["ports"][0]["counters"]["PortXmitPkts"].get<uint64_t>();
+  EXPECT_GE(again, 200u);
+  EXPECT_LT(again, xmit);
+}
 
 TEST(OperatorView, DeltaGivesRatesInEmulatedTimeAndWatchRefreshes) {
   Fabricd d(default_config());
