@@ -175,7 +175,7 @@ void Lcore::run() {
     loops_.add();
     // Timers and ring work in emulated-time order, however late this pass is.
     const Nanos now = clock_.tick(mono_ns() - start_ns_, sched_.next_deadline());
-    bool did = run_due(sched_, now, [this] { work_due(); }) > 0;
+    bool did = run_pass_timers(sched_, now, [this] { work_due(); });
     did |= run_tasks();
     did |= poll_all();
     if (!did) sleep_until_work();

@@ -8,10 +8,13 @@
 //  - the loop as it was (every due timer first, the rings after) turns a
 //    stall longer than the ACK timeout into retransmission timeouts on a
 //    lossless fabric that dropped nothing: the ACKs were owed, not lost;
-//  - the loop as it is gives the same completions, at the same emulated
-//    times, with the same data and no retransmission, as with no stall.
+//  - the loop as it is catches up in order after a stall (ring work after
+//    each deadline once a pass is over 1 ms late): the same completions and
+//    data, no retransmission, the last no later than the sub-millisecond
+//    stalls allow.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -102,10 +105,10 @@ IncastRun incast(LinkLayer ll, Loop loop, std::vector<uint64_t> stalls) {
       did = lab.sched.advance_to(real) > 0;
     } else {
       const Nanos now = clock.tick(real, lab.sched.next_deadline());
-      did = run_due(lab.sched, now, [&] {
-              for (int k = 0; k < 8 && poll_pass(); ++k) {
-              }
-            }) > 0;
+      did = run_pass_timers(lab.sched, now, [&] {
+        for (int k = 0; k < 8 && poll_pass(); ++k) {
+        }
+      });
     }
     did |= poll_pass();
     for (unsigned i = 0; i < kSenders; ++i) {
@@ -159,7 +162,7 @@ TEST_P(LcoreStall, TimersBeforeRingWorkTurnAStallIntoRetransmissionTimeouts) {
   EXPECT_TRUE(stalled.data_ok);
 }
 
-TEST_P(LcoreStall, InOrderWorkMakesAStalledRunTheSameAsACalmOne) {
+TEST_P(LcoreStall, CatchingUpInOrderAfterAStallRetransmitsNothing) {
   const IncastRun calm = incast(GetParam(), Loop::kInOrder, {});
   const IncastRun stalled = incast(GetParam(), Loop::kInOrder, kStalls);
   for (const IncastRun* r : {&calm, &stalled}) {
@@ -169,7 +172,19 @@ TEST_P(LcoreStall, InOrderWorkMakesAStalledRunTheSameAsACalmOne) {
     EXPECT_EQ(r->dropped, 0u);
     EXPECT_TRUE(r->data_ok);
   }
-  EXPECT_EQ(stalled.done_at, calm.done_at) << "every completion at the same emulated time";
+  // Stalls over 1 ms are caught up in order, ring work after each deadline;
+  // the shorter ones (0.1 + 0.5 + 0.9 ms) run as an ordinary late pass, whose
+  // ring work waits for its end: at most that long is lost to the senders.
+  // Every WRITE completes, and the last no later than calm + 1.5 ms.
+  ASSERT_EQ(stalled.done_at.size(), calm.done_at.size());
+  for (size_t i = 0; i < calm.done_at.size(); ++i) EXPECT_EQ(stalled.done_at[i].size(), calm.done_at[i].size());
+  const auto last = [](const IncastRun& r) {
+    uint64_t t = 0;
+    for (const auto& s : r.done_at) t = std::max(t, s.back());
+    return t;
+  };
+  EXPECT_LE(last(stalled), last(calm) + 1'500'000 + 100'000);
+  EXPECT_GE(last(stalled), last(calm) - last(calm) / 100);
   EXPECT_EQ(calm.stalls, 0u);
   EXPECT_EQ(stalled.stalls, 5u) << "lateness above 1 ms: the 5, 20, 70, 200 and 120 ms stalls";
   // What lay beyond 1 ms of each was given up, not run: 4 + 19 + 69 + 199 + 119 = 410 ms.
