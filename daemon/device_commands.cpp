@@ -38,7 +38,7 @@ DeviceReply reply(const vhca_req_hdr& h, int status, Rsp& rsp, std::vector<int> 
 
 int dup_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
-// The request fds, owned here: take_pipe() hands one on, the rest are closed.
+// The request fds, owned here: take_*() hand theirs on, the rest are closed.
 class RequestFds {
  public:
   explicit RequestFds(std::vector<int> fds) : fds_(std::move(fds)) {}
@@ -48,19 +48,23 @@ class RequestFds {
   }
   RequestFds(const RequestFds&) = delete;
   RequestFds& operator=(const RequestFds&) = delete;
-  // The single event pipe a request may carry, or -1 if there is not exactly
-  // one or it is not a pipe's write end.
-  int take_pipe() {
-    if (fds_.size() != 1 || !AppEventSink::usable_pipe(fds_[0])) return -1;
-    int fd = fds_[0];
-    fds_[0] = -1;
-    return fd;
+  // CREATE_CQ's completion channel: its write end and our own read end, or
+  // false if the request does not carry exactly those.
+  bool take_channel(AppEventSink::PipeEnds& ch) {
+    if (fds_.size() != 2 || !AppEventSink::usable_pipe(fds_[0]) ||
+        !AppEventSink::usable_read_end(fds_[1], fds_[0]))
+      return false;
+    ch = {std::exchange(fds_[0], -1), std::exchange(fds_[1], -1)};
+    return true;
   }
-  // OPEN_CONTEXT's pair: the async pipe's write end and the app's own
-  // /proc/self/mem (the engine checks which file it is). False unless both.
-  bool take_open_context(int& async_fd, int& mem_fd) {
-    if (fds_.size() != 2 || !AppEventSink::usable_pipe(fds_[0])) return false;
-    async_fd = std::exchange(fds_[0], -1);
+  // OPEN_CONTEXT's three: the async pipe's write end, the app's own
+  // /proc/self/mem (the engine checks which file it is) and our read end of
+  // the async pipe. False unless all three.
+  bool take_open_context(AppEventSink::PipeEnds& async, int& mem_fd) {
+    if (fds_.size() != 3 || !AppEventSink::usable_pipe(fds_[0]) ||
+        !AppEventSink::usable_read_end(fds_[2], fds_[0]))
+      return false;
+    async = {std::exchange(fds_[0], -1), std::exchange(fds_[2], -1)};
     mem_fd = std::exchange(fds_[1], -1);
     return true;
   }
@@ -76,13 +80,14 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
                                    std::vector<int> req_fds_in, const ContextFds& fds) {
   const auto h = copy_request<vhca_req_hdr>(msg);
   RequestFds req_fds(std::move(req_fds_in));
-  // Only OPEN_CONTEXT (two) and CREATE_CQ (one) take fds; anything else sent is closed.
+  // Only OPEN_CONTEXT (three) and CREATE_CQ (two) take fds; anything else sent is closed.
   switch (h.cmd) {
     case VHCA_CMD_OPEN_CONTEXT: {
       vhca_open_context_rsp rsp{};
-      // ABI v3: the async-event pipe and the app's address space.
-      int async_fd = -1, mem_fd = -1;
-      if (!req_fds.take_open_context(async_fd, mem_fd)) return reply(h, EINVAL, rsp);
+      // ABI v9: the async-event pipe's two ends and the app's address space.
+      AppEventSink::PipeEnds async;
+      int mem_fd = -1;
+      if (!req_fds.take_open_context(async, mem_fd)) return reply(h, EINVAL, rsp);
       int st = hca.open_client(client, peer.pid, mem_fd, rsp);
       if (!st && peer.cap_net_raw) hca.allow_controlled_qkeys(client);
       std::vector<int> out;
@@ -90,10 +95,12 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
         out = {dup_fd(fds.doorbell), dup_fd(fds.status_ro)};
         if (out[0] < 0 || out[1] < 0) st = EMFILE;
       }
-      if (!st)
-        events.open_client(client, async_fd);
-      else
-        close(async_fd);
+      if (!st) {
+        events.open_client(client, async);
+      } else {
+        close(async.write);
+        close(async.read);
+      }
       return reply(h, st, rsp, out);
     }
     case VHCA_CMD_QUERY_DEVICE: {
@@ -150,15 +157,17 @@ DeviceReply execute_device_command(engine::Hca& hca, AppEventSink& events, engin
     case VHCA_CMD_CREATE_CQ: {
       vhca_create_cq_rsp rsp{};
       const auto req = copy_request<vhca_create_cq_req>(msg);
-      int channel = -1;
+      AppEventSink::PipeEnds channel;
       if (req.has_channel > 1) return reply(h, EINVAL, rsp);
-      if (req.has_channel && (channel = req_fds.take_pipe()) < 0) return reply(h, EINVAL, rsp);
+      if (req.has_channel && !req_fds.take_channel(channel)) return reply(h, EINVAL, rsp);
       engine::Fd ring;
       int st = hca.create_cq(client, req, rsp, ring);
-      if (!st)
+      if (!st) {
         events.add_cq(client, rsp.cq_handle, req.user_handle, channel);
-      else if (channel >= 0)
-        close(channel);
+      } else {
+        if (channel.write >= 0) close(channel.write);
+        if (channel.read >= 0) close(channel.read);
+      }
       return reply(h, st, rsp, {ring.fd});
     }
     case VHCA_CMD_DESTROY_CQ: {

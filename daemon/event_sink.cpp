@@ -1,12 +1,12 @@
 #include "daemon/event_sink.hpp"
 
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "device/abi/vhca_abi.h"
 
@@ -30,10 +30,30 @@ bool AppEventSink::usable_pipe(int fd) {
   return fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
 }
 
-ino_t AppEventSink::attach(int fd) {
+bool AppEventSink::usable_read_end(int read_fd, int write_fd) {
+  struct stat r, w;
+  if (read_fd < 0 || write_fd < 0 || fstat(read_fd, &r) != 0 || fstat(write_fd, &w) != 0) return false;
+  if (!S_ISFIFO(r.st_mode) || r.st_ino != w.st_ino || r.st_dev != w.st_dev) return false;
+  const int fl = fcntl(read_fd, F_GETFL);
+  if (fl < 0 || (fl & O_ACCMODE) != O_RDONLY) return false;
+  // Ours alone if the provider opened it through /proc/self/fd as the ABI
+  // says; an app that sends its own read end only makes its own reads
+  // non-blocking, and we must never block the lcore.
+  return fcntl(read_fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+ino_t AppEventSink::attach(PipeEnds p) {
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) return 0;
-  ++logs_[st.st_ino].users;
+  if (p.write < 0 || fstat(p.write, &st) != 0) {
+    if (p.read >= 0) close(p.read);
+    return 0;
+  }
+  PipeLog& log = logs_[st.st_ino];
+  ++log.users;
+  if (log.read_fd < 0)
+    log.read_fd = p.read;
+  else if (p.read >= 0)
+    close(p.read);  // a channel shared by several CQs: one read end will do
   return st.st_ino;
 }
 
@@ -41,7 +61,10 @@ void AppEventSink::detach(int fd, ino_t ino) {
   if (fd < 0) return;
   close(fd);
   auto it = logs_.find(ino);
-  if (it != logs_.end() && --it->second.users == 0) logs_.erase(it);
+  if (it != logs_.end() && --it->second.users == 0) {
+    if (it->second.read_fd >= 0) close(it->second.read_fd);
+    logs_.erase(it);
+  }
 }
 
 void AppEventSink::logged(ino_t ino, uint64_t who) {
@@ -55,23 +78,74 @@ void AppEventSink::logged(ino_t ino, uint64_t who) {
   if (q.size() > kMaxUnread) q.pop_front();
 }
 
-uint32_t AppEventSink::unread(int fd, ino_t ino, size_t rec_size, uint64_t who) {
+namespace {
+// Everything unread in the pipe, whole records only (every write and every
+// read of it is whole records, so a remainder would be a foreign writer).
+std::vector<uint8_t> take_unread(int read_fd) {
+  std::vector<uint8_t> buf;
+  uint8_t chunk[4096];
+  for (;;) {
+    const ssize_t n = read(read_fd, chunk, sizeof(chunk));
+    if (n > 0) {
+      buf.insert(buf.end(), chunk, chunk + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return buf;  // EAGAIN: empty; 0: no write end left
+  }
+}
+}  // namespace
+
+uint32_t AppEventSink::withdraw(int fd, ino_t ino, size_t rec_size, uint64_t who) {
   auto it = logs_.find(ino);
-  int bytes = 0;
-  if (it == logs_.end() || fd < 0 || ioctl(fd, FIONREAD, &bytes) != 0 || bytes < 0) return 0;
+  if (it == logs_.end() || fd < 0 || it->second.read_fd < 0) return 0;
   auto& q = it->second.owners;
-  const size_t pending = size_t(bytes) / rec_size;
-  while (q.size() > pending) q.pop_front();  // those were read
-  return uint32_t(std::count(q.begin(), q.end(), who));
+  const std::vector<uint8_t> unread = take_unread(it->second.read_fd);
+  const size_t n = unread.size() / rec_size;
+  // The unread records are the newest n logged ones (older log entries were
+  // read); any older than the log's memory count as someone else's.
+  const size_t known = std::min(n, q.size());
+  q.erase(q.begin(), q.end() - ptrdiff_t(known));
+  std::vector<uint8_t> kept;
+  kept.reserve(unread.size());
+  std::deque<uint64_t> owners;
+  uint32_t removed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const bool logged_rec = i >= n - known;
+    const uint64_t owner_of = logged_rec ? q[i - (n - known)] : ~uint64_t(0);
+    if (owner_of == who) {
+      ++removed;
+      continue;
+    }
+    kept.insert(kept.end(), unread.begin() + ptrdiff_t(i * rec_size), unread.begin() + ptrdiff_t((i + 1) * rec_size));
+    if (logged_rec) owners.push_back(owner_of);
+  }
+  q = std::move(owners);
+  // Back in their order. The pipe had room for all of them a moment ago and
+  // only this thread writes it, so this fits; a failure is counted, not hidden.
+  size_t off = 0;
+  while (off < kept.size()) {
+    const ssize_t w = write(fd, kept.data() + off, kept.size() - off);
+    if (w > 0) {
+      off += size_t(w);
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else {
+      stats_.dropped += (kept.size() - off) / rec_size;
+      break;
+    }
+  }
+  stats_.withdrawn += removed;
+  return removed;
 }
 
-void AppEventSink::open_client(engine::ClientId c, int async_fd) {
+void AppEventSink::open_client(engine::ClientId c, PipeEnds async) {
   auto it = clients_.find(c);
   if (it != clients_.end()) {
     detach(it->second.fd, it->second.ino);
     clients_.erase(it);
   }
-  clients_[c] = Client{async_fd, attach(async_fd)};
+  clients_[c] = Client{async.write, attach(async)};
 }
 
 void AppEventSink::forget_client_objects(Map& m, engine::ClientId c) {
@@ -95,13 +169,13 @@ void AppEventSink::close_client(engine::ClientId c) {
   }
 }
 
-void AppEventSink::add_cq(engine::ClientId c, uint32_t handle, uint64_t user_handle, int channel_fd) {
+void AppEventSink::add_cq(engine::ClientId c, uint32_t handle, uint64_t user_handle, PipeEnds channel) {
   Obj& o = cqs_[key(c, handle)];
   detach(o.channel_fd, o.channel_ino);  // a stale entry: handles are reused
   o = Obj{};
   o.user_handle = user_handle;
-  o.channel_fd = channel_fd;
-  o.channel_ino = attach(channel_fd);
+  o.channel_fd = channel.write;
+  o.channel_ino = attach(channel);
 }
 
 void AppEventSink::add_qp(engine::ClientId c, uint32_t handle, uint64_t user_handle) {
@@ -119,9 +193,9 @@ void AppEventSink::add_srq(engine::ClientId c, uint32_t handle, uint64_t user_ha
 uint32_t AppEventSink::async_read(engine::ClientId c, Kind k, uint32_t handle, uint32_t written) {
   auto it = clients_.find(c);
   if (it == clients_.end()) return written;
-  const uint32_t pending =
-      unread(it->second.fd, it->second.ino, sizeof(vhca_async_event), owner(k, handle));
-  return written - std::min(written, pending);
+  const uint32_t withdrawn =
+      withdraw(it->second.fd, it->second.ino, sizeof(vhca_async_event), owner(k, handle));
+  return written - std::min(written, withdrawn);
 }
 
 AppEventSink::CqReported AppEventSink::forget_cq(engine::ClientId c, uint32_t handle) {
@@ -129,9 +203,9 @@ AppEventSink::CqReported AppEventSink::forget_cq(engine::ClientId c, uint32_t ha
   if (it == cqs_.end()) return {};
   Obj& o = it->second;
   CqReported r;
-  const uint32_t comp_pending =
-      unread(o.channel_fd, o.channel_ino, sizeof(vhca_comp_event), owner(kCq, handle));
-  r.comp = o.comp_reported - std::min(o.comp_reported, comp_pending);
+  const uint32_t comp_withdrawn =
+      withdraw(o.channel_fd, o.channel_ino, sizeof(vhca_comp_event), owner(kCq, handle));
+  r.comp = o.comp_reported - std::min(o.comp_reported, comp_withdrawn);
   r.async = async_read(c, kCq, handle, o.async_reported);
   detach(o.channel_fd, o.channel_ino);
   cqs_.erase(it);

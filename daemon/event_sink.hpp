@@ -9,12 +9,15 @@
 // the app does not drain fills up, and further events to it are dropped and
 // counted (uverbs has no such limit, but must never stall the dataplane).
 // Destroying an object waits until the app has acknowledged the events it
-// *read* for it (uverbs counts an event when the app reads it and discards
-// the unread ones). A pipe cannot say who read what, so each pipe keeps the
-// owners of its records in write order: FIONREAD tells how many of the
-// newest are still unread, and those are not counted. (Unlike uverbs, the
-// unread records stay in the pipe: an app that reads them after destroying
-// their object gets a stale pointer; apps drain events before destroying.)
+// *read* for it, and its unread events are discarded: uverbs counts an event
+// when the app reads it and deletes the unread ones from the queue, so an app
+// never reads a record naming an object it destroyed (its pointer may already
+// be a new object's). A pipe cannot say who read what, so each pipe keeps the
+// owners of its records in write order, and the provider hands us a read end
+// of its own (non-blocking, opened through /proc/self/fd): at destroy we take
+// every unread record out, drop the object's, and put the rest back in order.
+// The app's reader meanwhile sees an empty pipe (EAGAIN or a short wait), as
+// if the records had not been written yet; we are the pipe's only writer.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -40,15 +43,25 @@ class AppEventSink : public engine::EventSink {
   // True if `fd` is a pipe (or FIFO) we may write events into; anything else
   // an app sends is refused (a regular file or socket could block or grow).
   static bool usable_pipe(int fd);
+  // True if `read_fd` is a read end of the same pipe as `write_fd`, which we
+  // may read without blocking (made non-blocking here: it must be a file
+  // description of its own, not the one the app reads through).
+  static bool usable_read_end(int read_fd, int write_fd);
 
-  // Each takes ownership of the fd (a pipe's write end; -1 = none).
-  void open_client(engine::ClientId, int async_fd);
+  // A pipe as the provider hands it over: the write end we write events into
+  // and a read end of our own that takes back a destroyed object's unread
+  // records; -1 = none. Each method takes ownership of both fds.
+  struct PipeEnds {
+    int write = -1, read = -1;
+  };
+  void open_client(engine::ClientId, PipeEnds async);
   void close_client(engine::ClientId);  // forgets its objects, closes its fds
-  void add_cq(engine::ClientId, uint32_t handle, uint64_t user_handle, int channel_fd);
+  void add_cq(engine::ClientId, uint32_t handle, uint64_t user_handle, PipeEnds channel);
   void add_qp(engine::ClientId, uint32_t handle, uint64_t user_handle);
   void add_srq(engine::ClientId, uint32_t handle, uint64_t user_handle);
 
-  // What was written for the object; it is forgotten (and its channel fd closed).
+  // What the app read for the object (written less withdrawn); it is
+  // forgotten, its unread records withdrawn and its channel fds closed.
   struct CqReported {
     uint32_t comp = 0, async = 0;
   };
@@ -73,7 +86,8 @@ class AppEventSink : public engine::EventSink {
   // (at most a pipe's worth) can still be unread.
   struct PipeLog {
     std::deque<uint64_t> owners;  // kind << 32 | handle
-    unsigned users = 0;           // fds we hold on this pipe
+    unsigned users = 0;           // write ends we hold on this pipe
+    int read_fd = -1;             // our own read end, closed with the last user
   };
   struct Obj {
     uint64_t user_handle = 0;
@@ -90,11 +104,11 @@ class AppEventSink : public engine::EventSink {
   static uint64_t key(engine::ClientId c, uint32_t h) { return uint64_t(c) << 32 | h; }
   static uint64_t owner(Kind k, uint32_t h) { return uint64_t(k) << 32 | h; }
   bool write_event(int fd, const void* rec, size_t len);
-  ino_t attach(int fd);            // registers a user of fd's pipe log
+  ino_t attach(PipeEnds);          // registers a user of the pipe's log
   void detach(int fd, ino_t ino);  // closes fd, drops the log with its last user
   void logged(ino_t ino, uint64_t who);
-  // Records for `who` still unread in the pipe behind `fd`.
-  uint32_t unread(int fd, ino_t ino, size_t rec_size, uint64_t who);
+  // Takes `who`'s unread records out of the pipe; how many.
+  uint32_t withdraw(int fd, ino_t ino, size_t rec_size, uint64_t who);
   uint32_t async_read(engine::ClientId, Kind, uint32_t handle, uint32_t written);
   void async_to_object(Map&, Kind, engine::ClientId, ibv_event_type, uint32_t handle);
   void forget_client_objects(Map&, engine::ClientId);

@@ -13,6 +13,7 @@ namespace vf {
 struct EventSinkStats {
   uint64_t comp_events = 0, async_events = 0;
   uint64_t dropped = 0;  // pipe full, closed by the app, or no such object
+  uint64_t withdrawn = 0;  // unread when their object was destroyed (uverbs discards them)
 };
 
 extern const CounterTable kEventSinkCounters;

@@ -20,7 +20,7 @@ extern "C" {
 #define VHCA_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-#define VHCA_ABI_VERSION 8
+#define VHCA_ABI_VERSION 9
 #define VHCA_MAX_SGE 16
 #define VHCA_MAX_INLINE (VHCA_MAX_SGE * 16)
 #define VHCA_MAX_MSG 4096 /* largest slow-path message either way */
@@ -182,12 +182,17 @@ struct vhca_rsp_hdr {
   int32_t status; /* 0 or a positive errno, as the verb returns it */
 };
 
-/* Request fds: [async event pipe, write end; /proc/self/mem, O_RDWR]. The
- * daemon writes one struct vhca_async_event per affiliated/unaffiliated event
- * into the pipe; the provider's async_fd is the read end, so
- * ibv_get_async_event reads them unchanged. The mem file is the only way the
- * daemon reaches the app's memory: it is bound to the address space the app
- * had when it opened it, and dies with it at exec or exit (ABI v3). */
+/* Request fds: [async event pipe, write end; /proc/self/mem, O_RDWR; async
+ * event pipe, a read end of the daemon's own]. The daemon writes one struct
+ * vhca_async_event per affiliated/unaffiliated event into the pipe; the
+ * provider's async_fd is the read end, so ibv_get_async_event reads them
+ * unchanged. The mem file is the only way the daemon reaches the app's
+ * memory: it is bound to the address space the app had when it opened it, and
+ * dies with it at exec or exit (ABI v3). The second read end is a file
+ * description of its own (opened through /proc/self/fd, O_NONBLOCK): when an
+ * object is destroyed the daemon takes its unread events back out of the
+ * pipe, as uverbs discards them, so the app never reads a record naming an
+ * object it freed (ABI v9). */
 struct vhca_open_context_req {
   struct vhca_req_hdr hdr;
 };
@@ -305,7 +310,8 @@ struct vhca_alloc_mw_rsp {
   uint32_t rkey;
 };
 
-/* Request fds: [completion channel pipe, write end] when has_channel. */
+/* Request fds: [completion channel pipe, write end; a read end of the
+ * daemon's own, as for the async pipe] when has_channel. */
 struct vhca_create_cq_req {
   struct vhca_req_hdr hdr;
   uint32_t cqe; /* requested entries */

@@ -1,6 +1,8 @@
 /* Slow path: SOCK_SEQPACKET request/reply with fabricd. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -75,12 +77,12 @@ bad:
 static ssize_t send_request(int sock, void *req, size_t req_len, const int *send_fds,
                             int nsend) {
   union {
-    char buf[CMSG_SPACE(sizeof(int) * 2)];
+    char buf[CMSG_SPACE(sizeof(int) * 3)];
     struct cmsghdr align;
   } control;
   struct iovec iov = {.iov_base = req, .iov_len = req_len};
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (nsend > 0 && nsend <= 2) {
+  if (nsend > 0 && nsend <= 3) {
     memset(&control, 0, sizeof(control));
     msg.msg_control = control.buf;
     msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nsend);
@@ -99,11 +101,6 @@ static ssize_t send_request(int sock, void *req, size_t req_len, const int *send
 int vhca_cmd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, void *rsp,
              size_t rsp_len, int *fds, int nfds) {
   return vhca_cmd_fds(ctx, cmd, req, req_len, NULL, 0, rsp, rsp_len, fds, nfds);
-}
-
-int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
-                void *rsp, size_t rsp_len, int *fds, int nfds) {
-  return vhca_cmd_fds(ctx, cmd, req, req_len, &send_fd, send_fd >= 0, rsp, rsp_len, fds, nfds);
 }
 
 int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len,
@@ -129,4 +126,10 @@ int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_l
   }
   pthread_mutex_unlock(&ctx->cmd_lock);
   return ret;
+}
+
+int vhca_daemon_read_end(int read_fd) {
+  char path[32];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", read_fd);
+  return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 }

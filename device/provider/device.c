@@ -87,10 +87,19 @@ static int open_engine(struct vhca_context *ctx, const char *socket_path, const 
       fprintf(stderr, VHCA_PFX "cannot open %s: /proc/self/mem: %s\n", name, strerror(err));
     return err;
   }
-  const int send[2] = {ctx->async_pipe[1], mem_fd};
-  int ret = vhca_cmd_fds(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), send, 2, &rsp,
+  int daemon_rd = vhca_daemon_read_end(ctx->async_pipe[0]);
+  if (daemon_rd < 0) {
+    int err = errno;
+    fprintf(stderr, VHCA_PFX "cannot open %s: reopening its event pipe through /proc/self/fd: %s\n",
+            name, strerror(err));
+    close(mem_fd);
+    return err;
+  }
+  const int send[3] = {ctx->async_pipe[1], mem_fd, daemon_rd};
+  int ret = vhca_cmd_fds(ctx, VHCA_CMD_OPEN_CONTEXT, &req, sizeof(req), send, 3, &rsp,
                          sizeof(rsp), fds, 2);
   close(mem_fd);
+  close(daemon_rd);
   close(ctx->async_pipe[1]);
   ctx->async_pipe[1] = -1;
   if (!ret && (fds[0] < 0 || fds[1] < 0)) {

@@ -177,14 +177,16 @@ struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp
     errno = EINVAL;
     return NULL;
   }
-  int wfd = -1;
-  if (channel && (wfd = channel_write_fd(ibctx, channel)) < 0) {
+  int send[2] = {-1, -1}; /* the channel's write end and fabricd's own read end */
+  if (channel && (send[0] = channel_write_fd(ibctx, channel)) < 0) {
     errno = EINVAL;
     return NULL;
   }
+  if (channel && (send[1] = vhca_daemon_read_end(channel->fd)) < 0) return NULL;
   /* Allocated first: its address is the user_handle events carry. */
   struct vhca_cq *cq = calloc(1, sizeof(*cq));
   if (!cq) {
+    if (send[1] >= 0) close(send[1]);
     errno = ENOMEM;
     return NULL;
   }
@@ -194,8 +196,9 @@ struct vhca_cq *vhca_open_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp
                                    .has_channel = channel ? 1 : 0};
   struct vhca_create_cq_rsp rsp;
   int fd = -1;
-  int ret = vhca_cmd_fd(to_vctx(ibctx), VHCA_CMD_CREATE_CQ, &req, sizeof(req), wfd, &rsp,
-                        sizeof(rsp), &fd, 1);
+  int ret = vhca_cmd_fds(to_vctx(ibctx), VHCA_CMD_CREATE_CQ, &req, sizeof(req), send,
+                         channel ? 2 : 0, &rsp, sizeof(rsp), &fd, 1);
+  if (send[1] >= 0) close(send[1]);
   if (ret) {
     free(cq);
     errno = ret;

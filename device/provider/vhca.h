@@ -130,13 +130,14 @@ static inline void vhca_set_bind(struct vhca_send_wqe *w, const struct ibv_mw *m
 
 /* One fixed-size request and reply, no fds. */
 #define CMD(ctx, code, req, rsp) vhca_cmd(ctx, code, &(req), sizeof(req), &(rsp), sizeof(rsp), NULL, 0)
-/* The same, sending `send_fd` (>= 0) with the request by SCM_RIGHTS. */
-int vhca_cmd_fd(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len, int send_fd,
-                void *rsp, size_t rsp_len, int *fds, int nfds);
-/* The same with up to two fds (OPEN_CONTEXT's async pipe and address space). */
+/* The same, sending up to three fds with the request by SCM_RIGHTS. */
 int vhca_cmd_fds(struct vhca_context *ctx, uint32_t cmd, void *req, size_t req_len,
                  const int *send_fds, int nsend, void *rsp, size_t rsp_len, int *fds, int nfds);
 int vhca_connect(const char *path);
+/* A read end of the pipe behind `read_fd` that is a file description of its
+ * own (non-blocking, so the app's blocking reads stay blocking): fabricd takes
+ * a destroyed object's unread events back through it. -1 with errno. */
+int vhca_daemon_read_end(int read_fd);
 
 /* fatal.c: the device after fabricd went away */
 int vhca_start_watcher(struct vhca_context *ctx);

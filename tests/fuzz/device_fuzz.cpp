@@ -152,6 +152,11 @@ Rig& rig() {
   return *r;
 }
 
+// The daemon's own read end of a pipe, as the provider opens it (ABI v9).
+int reopen_read_end(int read_fd) {
+  return open(("/proc/self/fd/" + std::to_string(read_fd)).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
 void close_all(std::vector<int>& v) {
   for (int fd : v)
     if (fd >= 0) close(fd);
@@ -264,7 +269,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vhca_open_context_req open_req{{VHCA_CMD_OPEN_CONTEXT, 1, sizeof(open_req), VHCA_ABI_VERSION}};
   std::vector<uint8_t> open_msg(sizeof(open_req));
   std::memcpy(open_msg.data(), &open_req, sizeof(open_req));
-  execute(g, client, open_msg, {async[1], mem_fd}, rings, keep);
+  execute(g, client, open_msg, {async[1], mem_fd, reopen_read_end(async[0])}, rings, keep);
 
   Reader in(data, size);
   for (int ops = 0; !in.empty() && ops < 256; ++ops) {
@@ -277,6 +282,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (pipe2(ch, O_CLOEXEC | O_NONBLOCK) == 0) {
           keep.push_back(ch[0]);
           req_fds.push_back(ch[1]);
+          req_fds.push_back(reopen_read_end(ch[0]));
         }
       }
       execute(g, client, make_request(in, cmd, op & 0x40), std::move(req_fds), rings, keep);

@@ -205,6 +205,12 @@ int open_mem(const std::string& pid) {
   return ::open(("/proc/" + pid + "/mem").c_str(), O_RDWR | O_CLOEXEC);
 }
 
+// A read end of the pipe that is a file description of its own, as the
+// provider hands the daemon.
+int reopen_read_end(int read_fd) {
+  return ::open(("/proc/self/fd/" + std::to_string(read_fd)).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
 // Sends `bytes` and returns the status of the reply (-1 if none).
 int exchange(int fd, const void* bytes, size_t len) {
   if (send(fd, bytes, len, 0) != ssize_t(len)) return -1;
@@ -263,20 +269,27 @@ TEST(DaemonHostileInput, MalformedDeviceMessagesAreRejectedAndServiceContinues) 
   // A verb before OPEN_CONTEXT, and forged handles afterwards.
   vhca_handle_req dq{{VHCA_CMD_DESTROY_QP, 4, sizeof(dq), VHCA_ABI_VERSION}, 0xdeadbeef, 0};
   EXPECT_NE(exchange(fd, &dq, sizeof(dq)), 0);
-  // ABI v3: OPEN_CONTEXT carries the write end of the async-event pipe and
-  // the app's own /proc/self/mem; nothing else is accepted there.
+  // ABI v9: OPEN_CONTEXT carries the write end of the async-event pipe, the
+  // app's own /proc/self/mem and a read end of the pipe for the daemon alone;
+  // nothing else is accepted there.
   vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 5, sizeof(open), VHCA_ABI_VERSION}};
   EXPECT_EQ(exchange(fd, &open, sizeof(open)), EINVAL);
-  int events[2];
+  int events[2], other[2];
   ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(other, O_CLOEXEC), 0);
+  const int rd = reopen_read_end(events[0]);
+  const int other_rd = reopen_read_end(other[0]);
   const int mem = open_mem("self");
   const int parent_mem = open_mem(std::to_string(getppid()));
   const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1]}), EINVAL);  // no address space
-  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[0], mem}), EINVAL);  // a read end
-  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], null_fd}), EACCES);
-  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], parent_mem}), EACCES);
-  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem}), 0);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem}), EINVAL);  // no read end
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[0], mem, rd}), EINVAL);  // a read end
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem, other_rd}), EINVAL);  // another pipe
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem, events[1]}), EINVAL);  // a write end
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], null_fd, rd}), EACCES);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], parent_mem, rd}), EACCES);
+  EXPECT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem, rd}), 0);
+  for (int f : {other[0], other[1], rd, other_rd}) close(f);
   for (int f : {events[0], events[1], mem, parent_mem, null_fd}) close(f);
   dq.hdr.seq = 6;
   EXPECT_EQ(exchange(fd, &dq, sizeof(dq)), ENOENT);  // no such QP, as uverbs
@@ -298,9 +311,11 @@ TEST(DaemonHostileInput, InheritedDeviceSocketIsRefusedToAForkedChild) {
   int events[2];
   ASSERT_EQ(pipe2(events, O_CLOEXEC), 0);
   const int mem = open_mem("self");
+  const int rd = reopen_read_end(events[0]);
   vhca_open_context_req open{{VHCA_CMD_OPEN_CONTEXT, 1, sizeof(open), VHCA_ABI_VERSION}};
-  ASSERT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem}), 0);
+  ASSERT_EQ(exchange_with_fds(fd, &open, sizeof(open), {events[1], mem, rd}), 0);
   close(mem);
+  close(rd);
   vhca_req_hdr pd{VHCA_CMD_ALLOC_PD, 2, sizeof(pd), VHCA_ABI_VERSION};
   pid_t child = fork();
   if (child == 0) _exit(exchange(fd, &pd, sizeof(pd)) == EACCES ? 0 : 1);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ostream>
 #include <thread>
 
@@ -262,6 +263,65 @@ TEST_P(Events, CqOverrunReportsCqErrAndQpFatalWithTheirObjects) {
   // Nothing else for this context; b's side saw no event at all.
   EXPECT_FALSE(readable(small.v.ctx->async_fd, 50));
   EXPECT_FALSE(readable(b_.v.ctx->async_fd, 0));
+}
+
+// A QP on `srq` taken to ERR: IBA 11.6.3 raises LAST_WQE_REACHED for it.
+ibv_qp* errored_srq_qp(VerbsSide& v, ibv_srq* srq) {
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = v.cq;
+  ia.srq = srq;
+  ia.qp_type = IBV_QPT_RC;
+  ia.cap.max_send_wr = 4;
+  ia.cap.max_send_sge = 1;
+  ibv_qp* qp = ibv_create_qp(v.pd, &ia);
+  if (!qp) return nullptr;
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return qp;
+  a = {};
+  a.qp_state = IBV_QPS_ERR;
+  ibv_modify_qp(qp, &a, IBV_QP_STATE);
+  return qp;
+}
+
+// uverbs discards a destroyed object's unread events, so an app never reads
+// a record naming a QP it freed -- whose address malloc may already have
+// given to a new QP that would then count an ack it never got. UCX's rc_verbs
+// destroys its SRQ-attached QPs right after taking them to ERR, their
+// LAST_WQE_REACHED still unread. A read event still has to be acknowledged.
+TEST_P(Events, ADestroyedQpsUnreadEventsAreDiscardedAndReadOnesAcknowledged) {
+  ibv_srq_init_attr sa{};
+  sa.attr.max_wr = 16;
+  sa.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(b_.v.pd, &sa);
+  ASSERT_NE(srq, nullptr) << strerror(errno);
+  const int async_fd = b_.v.ctx->async_fd;
+  for (int round = 0; round < 3; ++round) {
+    ibv_qp* qp = errored_srq_qp(b_.v, srq);
+    ASSERT_NE(qp, nullptr) << strerror(errno);
+    ASSERT_TRUE(readable(async_fd, 10000)) << "no LAST_WQE_REACHED in round " << round;
+    ASSERT_EQ(ibv_destroy_qp(qp), 0);  // unread: nothing to wait for
+  }
+  EXPECT_FALSE(readable(async_fd, 200)) << "an event of a destroyed QP reached the app";
+  // Read but not yet acknowledged: destroy waits for the ack, as uverbs does.
+  ibv_qp* qp = errored_srq_qp(b_.v, srq);
+  ASSERT_NE(qp, nullptr) << strerror(errno);
+  ASSERT_TRUE(readable(async_fd, 10000));
+  ibv_async_event ev{};
+  ASSERT_EQ(ibv_get_async_event(b_.v.ctx, &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+  EXPECT_EQ(ev.element.qp, qp);
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    EXPECT_EQ(ibv_destroy_qp(qp), 0);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(done.load()) << "ibv_destroy_qp returned with an unacknowledged event";
+  ibv_ack_async_event(&ev);
+  t.join();
+  EXPECT_EQ(ibv_destroy_srq(srq), 0);
 }
 
 // A hostile app scribbling over its CQ's arm fields gets no events for

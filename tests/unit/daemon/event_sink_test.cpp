@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <string>
 #include <vector>
 
 #include "device/abi/vhca_abi.h"
@@ -26,8 +27,12 @@ struct Pipe {
     if (r >= 0) close(r);
     if (w >= 0) close(w);
   }
-  // Hands a duplicate of the write end to the sink, as SCM_RIGHTS would.
-  int give() const { return fcntl(w, F_DUPFD_CLOEXEC, 0); }
+  // Hands the sink a duplicate of the write end, as SCM_RIGHTS would, and a
+  // read end of its own, as the provider opens it through /proc/self/fd.
+  AppEventSink::PipeEnds give() const {
+    const std::string own = "/proc/self/fd/" + std::to_string(r);
+    return {fcntl(w, F_DUPFD_CLOEXEC, 0), open(own.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  }
   template <typename T>
   std::vector<T> drain() const {
     std::vector<T> out;
@@ -38,9 +43,13 @@ struct Pipe {
 };
 
 TEST(EventSink, OnlyAPipesWriteEndIsUsable) {
-  Pipe p;
+  Pipe p, other;
   EXPECT_TRUE(AppEventSink::usable_pipe(p.w));
   EXPECT_FALSE(AppEventSink::usable_pipe(p.r));  // a read end
+  EXPECT_TRUE(AppEventSink::usable_read_end(p.r, p.w));
+  EXPECT_FALSE(AppEventSink::usable_read_end(p.w, p.w));      // a write end
+  EXPECT_FALSE(AppEventSink::usable_read_end(other.r, p.w));  // another pipe's
+  EXPECT_FALSE(AppEventSink::usable_read_end(-1, p.w));
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   EXPECT_FALSE(AppEventSink::usable_pipe(sv[0]));
@@ -87,7 +96,7 @@ TEST(EventSink, AsyncEventsNameTheirObjectByType) {
   sink.open_client(1, async.give());
   sink.add_qp(1, 5, 0xaaaa);
   sink.add_srq(1, 5, 0xbbbb);  // same handle number, different object type
-  sink.add_cq(1, 5, 0xcccc, -1);
+  sink.add_cq(1, 5, 0xcccc, {});
   sink.async_event(1, IBV_EVENT_QP_FATAL, 5);
   sink.async_event(1, IBV_EVENT_SRQ_LIMIT_REACHED, 5);
   sink.async_event(1, IBV_EVENT_COMM_EST, 5);
@@ -108,58 +117,114 @@ TEST(EventSink, AsyncEventsNameTheirObjectByType) {
 
 // A pipe the app never reads fills up: the lcore must not block. Destroy
 // counts what the app read (as uverbs does), never what was dropped or still
-// sits unread -- else it would wait for acks that can never come.
+// sits unread -- else it would wait for acks that can never come -- and takes
+// the unread ones back out, as uverbs deletes them.
 TEST(EventSink, AFullPipeDropsWithoutBlockingAndDestroyCountsOnlyWhatWasRead) {
   AppEventSink sink;
   int p[2];
-  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);  // blocking: the sink must make it non-blocking
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);  // blocking: the sink must make its ends non-blocking
   ASSERT_TRUE(AppEventSink::usable_pipe(p[1]));
-  sink.open_client(1, p[1]);  // the sink owns the only write end
-  sink.add_cq(1, 1, 42, -1);
+  const std::string own = "/proc/self/fd/" + std::to_string(p[0]);
+  // The sink owns the only write end (and a read end of its own).
+  sink.open_client(1, {p[1], open(own.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)});
+  sink.add_cq(1, 1, 42, {});
   sink.add_qp(1, 2, 43);
+  sink.add_qp(1, 3, 44);
   const int capacity = fcntl(p[1], F_GETPIPE_SZ) / int(sizeof(vhca_async_event));
-  for (int i = 0; i < capacity + 10; ++i) sink.async_event(1, IBV_EVENT_COMM_EST, 2);
+  for (int i = 0; i < capacity + 10; ++i) sink.async_event(1, IBV_EVENT_COMM_EST, i % 2 ? 3 : 2);
   EXPECT_EQ(sink.stats().dropped, 10u);
   vhca_async_event ev;
   for (int i = 0; i < 100; ++i) ASSERT_EQ(read(p[0], &ev, sizeof(ev)), ssize_t(sizeof(ev)));
-  EXPECT_EQ(sink.forget_qp(1, 2), 100u);
+  EXPECT_EQ(sink.forget_qp(1, 2), 50u);
+  EXPECT_EQ(sink.stats().withdrawn, uint64_t(capacity / 2 - 50));
   sink.close_client(1);  // closes its write end
-  // EOF after the buffered records: the sink held the only write end.
+  // EOF after QP 3's records, all of them still there and in order.
   int got = 0;
-  while (read(p[0], &ev, sizeof(ev)) == ssize_t(sizeof(ev))) ++got;
-  EXPECT_EQ(got, capacity - 100);
+  while (read(p[0], &ev, sizeof(ev)) == ssize_t(sizeof(ev))) {
+    EXPECT_EQ(ev.element, 44u);
+    ++got;
+  }
+  EXPECT_EQ(got, capacity / 2 - 50);
   close(p[0]);
 }
 
-// Interleaved owners: only the destroyed object's unread records are held
-// back from its count, whatever else is queued around them.
-TEST(EventSink, UnreadRecordsAreAttributedToTheirOwner) {
+// Interleaved owners: a destroyed object's unread records leave the pipe and
+// its count; everyone else's stay, in the order they were written.
+TEST(EventSink, ADestroyedObjectsUnreadRecordsAreWithdrawnAndTheRestKeepTheirOrder) {
   AppEventSink sink;
   Pipe async;
   sink.open_client(1, async.give());
   sink.add_qp(1, 1, 0x10);
   sink.add_qp(1, 2, 0x20);
-  sink.add_cq(1, 1, 0x30, -1);
+  sink.add_cq(1, 1, 0x30, {});
   sink.async_event(1, IBV_EVENT_COMM_EST, 1);   // read below
   sink.async_event(1, IBV_EVENT_COMM_EST, 2);   // read below
   sink.async_event(1, IBV_EVENT_QP_FATAL, 1);   // unread
   sink.async_event(1, IBV_EVENT_CQ_ERR, 1);     // unread
   sink.async_event(1, IBV_EVENT_QP_FATAL, 2);   // unread
+  sink.async_event(1, IBV_EVENT_SQ_DRAINED, 1);  // unread
   vhca_async_event ev;
   ASSERT_EQ(read(async.r, &ev, sizeof(ev)), ssize_t(sizeof(ev)));
   ASSERT_EQ(read(async.r, &ev, sizeof(ev)), ssize_t(sizeof(ev)));
-  EXPECT_EQ(sink.forget_qp(1, 1), 1u);
-  EXPECT_EQ(sink.forget_cq(1, 1).async, 0u);
-  ASSERT_EQ(read(async.r, &ev, sizeof(ev)), ssize_t(sizeof(ev)));  // QP 1's FATAL
-  EXPECT_EQ(sink.forget_qp(1, 2), 1u);  // its FATAL is still unread
+  EXPECT_EQ(sink.forget_qp(1, 1), 1u);  // its COMM_EST; FATAL and SQ_DRAINED withdrawn
+  EXPECT_EQ(sink.stats().withdrawn, 2u);
+  auto left = async.drain<vhca_async_event>();
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].element, 0x30u);
+  EXPECT_EQ(left[0].event_type, uint32_t(IBV_EVENT_CQ_ERR));
+  EXPECT_EQ(left[1].element, 0x20u);
+  EXPECT_EQ(left[1].event_type, uint32_t(IBV_EVENT_QP_FATAL));
+  EXPECT_EQ(sink.forget_cq(1, 1).async, 1u);
+  EXPECT_EQ(sink.forget_qp(1, 2), 2u);
+}
+
+// Handles are reused: a QP destroyed with an event unread, then a new QP
+// under the same handle. The app must never read the old record (its
+// element is freed memory, or the new QP's if malloc reused the address),
+// and the new QP's destroy counts exactly the one event the app read.
+TEST(EventSink, AReusedHandleNeverInheritsItsPredecessorsEvents) {
+  AppEventSink sink;
+  Pipe async;
+  sink.open_client(1, async.give());
+  sink.add_qp(1, 5, 0xa0);
+  sink.async_event(1, IBV_EVENT_QP_LAST_WQE_REACHED, 5);
+  EXPECT_EQ(sink.forget_qp(1, 5), 0u);
+  sink.add_qp(1, 5, 0xb0);
+  sink.async_event(1, IBV_EVENT_COMM_EST, 5);
+  auto evs = async.drain<vhca_async_event>();
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].element, 0xb0u);
+  EXPECT_EQ(sink.forget_qp(1, 5), 1u);
+}
+
+// One completion channel serves two CQs: destroying one takes back only its
+// own unread completion events.
+TEST(EventSink, ASharedChannelLosesOnlyTheDestroyedCqsEvents) {
+  AppEventSink sink;
+  Pipe async, chan;
+  sink.open_client(1, async.give());
+  sink.add_cq(1, 1, 0x100, chan.give());
+  sink.add_cq(1, 2, 0x200, chan.give());
+  for (int i = 0; i < 3; ++i) {
+    sink.cq_event(1, 1);
+    sink.cq_event(1, 2);
+  }
+  vhca_comp_event ce;
+  ASSERT_EQ(read(chan.r, &ce, sizeof(ce)), ssize_t(sizeof(ce)));  // CQ 1's first
+  const auto n = sink.forget_cq(1, 1);
+  EXPECT_EQ(n.comp, 1u);
+  const auto left = chan.drain<vhca_comp_event>();
+  ASSERT_EQ(left.size(), 3u);
+  for (const auto& e : left) EXPECT_EQ(e.cq_handle, 0x200u);
+  EXPECT_EQ(sink.forget_cq(1, 2).comp, 3u);
 }
 
 TEST(EventSink, AClosedReadEndCostsAnEpipeNotTheProcess) {
   signal(SIGPIPE, SIG_IGN);  // as fabricd's main does
   AppEventSink sink;
   Pipe chan;
-  sink.open_client(1, -1);
-  sink.add_cq(1, 1, 9, chan.give());
+  sink.open_client(1, {});
+  sink.add_cq(1, 1, 9, {fcntl(chan.w, F_DUPFD_CLOEXEC, 0), -1});  // no read end but the app's
   close(chan.r);
   chan.r = -1;
   sink.cq_event(1, 1);
