@@ -57,7 +57,7 @@ class FiPingpong : public ::testing::TestWithParam<std::tuple<Endpoint, StackFab
 
 TEST_P(FiPingpong, VerbsProviderPingsEverySizeWithDataChecks) {
   const auto& [ep, f] = GetParam();
-  static int port = 47600;
+  static int port = 14600;  // below the ephemeral range (32768-60999): no outgoing connection holds it
   const std::string p = std::to_string(++port);
   const Fabricd d(stacks_config(2, std::string(f.fabric) == "roce"));
   Env env = d.app_env();
