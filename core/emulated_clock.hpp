@@ -91,12 +91,13 @@ std::size_t run_due(Scheduler& sched, Nanos now, Work&& work) {
 
 // What the lcore runs each pass: the due timers, with `work` after each
 // deadline when the pass is catching up (its earliest due deadline more
-// than kCatchUpAfter behind `now`), else all at once, `work` left to the
-// pass. True if any timer fired.
+// than `catch_up_after` behind `now`; 0: any late pass, fabricd's
+// `catch_up: exact`), else all at once, `work` left to the pass. True if any
+// timer fired.
 template <typename Work>
-bool run_pass_timers(Scheduler& sched, Nanos now, Work&& work) {
+bool run_pass_timers(Scheduler& sched, Nanos now, Work&& work, Nanos catch_up_after = kCatchUpAfter) {
   const Nanos due = sched.next_deadline();
-  if (due != kNever && now > due && now - due > kCatchUpAfter) return run_due(sched, now, work) > 0;
+  if (due != kNever && now > due && now - due > catch_up_after) return run_due(sched, now, work) > 0;
   return sched.advance_to(now) > 0;
 }
 

@@ -82,6 +82,7 @@ int cmd_status(const Globals& g) {
     field("runtime dir:", text(d, "runtime_dir"));
     if (auto m = text(d, "metrics_listen"); !m.empty()) field("metrics:", "http://" + cell(m) + "/metrics");
     if (auto td = text(d, "time_dilation"); !td.empty() && td != "1") field("time dilation:", td + "x");
+    if (text(d, "catch_up") == "exact") field("catch-up:", "exact (timers and ring work in emulated order after any late pass)");
     field("clients:", text(st, "clients"));
     if (st.is_object() && st.contains("lcore") && st["lcore"].is_object()) field("clock:", clock_text(st["lcore"]));
     if (st.is_object() && st.contains("mbufs") && st["mbufs"].is_object())

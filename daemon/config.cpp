@@ -59,7 +59,7 @@ std::optional<MetricsListen> parse_metrics_listen(std::string_view s) {
 Daemon read_daemon(const Reader& r, const YAML::Node& n) {
   Daemon d;
   if (!n.IsDefined() || n.IsNull()) return d;
-  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "admin_group", "metrics_listen", "netdevs"});
+  r.expect_map(n, "the daemon section", {"runtime_dir", "eal_args", "time_dilation", "catch_up", "admin_group", "metrics_listen", "netdevs"});
 
   if (const auto v = n["runtime_dir"]) {
     std::string dir = r.scalar(v, "daemon.runtime_dir", "runtime_dir: /run/vfabric");
@@ -108,6 +108,15 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
       r.fail(v, fmt::format("time_dilation {} is out of range", s),
              "use 1 (real time) up to 10000; values below 1 would ask the host to be faster than it is");
     d.time_dilation = x;
+  }
+
+  if (const auto v = n["catch_up"]) {
+    const std::string s = r.scalar(v, "daemon.catch_up", "catch_up: batched");
+    if (s != "batched" && s != "exact")
+      r.fail(v, "catch_up " + detail::quote(s) + " is not a catch-up mode",
+             "write batched (the default: fastest) or exact (timers and ring work in emulated order "
+             "after every late pass)");
+    d.exact_catch_up = s == "exact";
   }
 
   if (const auto v = n["admin_group"]) {

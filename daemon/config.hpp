@@ -65,6 +65,10 @@ struct Daemon {
   std::string runtime_dir = "/run/vfabric";
   std::vector<std::string> eal_args{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"};
   double time_dilation = 1.0;  // >= 1; emulated time runs this much slower than real time
+  // After a late lcore pass, timers and ring work in exact emulated order
+  // (exact), or only once the pass is over 1 ms late (batched: 2-3x the
+  // bandwidth; core/emulated_clock.hpp kCatchUpAfter).
+  bool exact_catch_up = false;
   // Members may run mutating control commands (besides root and fabricd's
   // user). Resolved when the config is read: a typo is an error, not a
   // silently powerless group.

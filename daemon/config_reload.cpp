@@ -11,6 +11,7 @@ void daemon_changes(const config::Daemon& a, const config::Daemon& b, std::vecto
   if (a.runtime_dir != b.runtime_dir) out.push_back("daemon.runtime_dir");
   if (a.eal_args != b.eal_args) out.push_back("daemon.eal_args");
   if (a.time_dilation != b.time_dilation) out.push_back("daemon.time_dilation");
+  if (a.exact_catch_up != b.exact_catch_up) out.push_back("daemon.catch_up");
   if (a.admin_group != b.admin_group) out.push_back("daemon.admin_group");
   if (a.metrics != b.metrics) out.push_back("daemon.metrics_listen");
   if (a.netdevs != b.netdevs) out.push_back("daemon.netdevs");

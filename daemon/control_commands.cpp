@@ -80,6 +80,7 @@ json status(DaemonState& d) {
             {"config", cfg.source},
             {"runtime_dir", cfg.daemon.runtime_dir},
             {"time_dilation", cfg.daemon.time_dilation},
+            {"catch_up", cfg.daemon.exact_catch_up ? "exact" : "batched"},
             // GET /metrics: where it is served, or null (off, or the address was taken).
             {"metrics_listen", d.metrics_address().empty() ? json(nullptr) : json(d.metrics_address())}}},
           {"fabrics", fabrics},

@@ -94,7 +94,7 @@ DaemonState::DaemonState(const config::Config& cfg, Eal& eal)
   // it can only ever hit fabricd's own files.
   hca_dir_ = std::make_unique<runtime::OwnedDir>(run_dir / "hca");
 
-  lcore_ = std::make_unique<Lcore>(cfg.daemon.time_dilation);
+  lcore_ = std::make_unique<Lcore>(cfg.daemon.time_dilation, cfg.daemon.exact_catch_up ? 0 : kCatchUpAfter);
   topology_ = std::make_unique<Topology>(cfg, lcore_->scheduler(), eal.pool());
   lcore_->add_poller([t = topology_.get()] { return t->poll(); });
   announced_active_.assign(topology_->vhcas().size(), 1);  // the SM's first sweep activated them all

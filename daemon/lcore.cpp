@@ -43,7 +43,7 @@ constexpr int kPassesPerDeadline = 8;
 
 }  // namespace
 
-Lcore::Lcore(double time_dilation) : clock_(time_dilation) {
+Lcore::Lcore(double time_dilation, Nanos catch_up_after) : clock_(time_dilation), catch_up_after_(catch_up_after) {
   doorbell_fd_ = checked(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
   wake_fd_ = checked(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd");
   status_fd_ = checked(memfd_create("vfabric-engine-status", MFD_CLOEXEC | MFD_ALLOW_SEALING),
@@ -175,7 +175,7 @@ void Lcore::run() {
     loops_.add();
     // Timers and ring work in emulated-time order, however late this pass is.
     const Nanos now = clock_.tick(mono_ns() - start_ns_, sched_.next_deadline());
-    bool did = run_pass_timers(sched_, now, [this] { work_due(); });
+    bool did = run_pass_timers(sched_, now, [this] { work_due(); }, catch_up_after_);
     did |= run_tasks();
     did |= poll_all();
     if (!did) sleep_until_work();

@@ -23,7 +23,9 @@ class Lcore {
   using Task = std::function<void()>;
   using Poller = std::function<bool()>;  // true if it did work
 
-  explicit Lcore(double time_dilation);
+  // catch_up_after: lateness from which a pass works after each deadline
+  // (run_pass_timers); 0 keeps exact emulated order after any late pass.
+  Lcore(double time_dilation, Nanos catch_up_after);
   ~Lcore();
   Lcore(const Lcore&) = delete;
   Lcore& operator=(const Lcore&) = delete;
@@ -71,6 +73,7 @@ class Lcore {
   int status_ro_fd_ = -1;
   vhca_engine_status* status_ = nullptr;
   EmulatedClock clock_;
+  const Nanos catch_up_after_;
   uint64_t start_ns_;
   // Counted without locked instructions: the lcore is the only writer.
   dp::Counter loops_, sleeps_, wakeups_, tasks_run_;

@@ -59,6 +59,7 @@ TEST(ConfigReload, WhatShapesTheFabricNeedsARestart) {
   EXPECT_EQ(restart(with("ip: 198.18.0.2", "ip: 198.18.0.9")), std::vector<std::string>{"fabric roce: hcas"});
   EXPECT_EQ(restart(with("pfc: [3]", "pfc: off")), std::vector<std::string>{"fabric roce: qos (trust, DSCP map, PFC, ECN, DCQCN, ETS)"});
   EXPECT_EQ(restart(with("time_dilation: 1 ", "time_dilation: 2 ")), std::vector<std::string>{"daemon.time_dilation"});
+  EXPECT_EQ(restart(with("catch_up: batched", "catch_up: exact")), std::vector<std::string>{"daemon.catch_up"});
   EXPECT_EQ(restart(with("metrics_listen: 127.0.0.1:9469", "metrics_listen: 127.0.0.1:9470")),
             std::vector<std::string>{"daemon.metrics_listen"});
 }

@@ -25,6 +25,7 @@ TEST(Config, DefaultLoadsWithExpectedValues) {
   EXPECT_EQ(c.daemon.eal_args,
             (std::vector<std::string>{"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512"}));
   EXPECT_EQ(c.daemon.time_dilation, 1.0);
+  EXPECT_FALSE(c.daemon.exact_catch_up);
   ASSERT_EQ(c.fabrics.size(), 2u);
 
   const Fabric& ib = c.fabrics[0];
@@ -127,6 +128,7 @@ TEST(Config, ExamplesInDataDirLoad) {
   EXPECT_EQ(r.links[0].eth_speed_gbps, 100u);
   EXPECT_EQ(r.links[0].delay_ns, 1500u);
   EXPECT_EQ(roce.daemon.time_dilation, 4.0);
+  EXPECT_TRUE(roce.daemon.exact_catch_up);
 }
 
 TEST(LinkAttrs, IbvEncodingsAndRates) {
@@ -385,6 +387,8 @@ std::vector<BadCase> bad_cases() {
        "time_dilation 0.5 is out of range"},
       {"time_dilation_nan", "daemon:\n  time_dilation: .nan\n" + std::string(kIb), "time_dilation",
        "time_dilation '.nan' is not a number"},
+      {"catch_up_unknown", "daemon:\n  catch_up: always\n" + std::string(kIb), "catch_up",
+       "catch_up 'always' is not a catch-up mode"},
       {"relative_runtime_dir", "daemon:\n  runtime_dir: run/vfabric\n" + std::string(kIb), "runtime_dir",
        "runtime_dir 'run/vfabric' is not an absolute path"},
       {"long_runtime_dir", "daemon:\n  runtime_dir: /" + std::string(100, 'r') + "\n" + std::string(kIb), "runtime_dir",
