@@ -5,14 +5,18 @@
 # /dev/infiniband/uverbs* nodes). fabricd is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+say() { echo; echo "demo: $*"; }
+say "installing the Debian packages vfabric needs (apt-get; nothing else is downloaded)"
 scripts/setup.sh
-scripts/build.sh build
+say "building fabricd, fabricctl, the provider, the preload shim and vfabric-bench (no tests; a few minutes on 2 cores)"
+scripts/build.sh --no-tests build
 bin=build/bin
 
 if "$bin/fabricctl" status >/dev/null 2>&1; then
   echo "demo: a fabricd already serves /run/vfabric; stop it first (systemctl stop fabricd)" >&2
   exit 1
 fi
+say "starting fabricd on configs/default.yaml (an InfiniBand and a RoCEv2 fabric, two vHCAs each)"
 "$bin/fabricd" --config configs/default.yaml &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null || true' EXIT
