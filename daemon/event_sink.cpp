@@ -1,6 +1,7 @@
 #include "daemon/event_sink.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,20 +80,27 @@ void AppEventSink::logged(ino_t ino, uint64_t who) {
 }
 
 namespace {
-// Everything unread in the pipe, whole records only (every write and every
-// read of it is whole records, so a remainder would be a foreign writer).
+// What was unread in the pipe when we looked, whole records only (every
+// write and every read of it is whole records, so a remainder would be a
+// foreign writer). Bounded by that first look: an app that kept a write end
+// and writes as fast as we read must not hold the lcore here.
 std::vector<uint8_t> take_unread(int read_fd) {
-  std::vector<uint8_t> buf;
-  uint8_t chunk[4096];
-  for (;;) {
-    const ssize_t n = read(read_fd, chunk, sizeof(chunk));
+  int pending = 0;
+  if (ioctl(read_fd, FIONREAD, &pending) != 0 || pending <= 0) return {};
+  std::vector<uint8_t> buf(static_cast<size_t>(pending));
+  size_t got = 0;
+  while (got < buf.size()) {
+    const ssize_t n = read(read_fd, buf.data() + got, buf.size() - got);
     if (n > 0) {
-      buf.insert(buf.end(), chunk, chunk + n);
+      got += size_t(n);
+    } else if (n < 0 && errno == EINTR) {
       continue;
+    } else {
+      break;  // EAGAIN: the app read some meanwhile; 0: no write end left
     }
-    if (n < 0 && errno == EINTR) continue;
-    return buf;  // EAGAIN: empty; 0: no write end left
   }
+  buf.resize(got);
+  return buf;
 }
 }  // namespace
 
