@@ -39,8 +39,8 @@ ibv_mtu ibv_path_mtu(uint32_t bytes) {
   }
 }
 
-test::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nanos switch_latency_ns) {
-  test::LabConfig c;
+sim::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nanos switch_latency_ns) {
+  sim::LabConfig c;
   c.link_layer = is_ib(f) ? LinkLayer::kInfiniBand : LinkLayer::kEthernet;
   c.hosts = hosts;
   c.link = {l.rate_bps, l.delay_ns, l.mtu};
@@ -52,7 +52,7 @@ test::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nano
   return c;
 }
 
-bool run_for(test::FabricLab& lab, const std::function<bool()>& done, Nanos until) {
+bool run_for(sim::FabricLab& lab, const std::function<bool()>& done, Nanos until) {
   if (lab.run_until(done, until)) return true;
   // run_until stopped because the next timer is after `until`: moving the
   // clock there fires nothing.
@@ -60,14 +60,14 @@ bool run_for(test::FabricLab& lab, const std::function<bool()>& done, Nanos unti
   return done();
 }
 
-void resolve_neighbours(test::FabricLab& lab) {
+void resolve_neighbours(sim::FabricLab& lab) {
   for (unsigned a = 0; a < lab.size(); ++a)
     for (unsigned b = 0; b < lab.size(); ++b)
       if (a != b)
         for (const Gid& g : lab.host(b).gids) lab.fabric.set_neighbour(lab.host(a).name, g, lab.host(b).mac);
 }
 
-uint64_t switch_buffered_bytes(test::FabricLab& lab) {
+uint64_t switch_buffered_bytes(sim::FabricLab& lab) {
   uint64_t b = 0;
   for (const auto& s : lab.fabric.switches())
     for (unsigned p = 1; p <= s->nports(); ++p)
@@ -75,7 +75,7 @@ uint64_t switch_buffered_bytes(test::FabricLab& lab) {
   return b;
 }
 
-uint64_t switch_discards(test::FabricLab& lab) {
+uint64_t switch_discards(sim::FabricLab& lab) {
   uint64_t d = 0;
   for (const auto& s : lab.fabric.switches())
     for (unsigned p = 1; p <= s->nports(); ++p) {
@@ -85,7 +85,7 @@ uint64_t switch_discards(test::FabricLab& lab) {
   return d;
 }
 
-EngineTotals engine_totals(test::FabricLab& lab) {
+EngineTotals engine_totals(sim::FabricLab& lab) {
   EngineTotals t;
   for (unsigned i = 0; i < lab.size(); ++i) {
     const auto& c = lab.host(i).hca->counters();
@@ -98,7 +98,7 @@ EngineTotals engine_totals(test::FabricLab& lab) {
   return t;
 }
 
-uint64_t switch_pauses_sent(test::FabricLab& lab) {
+uint64_t switch_pauses_sent(sim::FabricLab& lab) {
   uint64_t n = 0;
   for (const auto& s : lab.fabric.switches())
     for (unsigned p = 1; p <= s->nports(); ++p)
@@ -107,7 +107,7 @@ uint64_t switch_pauses_sent(test::FabricLab& lab) {
   return n;
 }
 
-uint64_t hosts_xmit_wait_ns(test::FabricLab& lab) {
+uint64_t hosts_xmit_wait_ns(sim::FabricLab& lab) {
   uint64_t w = 0;
   for (unsigned i = 0; i < lab.size(); ++i) w += lab.host(i).port->port().snapshot(0).port_xmit_wait_ns;
   return w;

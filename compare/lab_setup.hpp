@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compare/analytic.hpp"
-#include "tests/support/fabric_lab.hpp"
+#include "sim/lab.hpp"
 
 namespace vf::compare {
 
@@ -35,7 +35,7 @@ struct LinkSpec {
 };
 
 // A single-switch lab of `hosts` vHCAs.
-test::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nanos switch_latency_ns);
+sim::LabConfig single_switch(Flavour f, unsigned hosts, const LinkSpec& l, Nanos switch_latency_ns);
 
 // The path MTU a flavour's vHCAs use on `l`, as IBV_MTU_* and in bytes.
 uint32_t path_mtu(Flavour f, const LinkSpec& l);
@@ -45,30 +45,30 @@ ibv_mtu ibv_path_mtu(uint32_t bytes);
 // kernel resolves a RoCE RC QP's destination MAC at modify-to-RTR time on
 // hardware (the lab's vHCAs would otherwise resolve on their first packets,
 // parking a few and dropping the rest of the first burst).
-void resolve_neighbours(test::FabricLab& lab);
+void resolve_neighbours(sim::FabricLab& lab);
 
 // Runs the lab until `done` or until `until`, and then leaves its clock at
 // `until` even when no timer fell due before it (a stuck fabric arms none), so
 // a caller stepping in fixed intervals measures time, not iterations.
 // Returns done().
-bool run_for(test::FabricLab& lab, const std::function<bool()>& done, Nanos until);
+bool run_for(sim::FabricLab& lab, const std::function<bool()>& done, Nanos until);
 
 // Frames buffered in every switch of the lab right now (bytes queued for egress).
-uint64_t switch_buffered_bytes(test::FabricLab& lab);
+uint64_t switch_buffered_bytes(sim::FabricLab& lab);
 
 // Packets discarded anywhere in the lab's switches (egress and ingress).
-uint64_t switch_discards(test::FabricLab& lab);
+uint64_t switch_discards(sim::FabricLab& lab);
 
 // Every vHCA's engine counters, summed.
 struct EngineTotals {
   uint64_t retransmitted = 0, timeouts = 0, seq_naks = 0, cnp_handled = 0, cnp_sent = 0;
 };
-EngineTotals engine_totals(test::FabricLab& lab);
+EngineTotals engine_totals(sim::FabricLab& lab);
 
 // PFC frames the switches sent (Ethernet; 0 on IB).
-uint64_t switch_pauses_sent(test::FabricLab& lab);
+uint64_t switch_pauses_sent(sim::FabricLab& lab);
 
 // PortXmitWait of every vHCA port, ns.
-uint64_t hosts_xmit_wait_ns(test::FabricLab& lab);
+uint64_t hosts_xmit_wait_ns(sim::FabricLab& lab);
 
 }  // namespace vf::compare

@@ -4,9 +4,9 @@
 
 namespace vf::compare {
 
-using engine::test::App;
+using sim::App;
 
-Stream::Stream(test::FabricLab& lab, const StreamSpec& spec) : lab_(lab), spec_(spec) {
+Stream::Stream(sim::FabricLab& lab, const StreamSpec& spec) : lab_(lab), spec_(spec) {
   App& a = *lab.host(spec.from).app;
   App& b = *lab.host(spec.to).app;
   // One source and one sink buffer serve every message: the figures are about
@@ -19,7 +19,7 @@ Stream::Stream(test::FabricLab& lab, const StreamSpec& spec) : lab_(lab), spec_(
   const uint32_t cqe = std::max(2 * spec.window, 255u);
   cq_ = a.cq(cqe);
   peer_cq_ = b.cq(cqe);
-  engine::test::QpCaps caps;
+  sim::QpCaps caps;
   caps.send_wr = caps.recv_wr = spec.window;
   qp_ = a.qp(pa, *cq_, *cq_, caps);
   peer_ = b.qp(pb, *peer_cq_, *peer_cq_, caps);
@@ -34,14 +34,14 @@ Stream::~Stream() = default;
 
 void Stream::post_recv(uint64_t id) {
   lab_.host(spec_.to).app->post_recv(
-      *peer_, engine::test::recv_wqe(id, {engine::test::sge(dst_.data(), spec_.bytes, dmr_.lkey)}));
+      *peer_, sim::recv_wqe(id, {sim::sge(dst_.data(), spec_.bytes, dmr_.lkey)}));
 }
 
 void Stream::post_sends() {
   App& a = *lab_.host(spec_.from).app;
   while (outstanding_ < spec_.window && posted_ < spec_.messages) {
     const ibv_wr_opcode opc = spec_.op == Op::kSend ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
-    vhca_send_wqe w = engine::test::send_wqe(posted_, {engine::test::sge(src_.data(), spec_.bytes, smr_.lkey)},
+    vhca_send_wqe w = sim::send_wqe(posted_, {sim::sge(src_.data(), spec_.bytes, smr_.lkey)},
                                              IBV_SEND_SIGNALED, opc);
     if (spec_.op == Op::kWrite) {
       w.remote_addr = reinterpret_cast<uint64_t>(dst_.data());

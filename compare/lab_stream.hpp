@@ -2,7 +2,7 @@
 // RDMA WRITEs from one lab host to another that keeps a window of WRs posted
 // until a number of messages has completed, and records when each did. The
 // engines, ports, links and switches are the ones fabricd runs
-// (tests/support/fabric_lab.hpp); only the clock is virtual, so every figure
+// (sim/lab.hpp); only the clock is virtual, so every figure
 // taken from it is an exact function of the configuration.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compare/analytic.hpp"
-#include "tests/support/fabric_lab.hpp"
+#include "sim/lab.hpp"
 
 namespace vf::compare {
 
@@ -20,13 +20,13 @@ struct StreamSpec {
   uint32_t bytes = 65536;
   unsigned messages = 64;
   unsigned window = 64;  // WRs outstanding at once
-  engine::test::ConnParams conn;
+  sim::ConnParams conn;
   uint8_t sl = 0;  // IB: the service level (SL n -> VL n)
 };
 
 class Stream {
  public:
-  Stream(test::FabricLab& lab, const StreamSpec& spec);
+  Stream(sim::FabricLab& lab, const StreamSpec& spec);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -45,12 +45,12 @@ class Stream {
   void post_sends();
   void post_recv(uint64_t id);
 
-  test::FabricLab& lab_;
+  sim::FabricLab& lab_;
   StreamSpec spec_;
   std::vector<uint8_t> src_, dst_;
   vhca_reg_mr_rsp smr_{}, dmr_{};
-  std::unique_ptr<engine::test::AppCq> cq_, peer_cq_;
-  std::unique_ptr<engine::test::AppQp> qp_, peer_;
+  std::unique_ptr<sim::AppCq> cq_, peer_cq_;
+  std::unique_ptr<sim::AppQp> qp_, peer_;
   unsigned posted_ = 0, outstanding_ = 0;
 };
 

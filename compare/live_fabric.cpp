@@ -51,20 +51,20 @@ LiveFabric::LiveFabric(const Options& o, const std::string& name, unsigned time_
   std::ofstream(cfg) << config_yaml(runtime_, time_dilation);
   // fabricd's log goes to a file: a pipe nobody drains while the tools run
   // would stall its control thread once full.
-  fabricd_ = std::make_unique<test::Process>(
+  fabricd_ = std::make_unique<proc::Process>(
       std::vector<std::string>{"/bin/sh", "-c", "exec \"$0\" --config \"$1\" >\"$2\" 2>&1", o.fabricd, cfg,
                                dir_ + "/fabricd.log"},
-      test::Env{});
+      proc::Env{});
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (true) {
     if (!fabricd_->running()) {
-      const test::RunResult r = fabricd_->wait(1s);
+      const proc::RunResult r = fabricd_->wait(1s);
       std::ifstream log(dir_ + "/fabricd.log");
       const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
       throw std::runtime_error("fabricd for the " + name + " scenario exited with status " +
                                std::to_string(r.exit_code) + ": " + text);
     }
-    if (test::run({o.fabricctl, "--runtime-dir", runtime_, "status"}, {}, 10s).exit_code == 0) break;
+    if (proc::run({o.fabricctl, "--runtime-dir", runtime_, "status"}, {}, 10s).exit_code == 0) break;
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error("fabricd for the " + name + " scenario did not answer fabricctl status in 60 s");
     std::this_thread::sleep_for(200ms);
@@ -84,18 +84,18 @@ std::vector<std::string> LiveFabric::exec(const std::vector<std::string>& argv) 
   return a;
 }
 
-test::RunResult perftest(const LiveFabric& f, const std::string& tool, const std::string& server_dev,
+proc::RunResult perftest(const LiveFabric& f, const std::string& tool, const std::string& server_dev,
                          const std::string& client_dev, const std::vector<std::string>& args, int port) {
   std::vector<std::string> srv{tool, "-d", server_dev, "-p", std::to_string(port), "-F"};
   srv.insert(srv.end(), args.begin(), args.end());
   std::vector<std::string> cli = srv;
   cli[2] = client_dev;
   cli.push_back("127.0.0.1");
-  test::Process server(f.exec(srv), {});
-  test::RunResult r;
+  proc::Process server(f.exec(srv), {});
+  proc::RunResult r;
   // The server listens a moment after it starts; the client retries until it does.
   for (int attempt = 0; attempt < 50; ++attempt) {
-    r = test::run(f.exec(cli), {}, 120s);
+    r = proc::run(f.exec(cli), {}, 120s);
     if (r.out.find("Couldn't connect") == std::string::npos && r.err.find("Couldn't connect") == std::string::npos)
       break;
     std::this_thread::sleep_for(100ms);
@@ -164,7 +164,7 @@ unsigned nice_ceil(double x) {
 }
 
 // What went wrong with a tool, briefly: its status and the end of its output.
-std::string failure(const test::RunResult& r) {
+std::string failure(const proc::RunResult& r) {
   auto tail = [](const std::string& s) { return s.size() > 300 ? "…" + s.substr(s.size() - 300) : s; };
   return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") + "; stdout ends: " +
          tail(r.out) + "; stderr ends: " + tail(r.err);
@@ -179,7 +179,7 @@ double write_bw(const LiveFabric& fab, const Dev& d, uint32_t bytes, const std::
   args.insert(args.end(), d.extra.begin(), d.extra.end());
   double best = 0;
   for (int run = 0; run < 3; ++run) {
-    const test::RunResult r = perftest(fab, "ib_write_bw", d.server, d.client, args, free_tcp_port());
+    const proc::RunResult r = perftest(fab, "ib_write_bw", d.server, d.client, args, free_tcp_port());
     // #iters, peak, average (MB/s, perftest's MB being 2^20 bytes), msg rate
     const std::vector<double> c = perftest_result(r.out, bytes);
     if (r.exit_code != 0 || c.size() < 3) error = failure(r);
@@ -277,17 +277,17 @@ void add_live_latency(const Options& o, Section& sec, Findings& f) {
     LiveFabric fab(o, "latency", 1);
     for (const Dev& d : kDevs)
       for (bool loaded : {false, true}) {
-        std::unique_ptr<test::Process> bg_server, bg_client;
+        std::unique_ptr<proc::Process> bg_server, bg_client;
         if (loaded) {
           // A bulk flow into the ping's target, for longer than the pings run.
           std::vector<std::string> bg{"ib_write_bw", "-d", d.server, "-p", std::to_string(free_tcp_port()), "-F",
                                       "-s", "65536", "-D", o.quick ? "3" : "8"};
           bg.insert(bg.end(), d.extra.begin(), d.extra.end());
-          bg_server = std::make_unique<test::Process>(fab.exec(bg), test::Env{});
+          bg_server = std::make_unique<proc::Process>(fab.exec(bg), proc::Env{});
           std::this_thread::sleep_for(500ms);
           bg[2] = d.background;
           bg.push_back("127.0.0.1");
-          bg_client = std::make_unique<test::Process>(fab.exec(bg), test::Env{});
+          bg_client = std::make_unique<proc::Process>(fab.exec(bg), proc::Env{});
           std::this_thread::sleep_for(1s);
         }
         // -e: completion events, as a latency-sensitive app on a shared CPU
@@ -295,10 +295,10 @@ void add_live_latency(const Options& o, Section& sec, Findings& f) {
         // cores would measure the kernel's time slices instead.
         std::vector<std::string> args{"-s", "8", "-n", iters, "-e"};
         args.insert(args.end(), d.extra.begin(), d.extra.end());
-        const test::RunResult r = perftest(fab, "ib_send_lat", d.server, d.client, args, free_tcp_port());
+        const proc::RunResult r = perftest(fab, "ib_send_lat", d.server, d.client, args, free_tcp_port());
         if (bg_client) {
           // The row is "loaded" only if the bulk flow ran and outlasted the pings.
-          const test::RunResult bc = bg_client->wait(30s);
+          const proc::RunResult bc = bg_client->wait(30s);
           bg_server->wait(30s);
           if (bc.exit_code != 0 || perftest_result(bc.out, 65536).size() < 3) {
             sec.not_measured.push_back(std::string("ib_send_lat on ") + d.name +

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compare/scenarios.hpp"
-#include "tests/integration/process.hpp"
+#include "core/subprocess.hpp"
 
 namespace vf::compare {
 
@@ -34,11 +34,11 @@ class LiveFabric {
   const Options& o_;
   std::string dir_, runtime_;
   unsigned dilation_;
-  std::unique_ptr<test::Process> fabricd_;
+  std::unique_ptr<proc::Process> fabricd_;
 };
 
 // A perftest client/server pair on one fabricd; the client's output.
-test::RunResult perftest(const LiveFabric& f, const std::string& tool, const std::string& server_dev,
+proc::RunResult perftest(const LiveFabric& f, const std::string& tool, const std::string& server_dev,
                          const std::string& client_dev, const std::vector<std::string>& args, int port);
 
 // The result line of perftest's latency or bandwidth report: the columns

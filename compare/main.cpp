@@ -18,7 +18,8 @@
 
 #include "compare/scenarios.hpp"
 #include "core/version.hpp"
-#include "tests/support/fabric_lab.hpp"
+#include "sim/lab.hpp"
+#include "sim/mbuf_pool.hpp"
 
 namespace {
 
@@ -83,17 +84,7 @@ std::string utc_now() {
 void init_eal() {
   // No hugepages, no devices, no shared config: the virtual-time runs need
   // only mbufs, and this process must not collide with a running fabricd.
-  const std::string prefix = "--file-prefix=vf_compare_" + std::to_string(getpid());
-  std::vector<std::string> args = {"vfabric-compare", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-                                   "-m", "256", "--log-level=lib.eal:error", prefix};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  // The EAL pins this thread to its main lcore; fabricd and the perftest
-  // tools started from it would inherit one CPU between them.
-  cpu_set_t cpus;
-  const bool saved = sched_getaffinity(0, sizeof cpus, &cpus) == 0;
-  if (rte_eal_init(int(argv.size()), argv.data()) < 0) throw std::runtime_error("rte_eal_init failed");
-  if (saved) sched_setaffinity(0, sizeof cpus, &cpus);
+  vf::sim::init_eal("vf_compare_" + std::to_string(getpid()));
 }
 
 }  // namespace
@@ -125,9 +116,6 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     init_eal();
-    // The lab's own checks (tests/support) report through GoogleTest's
-    // assertions; here a failed one must stop the scenario, not print and go on.
-    GTEST_FLAG_SET(throw_on_failure, true);
     char tmpl[] = "/tmp/vfabric-compare-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp /tmp/vfabric-compare-XXXXXX failed");
     o.work_dir = tmpl;

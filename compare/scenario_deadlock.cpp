@@ -8,10 +8,10 @@
 #include "compare/lab_setup.hpp"
 #include "compare/lab_stream.hpp"
 #include "compare/scenarios.hpp"
-#include "daemon/config.hpp"
-#include "daemon/routing.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/sm/routing.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
-#include "tests/support/config_lab.hpp"
+#include "sim/config_topology.hpp"
 
 namespace vf::compare {
 namespace {
@@ -37,8 +37,8 @@ std::string ring_yaml(const char* routing) {
 }
 
 // Switch i: port 1 its host, port 2 clockwise, port 3 counter-clockwise.
-test::LabTopology eth_ring(bool tree) {
-  test::LabTopology t;
+sim::LabTopology eth_ring(bool tree) {
+  sim::LabTopology t;
   t.link_layer = LinkLayer::kEthernet;
   const dp::LinkParams l{kRate, 500, 1500};
   for (unsigned i = 0; i < kRing; ++i) {
@@ -54,7 +54,7 @@ test::LabTopology eth_ring(bool tree) {
 }
 
 // Static forwarding and neighbours: no ARP floods round the ring.
-void program_eth_ring(test::FabricLab& lab, bool tree) {
+void program_eth_ring(sim::FabricLab& lab, bool tree) {
   for (unsigned s = 0; s < kRing; ++s)
     for (unsigned h = 0; h < kRing; ++h) {
       unsigned port = 1;
@@ -73,7 +73,7 @@ struct RingRun {
   double duration_ms = 0;
 };
 
-RingRun drive(test::FabricLab& lab, bool ib, unsigned wrs) {
+RingRun drive(sim::FabricLab& lab, bool ib, unsigned wrs) {
   const unsigned n = lab.size();
   std::vector<std::unique_ptr<Stream>> flows;
   for (unsigned i = 0; i < n; ++i) {
@@ -127,12 +127,12 @@ RingRun drive(test::FabricLab& lab, bool ib, unsigned wrs) {
 RingRun run_ib(const char* routing, unsigned wrs) {
   const config::Config c = config::load_config_string(ring_yaml(routing), "ring");
   const config::Fabric& f = c.fabrics[0];
-  test::FabricLab lab(test::lab_topology(f, compute_routes(f)));
+  sim::FabricLab lab(sim::lab_topology(f, compute_routes(f)));
   return drive(lab, true, wrs);
 }
 
 RingRun run_eth(bool tree, unsigned wrs) {
-  test::FabricLab lab(eth_ring(tree));
+  sim::FabricLab lab(eth_ring(tree));
   program_eth_ring(lab, tree);
   return drive(lab, false, wrs);
 }

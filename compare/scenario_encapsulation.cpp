@@ -35,7 +35,7 @@ struct Point {
 };
 
 Point measure(const Variant& v, Op op, uint32_t bytes, bool quick) {
-  test::FabricLab lab(single_switch(v.flavour, 2, v.link, kSwitchLatency));
+  sim::FabricLab lab(single_switch(v.flavour, 2, v.link, kSwitchLatency));
   const uint32_t mtu = path_mtu(v.flavour, v.link);
   StreamSpec s;
   s.op = op;

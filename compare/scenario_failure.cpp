@@ -9,11 +9,11 @@
 #include "compare/lab_setup.hpp"
 #include "compare/lab_stream.hpp"
 #include "compare/scenarios.hpp"
-#include "daemon/config.hpp"
-#include "daemon/router_setup.hpp"
-#include "daemon/subnet_manager.hpp"
-#include "daemon/topology.hpp"
-#include "tests/support/config_lab.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/ip/router_setup.hpp"
+#include "daemon/sm/subnet_manager.hpp"
+#include "daemon/fabric/topology.hpp"
+#include "sim/config_topology.hpp"
 
 namespace vf::compare {
 namespace {
@@ -90,7 +90,7 @@ StreamSpec flow_spec(unsigned wrs, uint8_t rc_timeout, ibv_mtu mtu) {
 
 // Takes leaf0's uplink `up` down under `flow`, calls `reconverge` (the
 // fabric's reaction), and measures until the flow completes.
-Recovery outage(test::FabricLab& lab, Stream& flow, uint8_t up, Nanos reconverge_after,
+Recovery outage(sim::FabricLab& lab, Stream& flow, uint8_t up, Nanos reconverge_after,
                 const std::function<void()>& reconverge, const std::function<double()>& reconverged_ms) {
   auto rx = [&] { return lab.host(2).hca->counters().rx_packets; };
   const Nanos down = lab.sched.now();
@@ -127,7 +127,7 @@ Recovery outage(test::FabricLab& lab, Stream& flow, uint8_t up, Nanos reconverge
 Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
   const config::Config c = config::load_config_string(kFatTree, "fat-tree");
   const config::Fabric& f = c.fabrics[0];
-  test::FabricLab lab(test::lab_topology(f));
+  sim::FabricLab lab(sim::lab_topology(f));
   sm::SubnetManager sm(f, lab.fabric, lab.sched, Topology::kSweepDelay);
   sm.sweep();
   Stream flow(lab, flow_spec(wrs, rc_timeout, IBV_MTU_4096));
@@ -143,11 +143,11 @@ Recovery run_ib(unsigned wrs, uint8_t rc_timeout) {
 Recovery run_roce(unsigned wrs, uint8_t rc_timeout, Nanos delay) {
   const config::Config c = config::load_config_string(kLeafSpine, "leaf-spine");
   const config::Fabric& f = c.fabrics[0];
-  test::LabTopology t = test::lab_topology(f);
+  sim::LabTopology t = sim::lab_topology(f);
   t.port = port_config(Flavour::kRoceEcn);
   t.default_tclass = kRoceTclass;
   t.dcqcn = dcqcn_config(Flavour::kRoceEcn);
-  test::FabricLab lab(t);
+  sim::FabricLab lab(t);
   routing::enable_routers(lab.fabric, f);
   routing::program_routes(lab.fabric, f);
   Stream flow(lab, flow_spec(wrs, rc_timeout, IBV_MTU_1024));

@@ -19,8 +19,8 @@ constexpr uint8_t kVictimOtherTclass = (34 << 2) | 2;  // DSCP 34 -> priority 4,
 
 // other_lossless: a second lossless priority (4) for the victim, as a
 // deployment with two lossless classes configures it (IB: every VL has credits).
-test::LabTopology two_switches(Flavour f, bool other_lossless) {
-  test::LabTopology t;
+sim::LabTopology two_switches(Flavour f, bool other_lossless) {
+  sim::LabTopology t;
   t.link_layer = is_ib(f) ? LinkLayer::kInfiniBand : LinkLayer::kEthernet;
   t.switches = {{"sw0", 4}, {"sw1", 5}};
   const dp::LinkParams l{kRate, 500, is_ib(f) ? 4096u : 1500u};
@@ -52,7 +52,7 @@ struct Victim {
 };
 
 Victim run(Flavour f, bool incast, bool other_class) {
-  test::FabricLab lab(two_switches(f, other_class), 300);
+  sim::FabricLab lab(two_switches(f, other_class), 300);
   if (!is_ib(f)) resolve_neighbours(lab);
   const ibv_mtu mtu = is_ib(f) ? IBV_MTU_4096 : IBV_MTU_1024;
   std::vector<std::unique_ptr<Stream>> senders;

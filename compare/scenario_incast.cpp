@@ -27,7 +27,7 @@ struct Outcome {
 
 Outcome run(Flavour f, unsigned n, unsigned wrs) {
   const LinkSpec& l = is_ib(f) ? kIbLink : kEthLink;
-  test::FabricLab lab(single_switch(f, n + 1, l, kSwitchLatency));
+  sim::FabricLab lab(single_switch(f, n + 1, l, kSwitchLatency));
   std::vector<std::unique_ptr<Stream>> flows;
   for (unsigned i = 0; i < n; ++i) {
     StreamSpec s;

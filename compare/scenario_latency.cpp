@@ -18,13 +18,13 @@ constexpr LinkSpec kIbLink{100'000'000'000ULL, 100, 4096};
 constexpr LinkSpec kEthLink{100'000'000'000ULL, 100, 1500};
 constexpr Nanos kSwitchLatency = 100;
 
-using engine::test::App;
+using sim::App;
 
 // A SEND ping-pong between hosts 0 and 1: host 1 answers each message with
 // one of the same size; each sample is half the round trip.
 class PingPong {
  public:
-  PingPong(test::FabricLab& lab, uint32_t bytes, ibv_mtu mtu) : lab_(lab), bytes_(bytes) {
+  PingPong(sim::FabricLab& lab, uint32_t bytes, ibv_mtu mtu) : lab_(lab), bytes_(bytes) {
     for (unsigned h = 0; h < 2; ++h) {
       End& e = end_[h];
       App& app = *lab.host(h).app;
@@ -35,7 +35,7 @@ class PingPong {
       e.rcq = app.cq(255);
       e.qp = app.qp(pd, *e.scq, *e.rcq);
     }
-    engine::test::ConnParams p;
+    sim::ConnParams p;
     p.mtu = mtu;
     lab.connect(0, *end_[0].qp, 1, *end_[1].qp, p);
     for (unsigned h = 0; h < 2; ++h)
@@ -71,17 +71,17 @@ class PingPong {
   struct End {
     std::vector<uint8_t> buf;
     vhca_reg_mr_rsp mr{};
-    std::unique_ptr<engine::test::AppCq> scq, rcq;
-    std::unique_ptr<engine::test::AppQp> qp;
+    std::unique_ptr<sim::AppCq> scq, rcq;
+    std::unique_ptr<sim::AppQp> qp;
   };
   void post_recv(unsigned h) {
     End& e = end_[h];
-    lab_.host(h).app->post_recv(*e.qp, engine::test::recv_wqe(0, {engine::test::sge(e.buf.data(), bytes_, e.mr.lkey)}));
+    lab_.host(h).app->post_recv(*e.qp, sim::recv_wqe(0, {sim::sge(e.buf.data(), bytes_, e.mr.lkey)}));
   }
   void send(unsigned h) {
     End& e = end_[h];
     lab_.host(h).app->post_send(
-        *e.qp, engine::test::send_wqe(0, {engine::test::sge(e.buf.data(), bytes_, e.mr.lkey)}, IBV_SEND_SIGNALED, IBV_WR_SEND));
+        *e.qp, sim::send_wqe(0, {sim::sge(e.buf.data(), bytes_, e.mr.lkey)}, IBV_SEND_SIGNALED, IBV_WR_SEND));
   }
   void reap_sends() {
     vhca_cqe c;
@@ -89,7 +89,7 @@ class PingPong {
       while (lab_.host(h).app->poll_cq(*end_[h].scq, c)) {
       }
   }
-  test::FabricLab& lab_;
+  sim::FabricLab& lab_;
   uint32_t bytes_;
   End end_[2];
 };
@@ -108,7 +108,7 @@ struct Latency {
 
 // `loaded`: host 2 WRITEs 64 KiB messages into host 1 all the while.
 Latency measure(Flavour f, const LinkSpec& l, uint32_t bytes, unsigned iters, bool loaded) {
-  test::FabricLab lab(single_switch(f, 3, l, kSwitchLatency));
+  sim::FabricLab lab(single_switch(f, 3, l, kSwitchLatency));
   const ibv_mtu mtu = ibv_path_mtu(path_mtu(f, l));
   std::unique_ptr<Stream> bulk;
   if (loaded) {

@@ -22,14 +22,14 @@
 #include <thread>
 
 #include "core/version.hpp"
-#include "daemon/config.hpp"
-#include "daemon/config_check.hpp"
-#include "daemon/control_commands.hpp"
-#include "daemon/daemon_state.hpp"
-#include "daemon/eal.hpp"
-#include "daemon/host_net.hpp"
-#include "daemon/mbuf_pool.hpp"
-#include "daemon/privileges.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/fabric/config_check.hpp"
+#include "daemon/commands/control_commands.hpp"
+#include "daemon/service/daemon_state.hpp"
+#include "daemon/lcore/eal.hpp"
+#include "daemon/ip/host_net.hpp"
+#include "daemon/lcore/mbuf_pool.hpp"
+#include "daemon/os/privileges.hpp"
 
 namespace {
 
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   }
   try {
     vf::Eal eal(cfg.daemon.eal_args, vf::mbuf_pool_size(cfg));
-    vf::DaemonState state(cfg, eal);
+    vf::DaemonState state(cfg, eal, vf::register_all_commands);
     return state.run();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());

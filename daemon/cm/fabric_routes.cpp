@@ -6,7 +6,7 @@
 
 #include "daemon/mad/mad.hpp"
 #include "daemon/mad/sa.hpp"
-#include "daemon/umad_server.hpp"
+#include "daemon/umad/umad_server.hpp"
 
 namespace vf::cm {
 namespace {

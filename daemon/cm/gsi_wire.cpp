@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "daemon/cm/cm_mad.hpp"
-#include "daemon/lcore.hpp"
-#include "daemon/topology.hpp"
+#include "daemon/lcore/lcore.hpp"
+#include "daemon/fabric/topology.hpp"
 #include "device/engine/hca.hpp"
 
 namespace vf::cm {

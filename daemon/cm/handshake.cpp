@@ -25,6 +25,17 @@ using std::chrono::milliseconds;
 constexpr int kMaxCmRetries = 15;
 constexpr uint8_t kRejVendorOptionNotSupported = 35;
 
+// One more of message type `t` in the sent or received column.
+void count(CmStats& s, MsgType t, bool sent) {
+  uint64_t* const pairs[][2] = {
+      {&s.req_sent, &s.req_received},   {&s.mra_sent, &s.mra_received},   {&s.rej_sent, &s.rej_received},
+      {&s.rep_sent, &s.rep_received},   {&s.rtu_sent, &s.rtu_received},   {&s.dreq_sent, &s.dreq_received},
+      {&s.drep_sent, &s.drep_received}, {&s.sidr_req_sent, &s.sidr_req_received},
+      {&s.sidr_rep_sent, &s.sidr_rep_received},
+  };
+  ++*pairs[size_t(t)][sent ? 0 : 1];
+}
+
 rdma_ucm_conn_param conn_param(const Msg& m, size_t room) {
   rdma_ucm_conn_param p{};
   p.qp_num = m.qpn;

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "daemon/cm/cm_stats.hpp"
+#include "daemon/telemetry/cm_stats.hpp"
 #include "daemon/cm/ports.hpp"
 #include "daemon/cm/path.hpp"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "daemon/cm/service.hpp"
-#include "daemon/seqpacket_listener.hpp"
+#include "daemon/os/seqpacket_listener.hpp"
 #include "device/abi/vhca_ucma.h"
 
 namespace vf::cm {

@@ -1,6 +1,6 @@
 // What the management agents answer from: a plain copy of one IB fabric's
 // nodes, ports, links and switch tables as they are now, made on the lcore
-// (model_build.hpp) so that the agents themselves (sma.hpp, pma.hpp,
+// (daemon/umad/model_build.hpp) so that the agents themselves (sma.hpp, pma.hpp,
 // route.hpp) are pure functions the unit tests drive without a dataplane.
 #pragma once
 

@@ -4,7 +4,7 @@
 // packets queued at the next one hold, in a circle. Then no packet on the
 // circle can ever move (IB switches would eventually discard them at their
 // head-of-queue lifetime; vfabric does not model that, so the lesson stays
-// visible). daemon/credit_loops.hpp predicts the same from the routing.
+// visible). daemon/sm/credit_loops.hpp predicts the same from the routing.
 //
 // Slow path, on the lcore: check() walks the queues of stuck VLs. fabricd
 // calls it once a second; a circle is reported when it has been stuck across

@@ -28,7 +28,7 @@ inline constexpr unsigned kNumClasses = 10;
 
 // One direction's worth of physical parameters; both directions of a link share
 // them. `rate_bps` is the data rate after line coding (4x EDR = 100 Gb/s; the
-// daemon derives it from width x speed, daemon/link_attrs.hpp). `mtu` is the IBA path MTU (256..4096, payload bytes) on IB and
+// daemon derives it from width x speed, daemon/config/link_attrs.hpp). `mtu` is the IBA path MTU (256..4096, payload bytes) on IB and
 // the IP MTU (e.g. 1500) on Ethernet; the largest frame a port accepts is
 // derived from it (max_frame_bytes).
 struct LinkParams {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "daemon/config.hpp"
+#include "daemon/config/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view yaml(reinterpret_cast<const char*>(data), size);

@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/control_server.hpp"
+#include "daemon/control/control_server.hpp"
 
 namespace {
 

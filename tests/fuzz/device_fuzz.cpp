@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/device_commands.hpp"
-#include "daemon/device_server.hpp"
-#include "daemon/event_sink.hpp"
+#include "daemon/vhca/device_commands.hpp"
+#include "daemon/vhca/device_server.hpp"
+#include "daemon/vhca/event_sink.hpp"
 #include "core/scheduler.hpp"
 #include "device/abi/vhca_abi.h"
 #include "device/engine/hca.hpp"

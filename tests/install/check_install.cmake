@@ -27,4 +27,16 @@ foreach(p ${pages})
     message(FATAL_ERROR "man page not installed: ${p}")
   endif()
 endforeach()
+# No installed program or library carries test code: no GoogleTest (linked
+# statically, its symbols; shared, its NEEDED entry) and nothing of the
+# tests' own namespace (vf::test). The configure-time check
+# (cmake/check_layers.cmake) looks at link lines; this looks at what ships.
+file(GLOB elves ${PREFIX}/bin/* ${PREFIX}/sbin/* ${PREFIX}/lib/*.so)
+foreach(f ${elves})
+  execute_process(COMMAND nm -C ${f} OUTPUT_VARIABLE syms ERROR_QUIET)
+  execute_process(COMMAND readelf -d ${f} OUTPUT_VARIABLE dyn ERROR_QUIET)
+  if(syms MATCHES "[ :]testing::" OR syms MATCHES "vf::test::" OR dyn MATCHES "lib(gtest|gmock)")
+    message(FATAL_ERROR "${f} carries test code (GoogleTest or vf::test): product code must not link tests/")
+  endif()
+endforeach()
 file(REMOVE_RECURSE ${PREFIX})

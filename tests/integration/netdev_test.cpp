@@ -1,4 +1,4 @@
-// The vHCAs' Linux interfaces (daemon/netdev.hpp) as a host sees them: they
+// The vHCAs' Linux interfaces (daemon/ip/netdev.hpp) as a host sees them: they
 // hold the vHCAs' addresses while fabricd runs (a TCP side channel to a
 // vHCA's address works, as it does to ib0 or a RoCE NIC's netdev), follow the
 // port's state, vanish however fabricd exits, and a config whose address or

@@ -11,17 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/mbuf_pool.hpp"
+
 namespace vf::test {
 
-inline rte_mempool* test_mbuf_pool() {
-  static rte_mempool* pool = [] {
-    rte_mempool* p = rte_pktmbuf_pool_create("vf_test_pool", 8191, 256, 0,
-                                             RTE_PKTMBUF_HEADROOM + 4608, SOCKET_ID_ANY);
-    if (!p) std::abort();
-    return p;
-  }();
-  return pool;
-}
+// One pool per process, shared with the virtual-time fabric (sim/mbuf_pool.hpp).
+inline rte_mempool* test_mbuf_pool() { return sim::mbuf_pool(); }
 
 class EalEnvironment : public ::testing::Environment {
  public:

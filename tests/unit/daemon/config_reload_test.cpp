@@ -1,6 +1,6 @@
 // What a reload applies live (a link's rate and delay) and what it names as
 // needing a restart, against configs/default.yaml edited as a lab would.
-#include "daemon/config_reload.hpp"
+#include "daemon/config/config_reload.hpp"
 
 #include <gtest/gtest.h>
 

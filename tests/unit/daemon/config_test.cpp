@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "daemon/pfc_watchdog_check.hpp"
-#include "daemon/addr.hpp"
-#include "daemon/config.hpp"
-#include "daemon/lid_assign.hpp"
-#include "daemon/link_attrs.hpp"
-#include "daemon/sm_qos.hpp"
+#include "daemon/config/pfc_watchdog_check.hpp"
+#include "daemon/config/addr.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/sm/lid_assign.hpp"
+#include "daemon/config/link_attrs.hpp"
+#include "daemon/sm/sm_qos.hpp"
 #include "test_util.hpp"
 
 namespace vf::config {

@@ -23,7 +23,7 @@
 #include <mutex>
 #include <thread>
 
-#include "daemon/control_server.hpp"
+#include "daemon/control/control_server.hpp"
 #include "test_util.hpp"
 
 namespace vf::control {

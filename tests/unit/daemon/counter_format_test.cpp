@@ -1,5 +1,5 @@
 // Counter tables rendered as fabricctl JSON, Prometheus text and sysfs files.
-#include "daemon/counter_format.hpp"
+#include "daemon/telemetry/counter_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The fabric event log behind `fabricctl events`: order, reading on from a
 // sequence number, a bounded history that says how much a slow reader missed.
-#include "daemon/event_log.hpp"
+#include "daemon/telemetry/event_log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // AppEventSink: what reaches an app's pipes, what is refused, and what the
 // destroy replies count.
-#include "daemon/event_sink.hpp"
+#include "daemon/vhca/event_sink.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/version.hpp"
-#include "daemon/control_server.hpp"
+#include "daemon/control/control_server.hpp"
 #include "test_util.hpp"
 
 namespace vf::control {

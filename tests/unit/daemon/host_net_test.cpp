@@ -3,9 +3,9 @@
 // interfaces it creates).
 #include <gtest/gtest.h>
 
-#include "daemon/addr.hpp"
-#include "daemon/config.hpp"
-#include "daemon/host_net.hpp"
+#include "daemon/config/addr.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/ip/host_net.hpp"
 
 namespace vf {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/config.hpp"
-#include "daemon/ip_routing.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/ip/ip_routing.hpp"
 
 namespace vf {
 namespace {

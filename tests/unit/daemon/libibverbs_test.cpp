@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "daemon/link_attrs.hpp"
-#include "daemon/runtime_tree.hpp"
+#include "daemon/config/link_attrs.hpp"
+#include "daemon/runtime/runtime_tree.hpp"
 #include "test_util.hpp"
 
 namespace vf::runtime {

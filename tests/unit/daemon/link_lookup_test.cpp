@@ -1,5 +1,5 @@
 // Which link `fabricctl link set` means, resolved against configs/fat-tree.yaml.
-#include "daemon/link_lookup.hpp"
+#include "daemon/commands/link_lookup.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "daemon/config.hpp"
-#include "daemon/mbuf_pool.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/lcore/mbuf_pool.hpp"
 
 namespace vf {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
-#include "daemon/mcast_tree.hpp"
-#include "daemon/routing.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/sm/mcast_tree.hpp"
+#include "daemon/sm/routing.hpp"
 
 namespace vf::sm {
 namespace {

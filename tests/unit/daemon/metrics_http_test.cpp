@@ -1,7 +1,7 @@
 // fabricd's /metrics endpoint against raw sockets: what a scraper gets, and
 // what a hostile or broken client gets (bad requests, big headers, other
 // methods and paths, idle and surplus connections), with a canned collector.
-#include "daemon/metrics_http.hpp"
+#include "daemon/telemetry/metrics_http.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

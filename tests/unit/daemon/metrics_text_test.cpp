@@ -1,7 +1,7 @@
 // The daemon's counter tables together: each well formed against its
 // snapshot struct, names that stay distinct where tables share one JSON
 // object or one exposition, and a known snapshot rendered as Prometheus text.
-#include "daemon/metrics_text.hpp"
+#include "daemon/telemetry/metrics_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/counter_format.hpp"
+#include "daemon/telemetry/counter_format.hpp"
 #include "dataplane/wire/rx_error.hpp"
 #include "tests/support/prom_exposition.hpp"
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/port_qos.hpp"
-#include "daemon/port_qos_json.hpp"
+#include "daemon/telemetry/port_qos_json.hpp"
 
 namespace vf {
 namespace {

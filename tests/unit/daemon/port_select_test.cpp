@@ -1,7 +1,7 @@
 // Which ports `fabricctl counters [NAME]` means, against configs/fat-tree.yaml
 // (16 vHCAs; leaves with 6 ports, spines with 4, every port cabled) and a
 // config with an uncabled switch port.
-#include "daemon/port_select.hpp"
+#include "daemon/commands/port_select.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // A port record rendered as the kernel's ports/1 files.
-#include "daemon/port_sysfs.hpp"
+#include "daemon/runtime/port_sysfs.hpp"
 
 #include <gtest/gtest.h>
 
-#include "daemon/addr.hpp"
-#include "daemon/link_attrs.hpp"
+#include "daemon/config/addr.hpp"
+#include "daemon/config/link_attrs.hpp"
 
 namespace vf::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/privileges.hpp"
+#include "daemon/os/privileges.hpp"
 
 #include <gtest/gtest.h>
 #include <linux/capability.h>

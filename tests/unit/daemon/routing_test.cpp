@@ -2,9 +2,9 @@
 // and Up/Down), and the credit-loop check of a routing.
 #include <gtest/gtest.h>
 
-#include "daemon/config.hpp"
-#include "daemon/credit_loops.hpp"
-#include "daemon/routing.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/sm/credit_loops.hpp"
+#include "daemon/sm/routing.hpp"
 
 namespace vf {
 namespace {

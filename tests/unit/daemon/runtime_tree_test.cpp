@@ -13,9 +13,9 @@
 #include <map>
 #include <set>
 
-#include "daemon/config.hpp"
-#include "daemon/owned_dir.hpp"
-#include "daemon/runtime_tree.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/runtime/owned_dir.hpp"
+#include "daemon/runtime/runtime_tree.hpp"
 #include "test_util.hpp"
 
 namespace vf::runtime {

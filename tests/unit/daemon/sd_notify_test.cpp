@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "daemon/sd_notify.hpp"
+#include "daemon/service/sd_notify.hpp"
 #include "test_util.hpp"
 
 namespace vf {

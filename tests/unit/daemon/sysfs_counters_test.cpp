@@ -1,5 +1,5 @@
 // A vHCA's snapshots as the kernel's ports/1/counters/ and hw_counters/ files.
-#include "daemon/sysfs_counters.hpp"
+#include "daemon/runtime/sysfs_counters.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/umad_server.hpp"
+#include "daemon/umad/umad_server.hpp"
 #include "device/abi/vhca_umad.h"
 
 namespace vf {

@@ -1,8 +1,8 @@
 // Units, addresses and edit distance: the parsers every config value goes through.
 #include <gtest/gtest.h>
 
-#include "daemon/addr.hpp"
-#include "daemon/units.hpp"
+#include "daemon/config/addr.hpp"
+#include "daemon/config/units.hpp"
 
 namespace vf {
 namespace {

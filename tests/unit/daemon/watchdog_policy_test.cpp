@@ -1,4 +1,4 @@
-#include "daemon/watchdog_policy.hpp"
+#include "daemon/service/watchdog_policy.hpp"
 
 #include <gtest/gtest.h>
 

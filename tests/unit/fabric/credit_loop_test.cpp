@@ -5,15 +5,15 @@
 // a deadlock that credit flow control makes possible (no packet is dropped,
 // none can go). Up/Down routing sends the flows that would close the circle
 // the other way round, and the same load completes. The tables are the
-// daemon's own (daemon/routing.hpp), the fabric the dataplane's.
+// daemon's own (daemon/sm/routing.hpp), the fabric the dataplane's.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <vector>
 
-#include "daemon/config.hpp"
-#include "daemon/credit_loops.hpp"
-#include "daemon/routing.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/sm/credit_loops.hpp"
+#include "daemon/sm/routing.hpp"
 #include "dataplane/fabric/credit_deadlock.hpp"
 #include "tests/support/config_lab.hpp"
 

@@ -1,6 +1,6 @@
 // The dataplane loop after a stall (docs/architecture.md, "The clock
 // model"). fabricd's lcore is modelled over a whole-fabric lab: the same
-// EmulatedClock and run_due() as daemon/lcore.cpp, a real clock the test
+// EmulatedClock and run_due() as daemon/lcore/lcore.cpp, a real clock the test
 // moves (2 us per busy pass, to the next deadline when idle) and stalls of
 // 0.1 to 200 ms injected in the middle of ACK bursts (right after the target
 // took data it owes ACKs for). A 4->1 incast of 64 KiB WRITEs over 2 Gb/s

@@ -3,7 +3,7 @@
 // WRITE flow is routed around by the next sweep and the flow completes; a
 // vHCA's link going down leaves its LID unrouted and its port DOWN, and once
 // it trains again the sweep activates the port.
-#include "daemon/subnet_manager.hpp"
+#include "daemon/sm/subnet_manager.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,31 @@
+#include "daemon/fabric/config_check.hpp"
+
+#include "daemon/config/config.hpp"
+#include "daemon/sm/credit_loops.hpp"
+#include "daemon/config/pfc_watchdog_check.hpp"
+#include "daemon/sm/routing.hpp"
+
+namespace vf {
+
+ConfigCheck check_config_file(const std::string& path) {
+  ConfigCheck out;
+  config::Config cfg;
+  try {
+    cfg = config::load_config(path);
+  } catch (const config::ConfigError& e) {
+    out.error = e.what();
+    return out;
+  }
+  out.ok = true;
+  out.fabrics = cfg.fabrics.size();
+  for (const auto& f : cfg.fabrics) {
+    out.switches += f.switches.size();
+    out.hcas += f.hcas.size();
+    out.links += f.links.size();
+    if (const std::string w = credit_loop_warning(f, compute_routes(f)); !w.empty()) out.warnings.push_back(w);
+    if (const std::string w = pfc_watchdog_warning(f); !w.empty()) out.warnings.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace vf

@@ -1,0 +1,95 @@
+#include "sim/config_fabric.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "sim/mbuf_pool.hpp"
+#include "sim/virtual_run.hpp"
+
+namespace vf::sim {
+namespace {
+
+bool ipv4_mapped(const Gid& g) {
+  static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(g.data(), kPrefix, sizeof kPrefix) == 0;
+}
+
+}  // namespace
+
+ConfigFabric::ConfigFabric(const config::Config& cfg)
+    : topology_(std::make_unique<Topology>(cfg, sched, mbuf_pool())) {
+  for (size_t i = 0; i < topology_->vhcas().size(); ++i)
+    apps_.push_back(std::make_unique<App>(topology_->engine(i), engine::ClientId(i + 1)));
+}
+
+ConfigFabric::~ConfigFabric() {
+  apps_.clear();  // their objects live in the engines
+  topology_.reset();
+}
+
+size_t ConfigFabric::index(const std::string& name) const {
+  const auto& v = topology_->vhcas();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].name == name) return i;
+  throw std::out_of_range("no vHCA named '" + name + "' in the config");
+}
+
+ibv_ah_attr ConfigFabric::av_to(size_t to, uint8_t sl) const {
+  const PortInfo& port = topology_->port_info(to);
+  ibv_ah_attr a{};
+  a.port_num = 1;
+  a.sl = sl;
+  if (vhca(to).link_layer == config::LinkLayer::Infiniband) {
+    a.dlid = port.lid;
+    return a;
+  }
+  uint8_t index = 0;
+  for (size_t g = 0; g < port.gids.size(); ++g)
+    if (ipv4_mapped(port.gids[g])) {
+      index = uint8_t(g);
+      break;
+    }
+  a.is_global = 1;
+  a.grh.sgid_index = index;
+  a.grh.hop_limit = 64;
+  if (index < port.gids.size()) std::memcpy(a.grh.dgid.raw, port.gids[index].data(), 16);
+  return a;
+}
+
+int ConfigFabric::resolve_av(size_t h, const ibv_ah_attr& av) {
+  auto err = std::make_shared<int>(-1);
+  topology_->engine(h).resolve_route(av, [err](int e) { *err = e; });
+  run_until([&] { return *err >= 0; }, sched.now() + 2'000'000'000ULL);
+  return *err < 0 ? ETIMEDOUT : *err;
+}
+
+void ConfigFabric::connect(size_t a, AppQp& qa, size_t b, AppQp& qb, const ConnParams& p, uint8_t sl) {
+  App& A = app(a);
+  App& B = app(b);
+  check(A.modify(qa, init_attr(p.access, p.pkey_index_a), kInitMask), "modify_qp to INIT");
+  check(B.modify(qb, init_attr(p.access, p.pkey_index_b), kInitMask), "modify_qp to INIT");
+  ibv_qp_attr ra = rtr_attr(qb.qpn, 0, p.psn_b, p);
+  ra.ah_attr = av_to(b, sl);
+  ra.ah_attr.grh.traffic_class = p.traffic_class;
+  ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
+  rb.ah_attr = av_to(a, sl);
+  rb.ah_attr.grh.traffic_class = p.traffic_class;
+  check(resolve_av(a, ra.ah_attr), "resolving the path to the peer");
+  check(A.modify(qa, ra, kRtrMask), "modify_qp to RTR");
+  check(resolve_av(b, rb.ah_attr), "resolving the path to the peer");
+  check(B.modify(qb, rb, kRtrMask), "modify_qp to RTR");
+  check(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), "modify_qp to RTS");
+  check(B.modify(qb, rts_attr(p.psn_b, p), kRtsMask), "modify_qp to RTS");
+}
+
+void ConfigFabric::settle() {
+  for (int i = 0; i < 1'000'000; ++i)
+    if (!topology_->poll()) return;
+  throw std::runtime_error("engines never went idle: one keeps finding work without time passing");
+}
+
+bool ConfigFabric::run_until(const std::function<bool()>& done, Nanos limit) {
+  return run_virtual(sched, [this] { settle(); }, done, limit);
+}
+
+}  // namespace vf::sim

@@ -1,0 +1,2 @@
+// Fixture (never compiled): a folder that is no subsystem.
+#include "daemon/sm/routing_engine.hpp"
