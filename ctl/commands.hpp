@@ -3,8 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace vf::ctl {
 
@@ -14,6 +19,37 @@ struct Globals {
   std::chrono::milliseconds timeout{10'000};
   std::string socket() const { return runtime_dir + "/control.sock"; }
 };
+
+using Handler = std::function<int(const Globals&)>;
+
+// How the command line reaches a handler: the chosen command's callback only
+// records it, and main runs it once parsing is over and the globals are final
+// (--timeout is converted after parsing; a handler never runs inside CLI11).
+struct Dispatch {
+  Handler run;                            // empty: no command was chosen
+  std::vector<std::string> exec_command;  // exec's CMD, split off argv before CLI11 sees it
+};
+
+// Each defines its group's commands -- options, help and the handler they
+// run -- in its commands_<group>.cpp. main adds them in the order `fabricctl
+// --help` lists them: CLI11 lists subcommands as they were added.
+void add_status_commands(CLI::App& app, Dispatch& d);
+void add_hca_commands(CLI::App& app, Dispatch& d);
+void add_qp_commands(CLI::App& app, Dispatch& d);
+void add_cm_commands(CLI::App& app, Dispatch& d);
+void add_port_commands(CLI::App& app, Dispatch& d);
+void add_link_commands(CLI::App& app, Dispatch& d);
+void add_routes_commands(CLI::App& app, Dispatch& d);
+void add_sm_commands(CLI::App& app, Dispatch& d);
+void add_topology_commands(CLI::App& app, Dispatch& d);
+void add_counters_commands(CLI::App& app, Dispatch& d);
+void add_capture_commands(CLI::App& app, Dispatch& d);
+void add_events_commands(CLI::App& app, Dispatch& d);
+void add_qos_commands(CLI::App& app, Dispatch& d);
+void add_config_commands(CLI::App& app, Dispatch& d);
+void add_metrics_commands(CLI::App& app, Dispatch& d);
+void add_env_commands(CLI::App& app, Dispatch& d);
+void add_exec_commands(CLI::App& app, Dispatch& d);
 
 struct CountersOptions {
   std::string name;      // a vHCA, switch, switch port or fabric; empty: every port

@@ -5,6 +5,7 @@
 // gives. Ctrl-C, a closed pipe or COUNT frames end it; the daemon's taps are
 // removed on the way out (and by the daemon itself if this process dies).
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include <boost/beast/core/detail/base64.hpp>
@@ -12,6 +13,7 @@
 #include "ctl/commands_common.hpp"
 #include "ctl/interrupt.hpp"
 #include "ctl/pcapng.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -135,6 +137,40 @@ int cmd_capture(const Globals& g, const CaptureOptions& o) {
     }
     return 0;
   });
+}
+
+void add_capture_commands(CLI::App& app, Dispatch& d) {
+  auto capture_opts = std::make_shared<CaptureOptions>();
+  auto* capture = app.add_subcommand("capture", "Capture the frames crossing a port, both ways, like tcpdump.");
+  capture->add_option("port", capture_opts->port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  capture->add_option("-w,--write", capture_opts->write, "write pcapng to FILE (- for stdout) instead of lines")
+      ->type_name("FILE");
+  capture->add_option("-c,--count", capture_opts->count, "stop after N frames")->type_name("N");
+  capture->add_option("--snaplen", capture_opts->snaplen, "keep at most N bytes of each frame (default 65535)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 65535u));
+  capture->add_flag("--link-packets", capture_opts->link_packets,
+                    "with -w on IB: also write the flow-control packets (ERF InfiniBand link records)");
+  capture->footer(
+      "Taps the link at PORT: what the port sends, stamped when its first bit leaves, and what it\n"
+      "receives, stamped when its last bit arrives, in the dataplane's emulated time (so the\n"
+      "serialization and propagation delays show between the two). In a file the times start\n"
+      "at the date the dataplane clock started and run at emulated speed.\n"
+      "With -w, Ethernet frames are LINKTYPE_ETHERNET (no FCS); IB packets (from the LRH, VCRC\n"
+      "included) are ERF InfiniBand records (LINKTYPE_ERF), which Wireshark dissects, as it\n"
+      "does captures of Endace cards. IB flow-control packets (6-byte link packets) are left out\n"
+      "of the file unless --link-packets: Wireshark 4.0 calls them malformed. Without -w each\n"
+      "frame, flow control included, prints as one line: time, port, In/Out, length and what it\n"
+      "is (LIDs or IPs, transport, opcode, QP, PSN).\n\n"
+      "The dataplane never waits for a capture: when the reader falls behind, copies are\n"
+      "dropped (counted as 'dropped by the capture ring'), the frames themselves go on. One\n"
+      "capture per link at a time. Privileged like the commands that change the fabric (root,\n"
+      "fabricd's user or daemon.admin_group): a capture shows other users' data.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl capture vib0 -c 10\n"
+      "  fabricctl capture leaf0/5 -w spine-uplink.pcapng\n"
+      "  fabricctl capture vroce0 -w - | tshark -r - -V");
+  set_handler(capture, d, [capture_opts](const Globals& g) { return cmd_capture(g, *capture_opts); });
 }
 
 }  // namespace vf::ctl

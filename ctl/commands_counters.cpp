@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <thread>
 
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -202,6 +204,52 @@ int cmd_counters_reset(const Globals& g, const std::string& name) {
     if (ports.size() == 1) std::cout << " (" << cell(ports[0].get<std::string>()) << ")";
     std::cout << '\n';
     return 0;
+  });
+}
+
+void add_counters_commands(CLI::App& app, Dispatch& d) {
+  auto counters_opts = std::make_shared<CountersOptions>();
+  auto* counters = app.add_subcommand("counters", "Show port counters (IBA PMA names), once, as rates, or refreshed.");
+  counters->add_option("name", counters_opts->name, "a vHCA (vib0), switch (leaf0), switch port (leaf0/3) or fabric");
+  counters->add_option("-w,--watch", counters_opts->watch_s, "refresh every SECONDS, like watch(1)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
+  counters->add_flag("--delta", counters_opts->delta, "rates per second (over -w's interval, else 1 s)");
+  counters->add_option("--count", counters_opts->count, "with -w: stop after N refreshes")->type_name("N");
+  auto counters_reset_name = std::make_shared<std::string>();
+  auto* counters_reset = counters->add_subcommand("reset", "Clear the counters of the ports NAME selects (all without one).");
+  counters_reset->add_option("name", *counters_reset_name, "a vHCA, switch, switch port or fabric");
+  counters_reset->footer(
+      "Like perfquery -R: every PMA count of the port (and of a vHCA's port, its own) restarts at\n"
+      "0; queue and buffer levels stay, and their peaks restart from the level now. A vHCA's\n"
+      "hw_counters (retransmissions, RNR NAKs, ...) are the engine's and are kept, as mlx5 keeps\n"
+      "its. Prometheus tolerates the reset (rate() treats a drop as one).");
+  counters->footer(
+      "NAME selects the ports: a vHCA's, one switch port, every cabled port of a switch or of a\n"
+      "fabric; without NAME every cabled port of every fabric.\n\n"
+      "Several ports print one row each:\n"
+      "  XMIT_PKTS / RCV_PKTS    PortXmitPkts / PortRcvPkts (link packets such as flow-control\n"
+      "                          packets and PFC frames are not in them, as in the PMA)\n"
+      "  XMIT_DATA / RCV_DATA    PortXmitData / PortRcvData: octets / 4, headers and CRCs included\n"
+      "  XMIT_DISCARDS           PortXmitDiscards: dropped on the way out\n"
+      "  RCV_ERRORS              PortRcvErrors + PortRcvSwitchRelayErrors + PortRcvDiscards\n"
+      "  WAIT_US                 PortXmitWait: time a frame was ready but flow control held it\n"
+      "One port prints every counter, perfquery-style, then per class what moved.\n\n"
+      "--delta samples twice and prints per-second rates in the daemon's emulated time (the\n"
+      "time link rates are in, see daemon.time_dilation): packets/s, Gb/s, and WAIT_% the share\n"
+      "of time the port waited. -w SECONDS refreshes like watch(1) (the screen is cleared on a\n"
+      "terminal) until interrupted or --count refreshes. --json prints the daemon's reply; with\n"
+      "--delta it carries the previous sample and interval_ns.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl counters                      every port, totals\n"
+      "  fabricctl counters vib0                 one vHCA, every counter\n"
+      "  fabricctl counters leaf0 -w 1 --delta   a switch's ports, rates refreshed every second\n"
+      "  fabricctl counters reset                clear every port before a test run");
+  set_handler(counters, d, [counters_opts, counters_reset, counters_reset_name](const Globals& g) {
+    // `counters vib0 reset` names the ports before the word, `counters reset vib0` after it.
+    if (*counters_reset)
+      return cmd_counters_reset(g, counters_reset_name->empty() ? counters_opts->name : *counters_reset_name);
+    return cmd_counters(g, *counters_opts);
   });
 }
 

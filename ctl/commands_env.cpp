@@ -10,6 +10,7 @@
 #include <map>
 
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -98,6 +99,31 @@ int cmd_exec(const Globals& g, const std::vector<std::string>& argv) {
   int e = errno;
   std::cerr << "fabricctl: cannot run " << argv[0] << ": " << std::strerror(e) << '\n';
   return e == ENOENT ? 127 : 126;  // what a shell returns
+}
+
+void add_env_commands(CLI::App& app, Dispatch& d) {
+  auto* env = app.add_subcommand("env", "Print the environment that makes the vHCAs visible, as shell exports.");
+  env->footer(
+      "Use it as:  eval \"$(fabricctl env)\"\n"
+      "The daemon supplies the variables: SYSFS_PATH (its fake sysfs), RDMAV_DRIVERS (the vHCA\n"
+      "provider), VFABRIC_RUNTIME_DIR and LD_PRELOAD (the preload shim, prepended to yours).");
+  set_handler(env, d, cmd_env);
+}
+
+void add_exec_commands(CLI::App& app, Dispatch& d) {
+  auto* exec = app.add_subcommand("exec", "Run a program with the vHCAs visible: fabricctl exec -- CMD [ARGS...]");
+  exec->footer(
+      "Sets the daemon's environment (see `fabricctl env`), then replaces fabricctl with CMD,\n"
+      "so CMD's exit status is fabricctl's. CMD starts at the first word after `exec` that is not\n"
+      "a fabricctl option, or after `--`; its own options are never read by fabricctl.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl exec -- ibv_devices\n"
+      "  fabricctl exec -- ib_write_bw -d vib0                # terminal 1\n"
+      "  fabricctl exec -- ib_write_bw -d vib1 localhost      # terminal 2\n"
+      "  fabricctl exec -- ib_send_lat -d vroce0 -x 1         # RoCE: GID index 1 is IPv4\n"
+      "  fabricctl exec -- ibnetdiscover                      # infiniband-diags: MADs answered\n"
+      "  fabricctl exec -- perfquery -x 3 2                   # by fabricd's SMAs and PMAs");
+  set_handler(exec, d, [&d](const Globals& g) { return cmd_exec(g, d.exec_command); });
 }
 
 }  // namespace vf::ctl

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <ctime>
 #include <iomanip>
+#include <memory>
 #include <thread>
 
 #include "ctl/commands_common.hpp"
 #include "ctl/interrupt.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -49,6 +51,40 @@ int cmd_events(const Globals& g, bool history, uint64_t count) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return 0;
+  });
+}
+
+namespace {
+struct EventsArgs {
+  bool history = false;
+  uint64_t count = 0;
+};
+}  // namespace
+
+void add_events_commands(CLI::App& app, Dispatch& d) {
+  auto events_args = std::make_shared<EventsArgs>();
+  auto* events = app.add_subcommand("events", "Follow what happens to the fabric: ports, links, sweeps, deadlocks.");
+  events->add_flag("--history", events_args->history, "first print what fabricd kept (its last 1024 events)");
+  events->add_option("-c,--count", events_args->count, "stop after N events")->type_name("N");
+  events->footer(
+      "Like `ip monitor`: one line per event as it happens, until Ctrl-C -- local time, kind, and\n"
+      "what happened in plain words. Kinds:\n"
+      "  port      a vHCA's port changed state (ACTIVE, DOWN, INIT...), with its PhysState\n"
+      "  link      a link went down or up, was impaired or cleared, or got a new rate or delay\n"
+      "  sm        an InfiniBand subnet manager sweep: links up, LFT entries changed, ports\n"
+      "            activated, switch/vHCA pairs left without a route\n"
+      "  deadlock  a credit-loop deadlock the dataplane found (see docs/operator-guide.md)\n"
+      "  pfc-storm a switch or vHCA port's PFC watchdog declared a storm, or saw it end\n"
+      "  capture   a capture started or ended, with its counts\n"
+      "  counters  counters were cleared\n"
+      "  qos       an IB port's VL record was set (fabricctl qos set)\n"
+      "  daemon    fabricd started, or reloaded its config (what it applied, what needs a restart)\n"
+      "--json prints one JSON object per line: {seq, time_ns, kind, text}.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl events\n"
+      "  fabricctl events --history --json | jq -r .text");
+  set_handler(events, d, [events_args](const Globals& g) {
+    return cmd_events(g, events_args->history, events_args->count);
   });
 }
 

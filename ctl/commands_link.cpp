@@ -1,13 +1,12 @@
 // `fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P]
-// [corrupt P] [seed N]` and
-// `fabricctl routes SWITCH`: the fabric's cabling, its faults, and the
-// forwarding the subnet manager programs over it.
+// [corrupt P] [duplicate P] [reorder P] [seed N]`: the fabric's cabling and
+// its faults.
 #include <cstdlib>
+#include <memory>
 #include <optional>
 
-#include <fmt/format.h>
-
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 
@@ -109,138 +108,50 @@ int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
   });
 }
 
-namespace {
-// A routing switch: `ip route` and `ip neigh` as tables, then what it counted.
-void print_ip_routes(const json& ip) {
-  std::cout << "\nIPv4 router, MAC " << text(ip, "mac");
-  if (ip.contains("gateway")) std::cout << ", gateway " << text(ip, "gateway") << " on VLAN " << text(ip, "vlan");
-  std::cout << ", routed ports " << text(ip, "routed_ports") << "\n";
-  Table t({"DESTINATION", "TYPE", "VIA PORT", "NEXT HOP", "LINK"});
-  for (const json& r : ip.value("routes", json::array())) {
-    if (!r.contains("nexthops")) {
-      t.add({text(r, "dst"), text(r, "type"), "-", "(on the gateway's VLAN)", "-"});
-      continue;
-    }
-    bool first = true;
-    for (const json& h : r["nexthops"]) {
-      t.add({first ? text(r, "dst") : "", first ? text(r, "type") : "", text(h, "port"),
-             fmt::format("{} {}", text(h, "router"), text(h, "mac")), text(h, "link")});
-      first = false;
-    }
-  }
-  t.print(std::cout);
-  const json& n = ip["neighbours"];
-  if (n.is_array() && !n.empty()) {
-    Table nt({"NEIGHBOUR", "MAC", "STATION"});
-    for (const json& e : n) nt.add({text(e, "ip"), text(e, "mac"), text(e, "station")});
-    nt.print(std::cout);
-  }
-  const json c = ip.value("counters", json::object());
-  std::cout << "routed " << text(c, "routed") << "; dropped: no route " << text(c, "no_route")
-            << ", every next hop down " << text(c, "no_next_hop") << ", TTL exceeded " << text(c, "ttl_exceeded")
-            << ", bad IPv4 header " << text(c, "header_errors") << ", to the router itself " << text(c, "to_router")
-            << ", not routable " << text(c, "not_routable") << "; ARP: " << text(c, "arp_requests")
-            << " requests, " << text(c, "arp_replies") << " replies, " << text(c, "arp_resolved") << " resolved, "
-            << text(c, "arp_failed") << " failed, " << text(c, "unresolved_discards") << " packets discarded unresolved\n";
-}
-
-// An Ethernet switch: `bridge fdb show` in a table, then what the bridge counted.
-int print_fdb(const json& r) {
-  const json& fdb = r["fdb"];
-  std::cout << text(r, "switch") << " (fabric " << text(r, "fabric") << ", learning bridge, ageing "
-            << text(r, "ageing_s") << " s): " << (fdb.is_array() ? fdb.size() : 0) << " FDB entries\n";
-  Table t({"VLAN", "MAC", "PORT", "TYPE", "AGE", "STATION"});
-  for (const json& e : r.value("fdb", json::array()))
-    t.add({text(e, "vlan"), text(e, "mac"), text(e, "port"), text(e, "type"),
-           e.contains("age_s") ? fmt::format("{:.1f}s", e.value("age_s", 0.0)) : "-", text(e, "station")});
-  t.print(std::cout);
-  const json c = r.value("counters", json::object());
-  std::cout << "learned " << text(c, "learned") << ", moved " << text(c, "moved") << ", aged " << text(c, "aged")
-            << ", not learned (table full) " << text(c, "table_full") << "; flooded " << text(c, "flooded")
-            << " frames as " << text(c, "flood_copies") << " copies (" << text(c, "flood_no_room")
-            << " not made: queue full); dropped: VLAN filter "
-            << text(c, "vlan_filtered") << ", destination on the ingress port " << text(c, "same_port")
-            << ", egress unusable " << text(c, "no_egress") << ", no room for a tag " << text(c, "no_tag_room") << "\n";
-  if (r.contains("ip")) print_ip_routes(r["ip"]);
-  return 0;
-}
-}  // namespace
-
-int cmd_routes(const Globals& g, const std::string& sw) {
-  return guarded([&] {
-    Client c(g.socket(), g.timeout);
-    json r = c.call("routes", {{"switch", sw}});
-    if (g.json) {
-      print_json(r);
-      return 0;
-    }
-    if (r.contains("fdb")) return print_fdb(r);
-    const json sweep = r.value("sweep", json::object());
-    std::cout << text(r, "switch") << " (fabric " << text(r, "fabric") << ", " << text(r, "routing")
-              << " routing, sweep " << text(sweep, "number") << ": " << text(sweep, "links_up") << " of "
-              << text(sweep, "links") << " links up)\n";
-    Table t({"LID", "DESTINATION", "PORT"});
-    for (const json& e : r.value("lft", json::array()))
-      t.add({text(e, "lid"), text(e, "destination"), e.contains("port") && e["port"].is_null() ? "none" : text(e, "port")});
-    t.print(std::cout);
-    const json mft = r.value("mft", json::array());
-    if (!mft.empty()) {
-      // ibroute -M's view: which ports a multicast LID leaves by.
-      Table m({"MLID", "PORTS", "MEMBERS"});
-      for (const json& e : mft) {
-        std::string ports, members;
-        for (const json& p : e.value("ports", json::array())) ports += (ports.empty() ? "" : ",") + p.dump();
-        for (const json& h : e.value("members", json::array()))
-          members += (members.empty() ? "" : ",") + h.get<std::string>();
-        m.add({fmt::format("0x{:04x}", e.value("mlid", 0)), ports.empty() ? "none" : ports, members});
-      }
-      m.print(std::cout);
-    }
-    return 0;
-  });
-}
-
-int cmd_sm_show(const Globals& g) {
-  return guarded([&] {
-    Client c(g.socket(), g.timeout);
-    json r = c.call("sm.show", json::object());
-    if (g.json) {
-      print_json(r);
-      return 0;
-    }
-    Table t({"FABRIC", "STATE", "SM_LID", "ON", "ROUTING", "SWEEPS", "LINKS_UP", "LFT_CHANGES", "UNROUTED"});
-    for (const json& f : r) {
-      const json last = f.value("last_sweep", json::object());
-      std::string routing = text(f, "routing");
-      if (f.contains("roots")) {
-        routing += " (roots";
-        for (const json& root : f["roots"]) routing += " " + (root.is_string() ? root.get<std::string>() : "?");
-        routing += ")";
-      }
-      t.add({text(f, "fabric"), text(f, "state"), text(f, "sm_lid"), text(f, "sm_node"), routing, text(f, "sweeps"),
-             text(last, "links_up") + "/" + text(last, "links"), text(last, "lft_changes"), text(last, "unrouted")});
-    }
-    if (t.empty()) {
-      std::cout << "no InfiniBand fabric: Ethernet fabrics have no subnet manager\n";
-      return 0;
-    }
-    t.print(std::cout);
-    // The SA's multicast groups (saquery -g, in short).
-    Table groups({"FABRIC", "MGID", "MLID", "Q_KEY", "P_KEY", "MEMBERS"});
-    for (const json& f : r)
-      for (const json& grp : f.value("mcast_groups", json::array())) {
-        std::string members;
-        for (const json& m : grp.value("members", json::array()))
-          members += (members.empty() ? "" : ",") + text(m, "hca");
-        groups.add({text(f, "fabric"), text(grp, "mgid"), fmt::format("0x{:04x}", grp.value("mlid", 0)),
-                    text(grp, "qkey"), text(grp, "pkey"), members});
-      }
-    if (!groups.empty()) {
-      std::cout << "\nSA multicast groups\n";
-      groups.print(std::cout);
-    }
-    return 0;
-  });
+void add_link_commands(CLI::App& app, Dispatch& d) {
+  auto* link = add_group(app, "link", "Links between switches and vHCAs: state, rate, delay and faults.");
+  auto link_words = std::make_shared<std::vector<std::string>>();
+  auto* link_set = link->add_subcommand(
+      "set", "Take a link down or up, change its rate or delay, or impair it: fabricctl link set A [B] [state down|up] "
+             "[rate R] [delay D] [loss P] [corrupt P] [duplicate P] [reorder P] [seed N]");
+  link_set->add_option("link", *link_words, "A [B], then attribute value pairs")
+      ->required()
+      ->expected(3, 14)
+      ->type_name("A [B] ATTR VALUE...");
+  link_set->footer(
+      "A names the link by one end: a switch port (leaf0/3) or a vHCA (vib0). A B names it by\n"
+      "its two nodes (leaf0 spine1) when only one link joins them.\n\n"
+      "state down|up  Like pulling the cable: both ends go down (LinkDownedCounter counts it),\n"
+      "               frames on the wire and in the ports' queues are lost (link_lost_frames,\n"
+      "               PortXmitDiscards), and a vHCA end goes DOWN (PhysState Polling) with\n"
+      "               IBV_EVENT_PORT_ERR to its programs. On InfiniBand the subnet manager then\n"
+      "               sweeps: new LFTs route around the link where another path exists (RC\n"
+      "               retries cover the gap), and once the link is back up it activates the\n"
+      "               vHCA ports on it again (IBV_EVENT_PORT_ACTIVE). `fabricctl routes` shows it.\n"
+      "rate R         the serializer's rate both ways, from the next frame on: 10G, 400Mbps, ...\n"
+      "               (1 Mb/s up to what the cable carries: width x speed, or the Ethernet speed).\n"
+      "               The port keeps the width and speed it reports; VL buffers keep their size.\n"
+      "delay D        one-way propagation delay both ways: 500ns, 5us, 2ms (up to 1s). Frames\n"
+      "               already on the wire keep their arrival; none is overtaken.\n"
+      "loss P         each frame is lost on the wire with probability P (1% or 0.01), both ways\n"
+      "corrupt P      each frame not lost gets one bit flipped with probability P; it still\n"
+      "               arrives and fails its CRC there (PortRcvErrors, rx_bad_vcrc/icrc)\n"
+      "duplicate P    each frame not lost arrives twice with probability P (the copy right behind)\n"
+      "reorder P      each frame not lost or duplicated is held back with probability P until the\n"
+      "               next frame on that direction has passed it (at most 10 us)\n"
+      "seed N         where the draws start: the same seed and traffic impair the same frames\n"
+      "               (default 1; the reverse direction uses N+1).\n"
+      "Giving any of loss, corrupt, duplicate, reorder or seed replaces all five (absent ones\n"
+      "are 0); all 0 makes the link clean again.\n"
+      "Counted per direction in link_lost_frames, link_corrupted_frames, link_duplicated_frames\n"
+      "and link_reordered_frames (fabricctl metrics).\n\n"
+      "EXAMPLES\n"
+      "  fabricctl link set leaf0 spine1 state down\n"
+      "  fabricctl link set leaf0/3 state up\n"
+      "  fabricctl link set vib0 rate 10G delay 5us\n"
+      "  fabricctl link set vib0 loss 1% seed 7\n"
+      "  fabricctl link set vib0 loss 0 corrupt 0");
+  set_handler(link_set, d, [link_words](const Globals& g) { return cmd_link_set(g, *link_words); });
 }
 
 }  // namespace vf::ctl

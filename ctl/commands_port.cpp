@@ -2,7 +2,10 @@
 // port, in `ip link set <dev> down` style. Prints the resulting state.
 // `fabricctl port show PORT`: one vHCA or switch port, as `ibportstate` and
 // `perfquery` would show it, with the queue, wait and credits of every class.
+#include <memory>
+
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 
@@ -113,6 +116,68 @@ int cmd_port_show(const Globals& g, const std::string& port) {
     t.print(std::cout);
     return 0;
   });
+}
+
+namespace {
+struct PortSetArgs {
+  std::string hca, attribute, value;
+};
+}  // namespace
+
+void add_port_commands(CLI::App& app, Dispatch& d) {
+  auto* port = add_group(app, "port", "Ports: vHCA ports (set, show) and switch ports (show).");
+  auto set_args = std::make_shared<PortSetArgs>();
+  auto* port_set = port->add_subcommand(
+      "set", "Take a vHCA's port down or up, or make its NIC storm PFC: fabricctl port set HCA state down|up | "
+             "pfc_storm PRIOS|off");
+  port_set->add_option("hca", set_args->hca, "the vHCA (see fabricctl hca list)")->required();
+  port_set->add_option("attribute", set_args->attribute, "state or pfc_storm")
+      ->required()
+      ->check(CLI::IsMember({"state", "pfc_storm"}));
+  port_set->add_option("value", set_args->value, "state: down or up; pfc_storm: priorities (3 or 3,4) or off")->required();
+  port_set->footer(
+      "Like `ip link set DEV down|up` on a real port: while down the port passes no packets (RC\n"
+      "QPs time out as on hardware), ibv_query_port and sysfs ports/1/state say DOWN, and every\n"
+      "program with the vHCA open gets IBV_EVENT_PORT_ERR. Back up, an InfiniBand port trains\n"
+      "to INIT and the subnet manager's next sweep (about a millisecond later) makes it ACTIVE,\n"
+      "then IBV_EVENT_PORT_ACTIVE; a RoCE port is ACTIVE at once. The switch port at the\n"
+      "other end goes down and up with it (LinkDownedCounter on both).\n\n"
+      "pfc_storm PRIOS|off (RoCE vHCAs) injects the classic PFC storm: the vHCA's NIC behaves\n"
+      "as if its receive pipeline were stuck and holds XOFF on those priorities, refreshed,\n"
+      "whatever it holds, until `pfc_storm off`. Its switch port stops sending them; with\n"
+      "qos: {pfc_watchdog: T} the switch port's watchdog declares a storm after T paused,\n"
+      "ignores the pauses and sends (a real NIC would drop what it cannot take; the emulated one\n"
+      "takes everything), logs it and sends a pfc-storm event, and\n"
+      "recovers once no pause came for T (tx_pause_storm_warning_events counts it).\n\n"
+      "EXAMPLES\n"
+      "  fabricctl port set vib0 state down\n"
+      "  fabricctl port set vib0 state up\n"
+      "  fabricctl port set vroce0 pfc_storm 3\n"
+      "  fabricctl port set vroce0 pfc_storm off");
+  set_handler(port_set, d, [set_args](const Globals& g) {
+    return cmd_port_set(g, set_args->hca, set_args->attribute, set_args->value);
+  });
+
+  auto port_show_name = std::make_shared<std::string>();
+  auto* port_show = port->add_subcommand("show", "Show one port: state, link, counters, and per class its queue, wait and credits.");
+  port_show->add_option("port", *port_show_name, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  port_show->footer(
+      "The first line: state (a vHCA's IBA PortState and PhysState; a switch port is ACTIVE or\n"
+      "DOWN with its link), the port at the other end of the link, rate, delay and MTU. The\n"
+      "second: the PMA counters an operator looks at first (PortXmitWait in microseconds).\n\n"
+      "COLUMNS (one row per class: IB the link's data VLs, vl15 and link_ctrl; Ethernet the\n"
+      "priorities)\n"
+      "  QUEUED     frames waiting in the egress queue now\n"
+      "  XMIT_PKTS  frames sent; DISCARDS: dropped on the way out\n"
+      "  WAIT_US    time the port waited with this class held by flow control (PortVLXmitWait)\n"
+      "  CREDITS    IB: 64-byte blocks this port may still send on the VL (FCCL - FCTBS)\n"
+      "  BUFFER     IB: this port's receive buffer for the VL, in 64-byte blocks; USED now,\n"
+      "             PEAK the most ever held\n\n"
+      "EXAMPLES\n"
+      "  fabricctl port show vib0\n"
+      "  fabricctl port show leaf0/5\n"
+      "  fabricctl --json port show leaf0/5    # also FCTBS/FCCL/ABR per VL and FCP counts");
+  set_handler(port_show, d, [port_show_name](const Globals& g) { return cmd_port_show(g, *port_show_name); });
 }
 
 }  // namespace vf::ctl

@@ -4,10 +4,12 @@
 // DSCP map, PFC, ETS (prio_tc, tsa, tc_bw) and a vHCA's DCQCN in mlnx_qos's
 // and mlx5's.
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 
 #include "ctl/commands_common.hpp"
-#include "daemon/units.hpp"
+#include "ctl/subcommands.hpp"
+#include "daemon/config/units.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -237,6 +239,53 @@ int cmd_qos_set(const Globals& g, const std::vector<std::string>& words) {
     else print_qos(r);
     return 0;
   });
+}
+
+void add_qos_commands(CLI::App& app, Dispatch& d) {
+  auto* qos = add_group(app, "qos", "Port QoS: IB VL records (SL to VL, VL arbitration); Ethernet trust, PFC, ETS, DCQCN.");
+  auto qos_show_port = std::make_shared<std::string>();
+  auto* qos_show = qos->add_subcommand("show", "Show a port's QoS: IB VLs and arbitration; Ethernet trust, PFC, ETS, DCQCN.");
+  qos_show->add_option("port", *qos_show_port, "a vHCA (vib0) or a switch port (leaf0/3)")->required();
+  qos_show->footer(
+      "What the subnet manager programmed from the config's qos: section (or qos set since):\n"
+      "  SL / VL       the SL to VL table: the VL an SL's packets take out of this port (for a\n"
+      "                switch port, from every input); '-' is VL15: the SL may not use the port\n"
+      "  vlarb_high    the high-priority arbitration list, VL:weight (64-byte units per turn)\n"
+      "  high_limit    4 KiB units the high list may send before the low list's turn (255: no limit)\n"
+      "  vlarb_low     the low-priority list\n"
+      "An Ethernet port shows mlnx_qos's view: trust, the PFC vector and pause state, the DSCP\n"
+      "map, each traffic class (tc: N, tsa, bw, its priorities), a RoCE vHCA's DCQCN knobs,\n"
+      "each lossless priority's thresholds and use, and the 802.1Qbb headroom model.");
+  set_handler(qos_show, d, [qos_show_port](const Globals& g) { return cmd_qos_show(g, *qos_show_port); });
+  auto qos_words = std::make_shared<std::vector<std::string>>();
+  auto* qos_set = qos->add_subcommand(
+      "set", "Program a port: IB fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
+             "[high_limit N]; Ethernet [prio_tc ...] [tsa ...] [tc_bw ...] [dcqcn on|off] [DCQCN knob VALUE]");
+  qos_set->add_option("words", *qos_words, "PORT, then attribute value pairs")->required()->expected(3, 17);
+  qos_set->footer(
+      "Like an SMP from an operator's tool: sl2vl changes the listed SLs only; vlarb_high and\n"
+      "vlarb_low replace their list (at most 8 entries); every VL must be one of the port's\n"
+      "operational data VLs (sl2vl may also name 15: the SL may not use the port). As on a real\n"
+      "subnet, the subnet manager programs a vHCA port from the config again when a sweep\n"
+      "activates it (after its link went down and up); a switch port keeps what was set until\n"
+      "fabricd restarts. Privileged: root, fabricd's user or daemon.admin_group.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl qos set vib0 sl2vl 1:1,2:1\n"
+      "  fabricctl qos set leaf0/5 vlarb_low 0:192,1:64\n"
+      "  fabricctl qos set vib0 vlarb_high 1:16 high_limit 4\n\n"
+      "ETHERNET (as mlnx_qos --prio_tc/--tsa/--tcbw and mlx5's ecn knobs, at run time)\n"
+      "  prio_tc TC,x8     the traffic class of priorities 0..7\n"
+      "  tsa ets|strict,x8 each class's selection: strict goes first (highest class first),\n"
+      "                    ets shares what is left\n"
+      "  tc_bw PCT,x8      the ets classes' shares, summing to 100 (a strict class: 0)\n"
+      "  dcqcn on|off      a RoCE vHCA's DCQCN (reaction and notification point)\n"
+      "  min_time_between_cnps T, rpg_time_reset T, rpg_ai_rate R, rpg_hai_rate R\n"
+      "                    a vHCA's DCQCN parameters, e.g. 50us, 5Mbps\n"
+      "  Trust, the DSCP map and PFC stay the config's (restart to change them).\n"
+      "  fabricctl qos set sw/1 tsa ets,ets,ets,ets,ets,ets,strict,ets tc_bw 13,13,13,13,24,12,0,12\n"
+      "  fabricctl qos set vroce0 dcqcn off\n"
+      "  fabricctl qos set vroce0 rpg_ai_rate 10Mbps min_time_between_cnps 20us");
+  set_handler(qos_set, d, [qos_words](const Globals& g) { return cmd_qos_set(g, *qos_words); });
 }
 
 }  // namespace vf::ctl

@@ -1,7 +1,9 @@
-// `fabricctl qp list [HCA]` (rdma-tool's `rdma resource show qp`, for the
-// vHCAs) and `fabricctl hca show HCA` (one vHCA: identity, port, objects in
-// use against the device's limits).
+// `fabricctl qp list [HCA]`: rdma-tool's `rdma resource show qp`, for the
+// vHCAs.
+#include <memory>
+
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 
@@ -32,45 +34,22 @@ int cmd_qp_list(const Globals& g, const std::string& hca) {
   });
 }
 
-int cmd_hca_show(const Globals& g, const std::string& name) {
-  return guarded([&] {
-    Client c(g.socket(), g.timeout);
-    const json hcas = c.call("hca.list");
-    if (!hcas.is_array()) throw std::runtime_error("fabricd's hca.list reply is not a list");
-    const json* h = nullptr;
-    for (const json& x : hcas)
-      if (x.value("name", "") == name) h = &x;
-    if (!h) {
-      std::cerr << "fabricctl: no vHCA named '" << cell(name) << "'\nhint: fabricctl hca list shows the vHCAs\n";
-      return 1;
-    }
-    if (g.json) {
-      print_json(*h);
-      return 0;
-    }
-    std::cout << cell(text(*h, "name")) << " (fabric " << cell(text(*h, "fabric")) << ", " << text(*h, "link_layer")
-              << ")\n  node_guid " << text(*h, "node_guid") << "  fw_ver " << cell(text(*h, "fw_ver"))
-              << "\n  port 1: " << text(*h, "port_state") << "  LID " << text(*h, "lid") << "  active_mtu "
-              << text(*h, "active_mtu") << '\n';
-    for (const json& gid : h->value("gids", json::array()))
-      if (gid.is_string()) std::cout << "  gid " << cell(gid.get<std::string>()) << '\n';
-    if (h->contains("ip")) {
-      std::cout << "  ip " << text(*h, "ip");
-      if (const json nd = h->value("netdev", json::object()); !nd.empty())
-        std::cout << " on interface " << cell(text(nd, "name")) << " (mtu " << text(nd, "mtu") << ", "
-                  << text(nd, "discarded_packets") << " packets from the host discarded)";
-      std::cout << '\n';
-    }
-    const json objects = h->value("objects", json::object()), limits = h->value("limits", json::object());
-    std::cout << "  clients (open contexts): " << text(objects, "clients") << '\n';
-    Table t({"OBJECT", "IN_USE", "LIMIT"});
-    for (const char* k : {"pds", "mrs", "cqs", "qps", "srqs", "ahs"}) t.add({k, text(objects, k), text(limits, k)});
-    t.print(std::cout);
-    std::cout << "  per object: qp_wr " << text(limits, "qp_wr") << ", cqe " << text(limits, "cqe") << ", srq_wr "
-              << text(limits, "srq_wr") << ", mr_size " << text(limits, "mr_size") << ", msg_size "
-              << text(limits, "msg_size") << '\n';
-    return 0;
-  });
+void add_qp_commands(CLI::App& app, Dispatch& d) {
+  auto* qp = add_group(app, "qp", "Queue pairs of the vHCAs.");
+  auto qp_hca = std::make_shared<std::string>();
+  auto* qp_list = qp->add_subcommand("list", "List the QPs (of one vHCA): state, PSNs, outstanding work, retries, owner.");
+  qp_list->add_option("hca", *qp_hca, "only this vHCA's QPs");
+  qp_list->footer(
+      "COLUMNS (`rdma resource show qp` for the vHCAs)\n"
+      "  QPN          the QP number; TYPE RC, UC or UD; STATE RESET, INIT, RTR, RTS, SQD, SQE, ERR\n"
+      "  DEST_QPN     RC/UC: the remote QP\n"
+      "  SQ_PSN       the next PSN the requester sends; UNACKED (RC) the oldest PSN not yet\n"
+      "               acknowledged: SQ_PSN - UNACKED packets are in flight\n"
+      "  EPSN         the PSN the responder expects next\n"
+      "  OUTSTANDING  send WRs taken from the send queue and not completed yet\n"
+      "  RETRIES      RC: retries left of retry_cnt (counts down while a timeout or NAK repeats)\n"
+      "  PID / COMM   the process that created the QP and its command name");
+  set_handler(qp_list, d, [qp_hca](const Globals& g) { return cmd_qp_list(g, *qp_hca); });
 }
 
 }  // namespace vf::ctl

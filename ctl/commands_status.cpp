@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 
@@ -103,6 +104,14 @@ int cmd_status(const Globals& g) {
     }
     return 0;
   });
+}
+
+void add_status_commands(CLI::App& app, Dispatch& d) {
+  auto* status = app.add_subcommand("status", "Show the daemon (pid, version, uptime), its fabrics and vHCAs.");
+  status->footer(
+      "The first line names the daemon; the FABRIC table counts switches, HCAs and links per\n"
+      "fabric; the vHCA table is the one `fabricctl hca list` prints.");
+  set_handler(status, d, cmd_status);
 }
 
 }  // namespace vf::ctl

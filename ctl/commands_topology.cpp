@@ -2,8 +2,10 @@
 // as tables (ibnetdiscover's picture, plus the emulated link's rate, delay,
 // state and faults), or as a Graphviz graph.
 #include <cmath>
+#include <memory>
 
 #include "ctl/commands_common.hpp"
+#include "ctl/subcommands.hpp"
 
 namespace vf::ctl {
 namespace {
@@ -142,6 +144,28 @@ int cmd_topology_show(const Globals& g, bool dot) {
     }
     return 0;
   });
+}
+
+void add_topology_commands(CLI::App& app, Dispatch& d) {
+  auto* topology = add_group(app, "topology", "The fabrics as built: switches, vHCAs and links.");
+  auto topology_dot = std::make_shared<bool>(false);
+  auto* topology_show = topology->add_subcommand("show", "Show every fabric's switches, vHCAs and links.");
+  topology_show->add_flag("--dot", *topology_dot, "write a Graphviz graph instead of tables");
+  topology_show->footer(
+      "Per fabric three tables, in config order:\n"
+      "  SWITCH  name, ports, LID (IB: the subnet manager's), node GUID, forwarding latency\n"
+      "  VHCA    name, LID (IB) or IPv4 address (RoCE), node GUID or MAC, port state\n"
+      "  LINK    its two ends; state up/down (fabricctl link set changes it); TYPE the IB width\n"
+      "          and speed or the Ethernet speed; RATE the serializer's rate in Gb/s (a `rate:`\n"
+      "          in the config or a throttled link shows here); one-way DELAY; MTU; FAULTS the\n"
+      "          loss and corruption `fabricctl link set` put on it\n\n"
+      "--dot writes one graph with a cluster per fabric: switches are boxes, vHCAs ellipses,\n"
+      "links edges labelled with rate and delay and the switch port numbers at their ends; a\n"
+      "link that is down is dashed and red.\n\n"
+      "EXAMPLES\n"
+      "  fabricctl topology show\n"
+      "  fabricctl topology show --dot | dot -Tsvg > fabric.svg");
+  set_handler(topology_show, d, [topology_dot](const Globals& g) { return cmd_topology_show(g, *topology_dot); });
 }
 
 }  // namespace vf::ctl
