@@ -29,7 +29,7 @@ std::optional<double> parse_probability(const std::string& w) {
   return p;
 }
 
-int usage(const std::string& why) {
+int link_usage(const std::string& why) {
   std::cerr << "fabricctl: link set: " << why << "\n"
             << "hint: fabricctl link set A [B] [state down|up] [rate R] [delay D] [loss P] [corrupt P] "
                "[duplicate P] [reorder P] [seed N], "
@@ -42,29 +42,29 @@ int usage(const std::string& why) {
 int cmd_link_set(const Globals& g, const std::vector<std::string>& words) {
   // A [B] then attribute/value pairs: an odd count names the link by one end.
   const size_t k = words.size() % 2 ? 1 : 2;
-  if (words.size() <= k) return usage("nothing to set");
+  if (words.size() <= k) return link_usage("nothing to set");
   if (is_key(words[0]) || (k == 2 && is_key(words[1])))
-    return usage("name the link first, by one end or by its two nodes; each attribute needs a value");
+    return link_usage("name the link first, by one end or by its two nodes; each attribute needs a value");
   json args = {{"a", words[0]}};
   if (k == 2) args["b"] = words[1];
   for (size_t i = k; i < words.size(); i += 2) {
     const std::string& key = words[i];
-    if (!is_key(key)) return usage("unknown attribute '" + key + "'");
-    if (i + 1 == words.size()) return usage(key + " needs a value");
+    if (!is_key(key)) return link_usage("unknown attribute '" + key + "'");
+    if (i + 1 == words.size()) return link_usage(key + " needs a value");
     const std::string& v = words[i + 1];
     if (key == "state") {
-      if (v != "up" && v != "down") return usage("state is up or down");
+      if (v != "up" && v != "down") return link_usage("state is up or down");
       args["state"] = v;
     } else if (key == "rate" || key == "delay") {
       args[key] = v;  // units are the daemon's to check ("10G", "5us"), as in the config
     } else if (key == "seed") {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || v[0] == '-') return usage("seed is a whole number");
+      if (v.empty() || *end != '\0' || v[0] == '-') return link_usage("seed is a whole number");
       args["seed"] = uint64_t(n);
     } else {
       const auto p = parse_probability(v);
-      if (!p) return usage(key + " is a probability: 0..1 or 0%..100%");
+      if (!p) return link_usage(key + " is a probability: 0..1 or 0%..100%");
       args[key] = *p;
     }
   }

@@ -14,7 +14,7 @@
 namespace vf::ctl {
 namespace {
 
-int usage(const std::string& why) {
+int qos_usage(const std::string& why) {
   std::cerr << "fabricctl: qos set: " << why << "\n"
             << "hint: IB: fabricctl qos set PORT [sl2vl SL:VL,...] [vlarb_high VL:W,...] [vlarb_low VL:W,...] "
                "[high_limit N], e.g. qos set vib0 sl2vl 1:1 vlarb_low 0:32,1:32; Ethernet: [prio_tc TC,x8] "
@@ -207,7 +207,7 @@ bool eth_attr(const std::string& key, const std::string& v, json& args) {
 }  // namespace
 
 int cmd_qos_set(const Globals& g, const std::vector<std::string>& words) {
-  if (words.size() < 3 || words.size() % 2 == 0) return usage("give the port, then attribute value pairs");
+  if (words.size() < 3 || words.size() % 2 == 0) return qos_usage("give the port, then attribute value pairs");
   json args = {{"port", words[0]}};
   for (size_t i = 1; i + 1 < words.size(); i += 2) {
     const std::string& key = words[i];
@@ -216,20 +216,20 @@ int cmd_qos_set(const Globals& g, const std::vector<std::string>& words) {
     if (key == "high_limit") {
       char* end = nullptr;
       const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || v[0] == '-' || n > 255) return usage("high_limit is 0..255");
+      if (v.empty() || *end != '\0' || v[0] == '-' || n > 255) return qos_usage("high_limit is 0..255");
       args["high_limit"] = n;
     } else if (key == "sl2vl") {
-      if (!pairs(v, p)) return usage("sl2vl is SL:VL[,SL:VL...]");
+      if (!pairs(v, p)) return qos_usage("sl2vl is SL:VL[,SL:VL...]");
       json m = json::object();
       for (const auto& [sl, vl] : p) m[std::to_string(sl)] = vl;
       args["sl2vl"] = m;
     } else if (key == "vlarb_high" || key == "vlarb_low") {
-      if (!pairs(v, p)) return usage(key + " is VL:WEIGHT[,VL:WEIGHT...]");
+      if (!pairs(v, p)) return qos_usage(key + " is VL:WEIGHT[,VL:WEIGHT...]");
       json list = json::array();
       for (const auto& [vl, w] : p) list.push_back({{"vl", vl}, {"weight", w}});
       args[key] = list;
     } else if (!eth_attr(key, v, args)) {
-      return usage("unknown attribute or bad value: '" + key + " " + v + "'");
+      return qos_usage("unknown attribute or bad value: '" + key + " " + v + "'");
     }
   }
   return guarded([&] {

@@ -10,7 +10,7 @@
 namespace vf::ctl {
 namespace {
 
-std::string rate_text(const json& bps) {
+std::string rate_cell(const json& bps) {
   if (!bps.is_number()) return "";
   const double g = bps.get<double>() / 1e9;
   char b[32];
@@ -80,7 +80,7 @@ void print_fabric(const json& f) {
   Table l({"LINK", "STATE", "TYPE", "RATE", "DELAY", "MTU", "FAULTS"});
   for (const json& x : links)
     l.add({cell(text(x, "a")) + " -- " + cell(text(x, "b")), text(x, "state"), link_kind(x),
-           rate_text(x.value("rate_bps", json())), delay_text(x.value("delay_ns", json())), text(x, "mtu"),
+           rate_cell(x.value("rate_bps", json())), delay_text(x.value("delay_ns", json())), text(x, "mtu"),
            faults_text(x)});
   l.print(std::cout);
 }
@@ -113,7 +113,7 @@ void print_dot(const json& r) {
       std::cout << "    " << dot_id(text(h, "name")) << " [shape=ellipse];\n";
     for (const json& l : f.value("links", json::array())) {
       const std::string a = text(l, "a"), b = text(l, "b");
-      std::string label = rate_text(l.value("rate_bps", json())) + " " + delay_text(l.value("delay_ns", json()));
+      std::string label = rate_cell(l.value("rate_bps", json())) + " " + delay_text(l.value("delay_ns", json()));
       if (const std::string faults = faults_text(l); !faults.empty()) label += "\\n" + faults;
       std::cout << "    " << dot_id(node_of(a)) << " -- " << dot_id(node_of(b)) << " [label=" << dot_id(label);
       if (!port_of(a).empty()) std::cout << ", taillabel=" << dot_id(port_of(a));
