@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   std::string out = "report";
   bool no_live = false;
   std::vector<std::string> only;
-  app.add_flag("--quick", o.quick, "short runs of every scenario (a few minutes; what CI runs)");
+  app.add_flag("--quick", o.quick, "short runs of every scenario (about a minute on 2 cores; what CI runs)");
   app.add_option("-o,--out", out, "the report directory (created; files in it are overwritten)")
       ->capture_default_str();
   app.add_flag("--no-live", no_live, "emulated figures only: start no fabricd, run no perftest");

@@ -77,7 +77,7 @@ void add_events_commands(CLI::App& app, Dispatch& d) {
       "  pfc-storm a switch or vHCA port's PFC watchdog declared a storm, or saw it end\n"
       "  capture   a capture started or ended, with its counts\n"
       "  counters  counters were cleared\n"
-      "  qos       an IB port's VL record was set (fabricctl qos set)\n"
+      "  qos       a port's QoS was set (fabricctl qos set: VL record, ETS or DCQCN)\n"
       "  daemon    fabricd started, or reloaded its config (what it applied, what needs a restart)\n"
       "--json prints one JSON object per line: {seq, time_ns, kind, text}.\n\n"
       "EXAMPLES\n"

@@ -148,7 +148,7 @@ void add_port_commands(CLI::App& app, Dispatch& d) {
       "qos: {pfc_watchdog: T} the switch port's watchdog declares a storm after T paused,\n"
       "ignores the pauses and sends (a real NIC would drop what it cannot take; the emulated one\n"
       "takes everything), logs it and sends a pfc-storm event, and\n"
-      "recovers once no pause came for T (tx_pause_storm_warning_events counts it).\n\n"
+      "recovers once no pause came for T (prioN_pause_storm_events in fabricctl counters counts it).\n\n"
       "EXAMPLES\n"
       "  fabricctl port set vib0 state down\n"
       "  fabricctl port set vib0 state up\n"

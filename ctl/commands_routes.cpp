@@ -116,7 +116,7 @@ void add_routes_commands(CLI::App& app, Dispatch& d) {
       "With UD multicast groups joined (ibv_attach_mcast), the MFT follows, as `ibroute -M`:\n"
       "  MLID         the group's multicast LID\n"
       "  PORTS        the ports a packet to it leaves by (never its ingress port); none: off the tree\n"
-      "  MEMBERS      the vHCAs with a QP attached (attaching is joining: there is no SA)\n\n"
+      "  MEMBERS      the vHCAs joined (an SA MCMemberRecord join, or attaching a UD QP)\n\n"
       "ETHERNET SWITCHES\n"
       "  An Ethernet switch is a learning bridge: its FDB is what it learned from source\n"
       "  addresses (and the config's static entries), as `bridge fdb show` lists it.\n"
