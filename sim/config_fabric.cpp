@@ -64,22 +64,8 @@ int ConfigFabric::resolve_av(size_t h, const ibv_ah_attr& av) {
 }
 
 void ConfigFabric::connect(size_t a, AppQp& qa, size_t b, AppQp& qb, const ConnParams& p, uint8_t sl) {
-  App& A = app(a);
-  App& B = app(b);
-  check(A.modify(qa, init_attr(p.access, p.pkey_index_a), kInitMask), "modify_qp to INIT");
-  check(B.modify(qb, init_attr(p.access, p.pkey_index_b), kInitMask), "modify_qp to INIT");
-  ibv_qp_attr ra = rtr_attr(qb.qpn, 0, p.psn_b, p);
-  ra.ah_attr = av_to(b, sl);
-  ra.ah_attr.grh.traffic_class = p.traffic_class;
-  ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
-  rb.ah_attr = av_to(a, sl);
-  rb.ah_attr.grh.traffic_class = p.traffic_class;
-  check(resolve_av(a, ra.ah_attr), "resolving the path to the peer");
-  check(A.modify(qa, ra, kRtrMask), "modify_qp to RTR");
-  check(resolve_av(b, rb.ah_attr), "resolving the path to the peer");
-  check(B.modify(qb, rb, kRtrMask), "modify_qp to RTR");
-  check(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), "modify_qp to RTS");
-  check(B.modify(qb, rts_attr(p.psn_b, p), kRtsMask), "modify_qp to RTS");
+  connect_pair(app(a), qa, av_to(b, sl), app(b), qb, av_to(a, sl), p,
+               [&](int side, const ibv_ah_attr& av) { return resolve_av(side ? b : a, av); });
 }
 
 void ConfigFabric::settle() {

@@ -306,4 +306,27 @@ inline constexpr uint32_t kRtsMask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEO
                                      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                      IBV_QP_MAX_QP_RD_ATOMIC;
 
+// INIT -> RTR -> RTS on both sides of an RC/UC pair, as two apps do once
+// they have exchanged QPNs, PSNs and addresses: A sends on `to_b`, B on
+// `to_a`. `resolve(side, av)` is what fabricd does before modify_qp sets an
+// address vector (side 0: A, 1: B), returning 0 or the errno. Throws
+// std::system_error naming the step that failed.
+inline void connect_pair(App& A, AppQp& qa, ibv_ah_attr to_b, App& B, AppQp& qb, ibv_ah_attr to_a,
+                         const ConnParams& p, const std::function<int(int side, const ibv_ah_attr&)>& resolve) {
+  check(A.modify(qa, init_attr(p.access, p.pkey_index_a), kInitMask), "modify_qp to INIT");
+  check(B.modify(qb, init_attr(p.access, p.pkey_index_b), kInitMask), "modify_qp to INIT");
+  ibv_qp_attr ra = rtr_attr(qb.qpn, 0, p.psn_b, p);
+  ra.ah_attr = to_b;
+  ra.ah_attr.grh.traffic_class = p.traffic_class;
+  ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
+  rb.ah_attr = to_a;
+  rb.ah_attr.grh.traffic_class = p.traffic_class;
+  check(resolve(0, ra.ah_attr), "resolving the path to the peer");
+  check(A.modify(qa, ra, kRtrMask), "modify_qp to RTR");
+  check(resolve(1, rb.ah_attr), "resolving the path to the peer");
+  check(B.modify(qb, rb, kRtrMask), "modify_qp to RTR");
+  check(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), "modify_qp to RTS");
+  check(B.modify(qb, rts_attr(p.psn_b, p), kRtsMask), "modify_qp to RTS");
+}
+
 }  // namespace vf::sim

@@ -180,23 +180,10 @@ class FabricLab {
   // INIT -> RTR -> RTS on both sides of an RC/UC pair between hosts a and b.
   // Throws std::system_error naming the step that failed.
   void connect(unsigned a, AppQp& qa, unsigned b, AppQp& qb, const ConnParams& p = {}, uint8_t sl = 0) {
-    auto& A = *host(a).app;
-    auto& B = *host(b).app;
-    check(A.modify(qa, init_attr(p.access), kInitMask), "modify_qp to INIT");
-    check(B.modify(qb, init_attr(p.access), kInitMask), "modify_qp to INIT");
-    ibv_qp_attr ra = rtr_attr(qb.qpn, 0, p.psn_b, p);
-    ra.ah_attr = av_to(b, sl);
-    ra.ah_attr.grh.traffic_class = p.traffic_class;
-    ibv_qp_attr rb = rtr_attr(qa.qpn, 0, p.psn_a, p);
-    rb.ah_attr = av_to(a, sl);
-    rb.ah_attr.grh.traffic_class = p.traffic_class;
-    check(resolve_av(a, ra.ah_attr), "resolving the path to the peer");
-    check(A.modify(qa, ra, kRtrMask), "modify_qp to RTR");
-    check(resolve_av(b, rb.ah_attr), "resolving the path to the peer");
-    check(B.modify(qb, rb, kRtrMask), "modify_qp to RTR");
-    check(A.modify(qa, rts_attr(p.psn_a, p), kRtsMask), "modify_qp to RTS");
-    check(B.modify(qb, rts_attr(p.psn_b, p), kRtsMask), "modify_qp to RTS");
+    connect_pair(*host(a).app, qa, av_to(b, sl), *host(b).app, qb, av_to(a, sl), p,
+                 [&](int side, const ibv_ah_attr& av) { return resolve_av(side ? b : a, av); });
   }
+
 
   // What fabricd does before a command sets an address vector
   // (daemon/vhca/engine_backend.cpp): host h resolves its next hop (RoCE: ARP
