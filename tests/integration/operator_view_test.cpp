@@ -205,16 +205,20 @@ std::string scrape(const std::string& where) {
 TEST(OperatorView, AStoppedDataplaneShowsAsAStallAndDriftEverywhere) {
   Fabricd d(default_config());
   auto clock = [&] { return ctl_json(d, {"status"})["lcore"]; };
-  ASSERT_EQ(clock().value("drift_ns", ~0ull), 0u) << "calm at start";
+  // A busy VM may already have stalled the lcore for a millisecond or two
+  // (hypervisor steal, RT throttling): what the stop adds is measured.
+  const nlohmann::json before = clock();
+  const uint64_t stalls0 = before.value("stalls", ~0ull), drift0 = before.value("drift_ns", ~0ull);
+  ASSERT_LT(drift0, 250'000'000u) << "calm enough at start: " << before.dump();
   ASSERT_EQ(kill(d.process().pid(), SIGSTOP), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ASSERT_EQ(kill(d.process().pid(), SIGCONT), 0);
   nlohmann::json c;
-  for (int i = 0; i < 50 && (c = clock()).value("stalls", 0ull) == 0; ++i)
+  for (int i = 0; i < 50 && (c = clock()).value("stalls", 0ull) == stalls0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_GE(c.value("stalls", 0ull), 1u) << c.dump();
+  EXPECT_GE(c.value("stalls", 0ull), stalls0 + 1) << c.dump();
   EXPECT_GE(c.value("max_stall_ns", 0ull), 250'000'000u) << c.dump();
-  EXPECT_GE(c.value("drift_ns", 0ull), 250'000'000u) << "given up, not caught up: " << c.dump();
+  EXPECT_GE(c.value("drift_ns", 0ull) - drift0, 250'000'000u) << "given up, not caught up: " << c.dump();
   EXPECT_GE(metric_sample(d, "vfabric_lcore_drift_ns_total"), 250'000'000u);
   const RunResult st = d.ctl({"status"});
   EXPECT_NE(st.out.find("stalls of the dataplane"), std::string::npos) << st.out;
