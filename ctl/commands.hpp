@@ -82,7 +82,7 @@ int cmd_routes(const Globals& g, const std::string& sw);
 int cmd_sm_show(const Globals& g);
 int cmd_counters(const Globals& g, const CountersOptions& o);
 // Needs no daemon: fabricd's parser and checks, run here.
-int cmd_config_check(const Globals& g, const std::string& path);
+int cmd_config_check(const Globals& g, const std::string& path, bool sim);
 int cmd_counters_reset(const Globals& g, const std::string& name);
 int cmd_capture(const Globals& g, const CaptureOptions& o);
 int cmd_qos_show(const Globals& g, const std::string& port);

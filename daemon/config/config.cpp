@@ -153,20 +153,20 @@ Daemon read_daemon(const Reader& r, const YAML::Node& n) {
   return d;
 }
 
-Config parse_checked(std::string_view text, const std::string& name);
+Config parse_checked(std::string_view text, const std::string& name, const Limits& limits);
 
 // yaml-cpp can still throw from accessors on odd documents; such an error is
 // reported like any other config problem instead of escaping as a crash.
-Config parse(std::string_view text, const std::string& name) {
+Config parse(std::string_view text, const std::string& name, const Limits& limits) {
   try {
-    return parse_checked(text, name);
+    return parse_checked(text, name, limits);
   } catch (const YAML::Exception& e) {
     throw ConfigError(name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column + 1,
                       "unexpected YAML structure: " + e.msg, "compare with configs/default.yaml");
   }
 }
 
-Config parse_checked(std::string_view text, const std::string& name) {
+Config parse_checked(std::string_view text, const std::string& name, const Limits& limits) {
   Reader r(name);
   YAML::Node root;
   try {
@@ -195,6 +195,7 @@ Config parse_checked(std::string_view text, const std::string& name) {
     r.fail(fabrics, "no fabrics are defined", "add at least one fabric (see configs/default.yaml)");
 
   detail::Registry reg;
+  reg.limits = limits;
   reg.netdevs_on = c.daemon.netdevs;
   std::vector<detail::FabricExtras> extras(fabrics.size());
   std::size_t i = 0;
@@ -218,7 +219,7 @@ ConfigError::ConfigError(std::string file, int line, int column, std::string pro
       problem_(std::move(problem)),
       fix_(std::move(fix)) {}
 
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path, const Limits& limits) {
   // Open first, then check what was opened: no window for a swap between a
   // stat() and the read. O_NONBLOCK keeps a FIFO from hanging the daemon.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -249,13 +250,13 @@ Config load_config(const std::string& path) {
     }
   }
   ::close(fd);
-  return parse(text, path);
+  return parse(text, path, limits);
 }
 
-Config load_config_string(std::string_view yaml, const std::string& name) {
+Config load_config_string(std::string_view yaml, const std::string& name, const Limits& limits) {
   if (yaml.size() > kMaxConfigBytes)
     throw ConfigError(name, 0, 0, "the config is larger than 1 MiB", "");
-  return parse(yaml, name);
+  return parse(yaml, name, limits);
 }
 
 std::string MetricsListen::text() const {

@@ -281,6 +281,7 @@ struct Fabric {
   std::vector<Switch> switches;
   std::vector<Hca> hcas;
   std::vector<Link> links;
+  std::string generated;  // a `topology:` key's summary ("3-level fat tree, k=16: ..."); empty when hand-written
 
   const Link* link_of(std::string_view node) const;  // the (single) link of an HCA
   const Hca* find_hca(std::string_view name) const;
@@ -301,10 +302,19 @@ struct Config {
   std::optional<HcaRef> find_hca(std::string_view name) const;
 };
 
+// How big a fabric the reader of a config can run: fabricd one vHCA per
+// uverbs device; vfabric-sim, which needs no devices, far more.
+struct Limits {
+  std::size_t max_hcas = kMaxHcas;
+  std::size_t max_switches = kMaxSwitches;
+  std::string_view why_hcas = "fabricd serves at most 64 vHCAs (uverbs0..63); vfabric-sim runs larger fabrics";
+};
+inline constexpr Limits kSimLimits{65536, 8192, "vfabric-sim runs at most 65536 hosts"};
+
 // Reads and validates a config file (at most 1 MiB, a regular file).
-Config load_config(const std::string& path);
+Config load_config(const std::string& path, const Limits& limits = {});
 // Same, from text; `name` stands for the file in error messages.
-Config load_config_string(std::string_view yaml, const std::string& name);
+Config load_config_string(std::string_view yaml, const std::string& name, const Limits& limits = {});
 
 const char* to_string(LinkLayer ll);  // "infiniband", "ethernet"
 const char* to_string(Routing r);     // "minhop", "updn"

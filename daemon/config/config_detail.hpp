@@ -61,12 +61,22 @@ struct Registry {
   bool netdevs_on = true;  // daemon.netdevs, read before the fabrics
   std::size_t hca_count = 0;
   std::size_t switch_count = 0;
+  Limits limits;
 };
 
 // Which identifiers of a fabric's nodes were configured (the rest are derived).
 struct FabricExtras {
   std::vector<bool> hca_mac_given, hca_guid_given, switch_guid_given;
 };
+
+// What a fabric's `topology:` key generates, as the YAML a hand-written
+// fabric holds (config_topology.cpp); nodes carry no position.
+struct GeneratedLists {
+  YAML::Node switches{YAML::NodeType::Sequence}, hcas{YAML::NodeType::Sequence}, links{YAML::NodeType::Sequence};
+  std::vector<std::string> roots;  // the top level: Up/Down's roots
+  std::string summary;
+};
+GeneratedLists read_topology(const Reader& r, const YAML::Node& t, LinkLayer ll, const std::string& what);
 
 Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
                    FabricExtras& extras);

@@ -70,24 +70,30 @@ class FabricReader {
 
   Fabric read(const YAML::Node& n, std::size_t fabric_no) {
     std::string what = fmt::format("fabric {}", fabric_no + 1);
-    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "qos", "switches", "hcas", "links"});
+    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "qos", "topology", "switches", "hcas", "links"});
     f_.name = read_name(r_, r_.required(n, "name", what, "name: ib"), "fabric", reg_);
     what_ = fmt::format("fabric '{}'", f_.name);
     read_link_layer(r_.required(n, "link_layer", what_, "link_layer: infiniband"));
     if (const auto v = n["subnet_prefix"]) read_subnet_prefix(n, v);
 
-    const auto sw = n["switches"];
-    r_.expect_seq(sw, what_ + " switches", "switches: [{name: sw0, ports: 8}]");
-    if (sw.IsSequence())
-      for (const auto& s : sw) read_switch(s);
-    const auto hc = n["hcas"];
-    r_.expect_seq(hc, what_ + " hcas", "hcas: [{name: vib0}]");
-    if (hc.IsSequence())
-      for (const auto& h : hc) read_hca(h);
-    const auto li = n["links"];
-    r_.expect_seq(li, what_ + " links", "links: [{a: vib0, b: sw0/1, ...}]");
-    if (li.IsSequence())
-      for (const auto& l : li) read_link(l);
+    // Generated nodes have no position in the file: a problem with them (a
+    // name or address another fabric took, a limit) points at `topology`.
+    const YAML::Node topology = n["topology"];
+    try {
+      read_body(n, topology);
+    } catch (const ConfigError& e) {
+      if (!topology || e.line() != 0) throw;
+      r_.fail(topology, fmt::format("in the topology generated for {}: {}", what_, e.problem()), e.fix());
+    }
+    return std::move(f_);
+  }
+
+ private:
+  void read_body(const YAML::Node& n, const YAML::Node& topology) {
+    if (topology)
+      read_generated(n, topology);
+    else
+      read_nodes(n["switches"], n["hcas"], n["links"]);
 
     for (std::size_t i = 0; i < f_.hcas.size(); ++i)
       if (!hca_link_line_.count(f_.hcas[i].name))
@@ -100,14 +106,18 @@ class FabricReader {
       check_l2_loops(r_, f_, link_pos_);
     }
     if (const auto v = n["sm"]) read_sm(n, v);
+    // A generated fat tree's roots are its top level, not every switch
+    // without hosts (which would include a 3-level tree's spines).
+    if (!generated_roots_.empty() && ib() && (!n["sm"] || (f_.sm.routing == Routing::UpDown && f_.sm.roots.empty()))) {
+      f_.sm.routing = Routing::UpDown;
+      f_.sm.roots = generated_roots_;
+    }
     if (const auto v = n["qos"])
       read_qos(v);
     else if (!ib())
       check_switch_buffers(r_, f_, switch_buffer_pos_);
-    return std::move(f_);
   }
 
- private:
   bool ib() const { return f_.link_layer == LinkLayer::Infiniband; }
   const char* other_ll() const { return ib() ? "ethernet" : "infiniband"; }
 
@@ -119,6 +129,29 @@ class FabricReader {
               fmt::format("'{}' applies to {} fabrics, and {} is {}", key, to_string(ll), what_,
                           to_string(f_.link_layer)),
               fmt::format("remove it ({})", why));
+  }
+
+  void read_nodes(const YAML::Node& sw, const YAML::Node& hc, const YAML::Node& li) {
+    r_.expect_seq(sw, what_ + " switches", "switches: [{name: sw0, ports: 8}]");
+    if (sw.IsSequence())
+      for (const auto& s : sw) read_switch(s);
+    r_.expect_seq(hc, what_ + " hcas", "hcas: [{name: vib0}]");
+    if (hc.IsSequence())
+      for (const auto& h : hc) read_hca(h);
+    r_.expect_seq(li, what_ + " links", "links: [{a: vib0, b: sw0/1, ...}]");
+    if (li.IsSequence())
+      for (const auto& l : li) read_link(l);
+  }
+
+  void read_generated(const YAML::Node& n, const YAML::Node& t) {
+    for (const char* key : {"switches", "hcas", "links"})
+      if (n[key])
+        r_.fail(r_.key_pos(n, key), fmt::format("{} has both a topology and {}", what_, key),
+                "generate the fabric with topology, or write its switches, hcas and links by hand");
+    GeneratedLists g = read_topology(r_, t, f_.link_layer, what_);
+    read_nodes(g.switches, g.hcas, g.links);
+    generated_roots_ = std::move(g.roots);
+    f_.generated = std::move(g.summary);
   }
 
   void read_link_layer(const YAML::Node& v) {
@@ -291,8 +324,8 @@ class FabricReader {
     YAML::Node name = r_.required(n, "name", what, "name: sw0");
     s.name = read_name(r_, name, "switch", reg_);
     what = fmt::format("switch '{}'", s.name);
-    if (++reg_.switch_count > kMaxSwitches)
-      r_.fail(name, fmt::format("more than {} switches", kMaxSwitches), "split the lab into smaller configs");
+    if (++reg_.switch_count > reg_.limits.max_switches)
+      r_.fail(name, fmt::format("more than {} switches", reg_.limits.max_switches), "split the lab into smaller configs");
 
     YAML::Node ports = r_.required(n, "ports", what, "ports: 8");
     auto p = units::parse_uint(r_.scalar(ports, "ports", "ports: 8"), kMaxSwitchPorts);
@@ -345,9 +378,8 @@ class FabricReader {
     Hca h;
     YAML::Node name = r_.required(n, "name", what, "name: vib0");
     h.name = read_name(r_, name, "HCA", reg_);
-    if (++reg_.hca_count > kMaxHcas)
-      r_.fail(name, fmt::format("more than {} HCAs", kMaxHcas),
-              fmt::format("vfabric serves at most {} vHCAs (uverbs0..{})", kMaxHcas, kMaxHcas - 1));
+    if (++reg_.hca_count > reg_.limits.max_hcas)
+      r_.fail(name, fmt::format("more than {} HCAs", reg_.limits.max_hcas), std::string(reg_.limits.why_hcas));
     only_for(n, "mac", LinkLayer::Ethernet, "IB ports have no MAC address");
     only_for(n, "vlan", LinkLayer::Ethernet, "IB partitions are P_Keys, not VLANs");
     if (const auto v = n["vlan"]) read_hca_vlan(r_, v, h);
@@ -634,6 +666,7 @@ class FabricReader {
   Fabric f_;
   std::string what_;
   std::vector<Pos> switch_pos_, hca_pos_, link_pos_;
+  std::vector<std::string> generated_roots_;  // a topology's top level
   std::vector<Pos> switch_vlbuf_pos_;  // where each switch's vl_buffer is (or its name)
   std::vector<Pos> switch_buffer_pos_;  // where each switch's buffer is (or its name)
   std::map<std::pair<std::string, uint32_t>, int> port_used_;  // switch port -> link line

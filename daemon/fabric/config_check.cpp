@@ -1,5 +1,7 @@
 #include "daemon/fabric/config_check.hpp"
 
+#include <fmt/format.h>
+
 #include "daemon/config/config.hpp"
 #include "daemon/sm/credit_loops.hpp"
 #include "daemon/config/pfc_watchdog_check.hpp"
@@ -7,11 +9,11 @@
 
 namespace vf {
 
-ConfigCheck check_config_file(const std::string& path) {
+ConfigCheck check_config_file(const std::string& path, const config::Limits& limits) {
   ConfigCheck out;
   config::Config cfg;
   try {
-    cfg = config::load_config(path);
+    cfg = config::load_config(path, limits);
   } catch (const config::ConfigError& e) {
     out.error = e.what();
     return out;
@@ -22,6 +24,7 @@ ConfigCheck check_config_file(const std::string& path) {
     out.switches += f.switches.size();
     out.hcas += f.hcas.size();
     out.links += f.links.size();
+    if (!f.generated.empty()) out.generated.push_back(fmt::format("fabric '{}': {}", f.name, f.generated));
     if (const std::string w = credit_loop_warning(f, compute_routes(f)); !w.empty()) out.warnings.push_back(w);
     if (const std::string w = pfc_watchdog_warning(f); !w.empty()) out.warnings.push_back(w);
   }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/config/config.hpp"
+
 namespace vf {
 
 struct ConfigCheck {
@@ -14,8 +16,10 @@ struct ConfigCheck {
   std::string error;  // when !ok: "file:line:col: what; what to do"
   size_t fabrics = 0, switches = 0, hcas = 0, links = 0;
   std::vector<std::string> warnings;
+  std::vector<std::string> generated;  // "fabric 'ib': 3-level fat tree, k=16: ..." per generated topology
 };
 
-ConfigCheck check_config_file(const std::string& path);
+// `limits`: fabricd's (the default) or vfabric-sim's (config::kSimLimits).
+ConfigCheck check_config_file(const std::string& path, const config::Limits& limits = {});
 
 }  // namespace vf

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fabricd_fixture.hpp"
+#include "rc_pingpong.hpp"
 #include "ud_helpers.hpp"
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,30 @@ TEST(FatTree, EveryLeafReachesEveryOtherThroughTheSpines) {
       EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line;
     }
   }
+}
+
+// configs/generated.yaml: fabrics written as a few numbers (`topology:`)
+// run on fabricd as written ones do. Each pair crosses the top level: IB
+// vib0 (leaf0) to vib7 (leaf3) through a spine; RoCE server 0's rail 0 HCA
+// to server 1's rail 1 HCA, routed leaf -> spine -> leaf across subnets.
+TEST(FatTree, AGeneratedTopologyRunsAsWritten) {
+  const std::string path = Paths::source_dir() + "/configs/generated.yaml";
+  const RunResult check = run({Paths::fabricctl(), "config", "check", path}, {}, std::chrono::seconds(20));
+  ASSERT_EQ(check.exit_code, 0) << check.describe();
+  EXPECT_NE(check.out.find("generated: fabric 'ib': 2-level fat tree, k=4 (1:1): 8 hosts"), std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("generated: fabric 'roce': rail-optimized: 2 servers x 2 rails = 4 hosts"),
+            std::string::npos)
+      << check.out;
+
+  Fabricd d(read_file(path));
+  EXPECT_EQ(rc_pingpong(d, "vib7", "vib0", {"-n", "5", "-s", "4096"}, 19710).exit_code, 0);
+  EXPECT_EQ(rc_pingpong(d, "vroce3", "vroce0", {"-g", "1", "-n", "5", "-s", "4096"}, 19711).exit_code, 0);
+  const RunResult trace = d.ctl({"exec", "--", "ibtracert", "1", "8"});
+  ASSERT_EQ(trace.exit_code, 0) << trace.describe();
+  EXPECT_NE(trace.out.find("\"spine"), std::string::npos) << trace.out;
+  const RunResult routes = d.ctl({"routes", "eth_spine0"});
+  EXPECT_NE(routes.out.find("198.18.0.8/29"), std::string::npos) << routes.out;
 }
 
 // UD multicast across the fat tree: the subnet manager's tree carries one
