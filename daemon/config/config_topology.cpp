@@ -74,7 +74,9 @@ void apply_template(const Reader& r, const YAML::Node& tmpl, YAML::Node& into, s
       if (key == f)
         r.fail(it->first, fmt::format("{} cannot set '{}': the topology generates it", what, key),
                "remove it, or write the fabric's switches, hcas and links by hand");
-    into[key] = it->second;
+    // A clone: assigning the document's own node would merge the whole
+    // document's memory into every generated node (quadratic in yaml-cpp).
+    into[key] = YAML::Clone(it->second);
   }
 }
 

@@ -37,7 +37,7 @@ std::optional<Problem> ports_fit(std::string key, uint64_t ports, std::string_vi
 std::optional<Problem> fat_tree_problem(const Spec& s) {
   if (s.k < 4 || s.k % 2 || s.k > kMaxSwitchPorts)
     return bad("k", fmt::format("k {} is not a fat tree's switch radix", s.k),
-               fmt::format("use an even number from 4 to {}, e.g. k: 16", kMaxSwitchPorts - 1));
+               fmt::format("use an even number from 4 to {}, e.g. k: 16", kMaxSwitchPorts));
   if (s.levels != 2 && s.levels != 3)
     return bad("levels", fmt::format("levels {} is not 2 or 3", s.levels),
                "use levels: 2 (leaves and spines) or 3 (leaves, spines in pods, cores)");
