@@ -18,11 +18,21 @@ bool ipv4_mapped(const Gid& g) {
 
 ConfigFabric::ConfigFabric(const config::Config& cfg)
     : topology_(std::make_unique<Topology>(cfg, sched, mbuf_pool())) {
-  for (size_t i = 0; i < topology_->vhcas().size(); ++i)
+  const size_t n = topology_->vhcas().size();
+  wake_ctx_ = std::make_unique<WakeCtx[]>(n);
+  is_active_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
     apps_.push_back(std::make_unique<App>(topology_->engine(i), engine::ClientId(i + 1)));
+    wake_ctx_[i] = {this, i};
+    topology_->engine(i).set_wake([](void* ctx) {
+      auto* w = static_cast<WakeCtx*>(ctx);
+      w->f->wake(w->i);
+    }, &wake_ctx_[i]);
+  }
 }
 
 ConfigFabric::~ConfigFabric() {
+  for (size_t i = 0; i < apps_.size(); ++i) topology_->engine(i).set_wake(nullptr, nullptr);
   apps_.clear();  // their objects live in the engines
   topology_.reset();
 }
@@ -72,6 +82,28 @@ void ConfigFabric::settle() {
   for (int i = 0; i < 1'000'000; ++i)
     if (!topology_->poll()) return;
   throw std::runtime_error("engines never went idle: one keeps finding work without time passing");
+}
+
+void ConfigFabric::wake(size_t i) {
+  if (is_active_[i]) return;
+  is_active_[i] = 1;
+  active_.push_back(i);
+}
+
+bool ConfigFabric::poll_active(std::vector<size_t>& polled) {
+  polling_.swap(active_);
+  active_.clear();
+  bool any = false;
+  for (size_t i : polling_) is_active_[i] = 0;
+  for (size_t i : polling_) {
+    polled.push_back(i);
+    if (topology_->engine(i).poll(64)) {
+      any = true;
+      wake(i);  // a budget's worth: more may be left
+    }
+  }
+  polling_.clear();
+  return any;
 }
 
 bool ConfigFabric::run_until(const std::function<bool()>& done, Nanos limit) {

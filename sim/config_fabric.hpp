@@ -51,6 +51,13 @@ class ConfigFabric {
 
   // Polls every engine until none has work right now; throws when one never stops.
   void settle();
+  // The same for big fabrics: polls only the engines with work -- woken by
+  // a frame, egress space or a QP timer since their last poll, still busy
+  // then, or named by wake() -- appending each one polled to `polled`.
+  // True if any did work.
+  bool poll_active(std::vector<size_t>& polled);
+  // vHCA i has work its engine learns of only by polling (an app posted).
+  void wake(size_t i);
   // Runs virtual time (timers, then polling) until `done` or `limit`; returns done().
   bool run_until(const std::function<bool()>& done, Nanos limit = 10'000'000'000ULL);
 
@@ -59,6 +66,13 @@ class ConfigFabric {
  private:
   std::unique_ptr<Topology> topology_;  // after sched: its fabrics' timers live there
   std::vector<std::unique_ptr<App>> apps_;
+  struct WakeCtx {
+    ConfigFabric* f;
+    size_t i;
+  };
+  std::unique_ptr<WakeCtx[]> wake_ctx_;  // stable addresses: the engines keep them
+  std::vector<size_t> active_, polling_;
+  std::vector<uint8_t> is_active_;
 };
 
 }  // namespace vf::sim

@@ -9,9 +9,9 @@
 
 namespace vf::sim {
 
-void init_eal(const std::string& prefix) {
+void init_eal(const std::string& prefix, unsigned megabytes) {
   std::vector<std::string> args = {"vfabric-sim", "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-                                   "-m", "256", "--log-level=lib.eal:error", "--file-prefix=" + prefix};
+                                   "-m", std::to_string(megabytes), "--log-level=lib.eal:error", "--file-prefix=" + prefix};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   // The EAL pins this thread to its main lcore; programs started from this

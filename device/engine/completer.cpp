@@ -180,6 +180,7 @@ void Completer::on_ack(Qp& qp, const Pkt& p) {
 void Completer::retrans_timer_fired(vf::Timer& t, Nanos) {
   Qp& qp = *static_cast<QpTimer&>(t).qp;
   Completer& c = *qp.completer;
+  c.eng_.wake();
   c.place_.flush();  // what arrived before the timeout is placed before it acts
   if (qp.state != IBV_QPS_RTS && qp.state != IBV_QPS_SQD) return;
   if (qp.snd_una == qp.psn_hi || qp.rnr_wait) return;
@@ -195,6 +196,12 @@ void Completer::retrans_timer_fired(vf::Timer& t, Nanos) {
 void Completer::rnr_timer_fired(vf::Timer& t, Nanos) {
   Qp& qp = *static_cast<QpTimer&>(t).qp;
   qp.rnr_wait = false;  // the next poll() resends from the RNR-NAKed PSN
+  if (qp.completer) qp.completer->eng_.wake();
+}
+
+void Completer::pace_timer_fired(vf::Timer& t, Nanos) {
+  const Qp& qp = *static_cast<QpTimer&>(t).qp;
+  if (qp.completer) qp.completer->eng_.wake();
 }
 
 unsigned Completer::flush_sq(Qp& qp, unsigned budget) {

@@ -37,6 +37,8 @@ class Completer {
 
   static void retrans_timer_fired(vf::Timer&, Nanos);
   static void rnr_timer_fired(vf::Timer&, Nanos);
+  // The QP's rate allows its next packet: the next poll() sends it.
+  static void pace_timer_fired(vf::Timer&, Nanos);
 
  private:
   // Everything before `new_una` is acknowledged (ACK, NAK or a response's

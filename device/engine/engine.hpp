@@ -39,6 +39,13 @@ struct Engine {
   vf::Scheduler& sched;
   dp::HostPort& io;
   EventSink* sink = nullptr;
+  // Told when work arrives that only poll() will do (a frame, egress space,
+  // a QP timer): a virtual-time owner polls just the engines that have work.
+  void (*on_wake)(void*) = nullptr;
+  void* wake_ctx = nullptr;
+  void wake() const {
+    if (on_wake) on_wake(wake_ctx);
+  }
   Counters ctr;
   ObjectTables objs;
   RxPlacementQueue rxq;  // batches.hpp

@@ -31,7 +31,7 @@ namespace vf::engine {
 Qp::Qp()
     : retrans_timer(&Completer::retrans_timer_fired),
       rnr_timer(&Completer::rnr_timer_fired),
-      pace_timer([](vf::Timer&, Nanos) {}) {  // the next poll sends
+      pace_timer(&Completer::pace_timer_fired) {
   retrans_timer.qp = this;
   pace_timer.qp = this;
   rnr_timer.qp = this;
@@ -421,9 +421,17 @@ bool Hca::poll(unsigned budget) { return impl_->poll(budget); }
 void Hca::resolve_route(const ibv_ah_attr& av, std::function<void(int err)> done) {
   impl_->eng_.io.resolve(route_of(av), std::move(done));
 }
-void Hca::receive(rte_mbuf* m, const RxMeta& meta) { impl_->receive(m, meta); }
+void Hca::receive(rte_mbuf* m, const RxMeta& meta) {
+  impl_->receive(m, meta);
+  impl_->eng_.wake();
+}
 void Hca::on_transmit_space() {
   // Requesters re-check can_transmit() on every poll; nothing is parked.
+  impl_->eng_.wake();
+}
+void Hca::set_wake(void (*fn)(void*), void* ctx) {
+  impl_->eng_.on_wake = fn;
+  impl_->eng_.wake_ctx = ctx;
 }
 Hca::ObjectCounts Hca::counts() const { return impl_->counts(); }
 const Counters& Hca::counters() const { return impl_->eng_.ctr; }

@@ -164,6 +164,11 @@ class Hca {
   Hca& operator=(const Hca&) = delete;
 
   void set_event_sink(EventSink*);  // optional; events are dropped without one
+  // Optional: `fn(ctx)` runs whenever work arrives that the next poll() will
+  // do -- a received frame, egress space, a QP timer -- but not for doorbells
+  // (the app's owner knows when it posts). Lets a virtual-time fabric poll
+  // only the engines that have work instead of all of them every pass.
+  void set_wake(void (*fn)(void*), void* ctx);
   const HcaConfig& config() const;
   // DCQCN's parameters from now on (the link's rate changed, an operator
   // retuned them). QPs already limited keep their rates and converge under
