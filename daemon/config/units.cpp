@@ -107,8 +107,10 @@ std::optional<uint64_t> parse_size_bytes(std::string_view text, uint64_t max) {
   if (u == "B") unit = 1;
   else if (u == "KiB") unit = 1024;
   else if (u == "MiB") unit = 1024 * 1024;
+  else if (u == "GiB") unit = uint64_t{1} << 30;
   else if (u == "kB") unit = 1000;
   else if (u == "MB") unit = 1'000'000;
+  else if (u == "GB") unit = 1'000'000'000;
   else return std::nullopt;
   // digits * unit / 10^frac, exact.
   __uint128_t v = __uint128_t(d->digits) * unit;

@@ -21,8 +21,8 @@ std::optional<uint64_t> parse_delay_ns(std::string_view text, uint64_t max_ns);
 // ten). Bytes ("GB/s") are rejected because link rates are quoted in bits.
 std::optional<uint64_t> parse_rate_bps(std::string_view text);
 
-// "<number><unit>" with unit B, KiB, MiB (powers of two) or kB, MB (powers of
-// ten); a whole number of bytes no larger than max. A bare number is rejected.
+// "<number><unit>" with unit B, KiB, MiB, GiB (powers of two) or kB, MB, GB
+// (powers of ten); a whole number of bytes no larger than max. A bare number is rejected.
 std::optional<uint64_t> parse_size_bytes(std::string_view text, uint64_t max);
 
 // Unsigned decimal integer without sign, spaces or leading zeros; nullopt on

@@ -10,7 +10,7 @@ if(NOT rc EQUAL 0)
 endif()
 foreach(f sbin/fabricd bin/fabricctl lib/libvhca-rdmav34.so lib/libvhca-preload.so
     lib/systemd/system/fabricd.service share/bash-completion/completions/fabricctl
-    bin/vfabric-compare share/man/man1/vfabric-compare.1
+    bin/vfabric-compare share/man/man1/vfabric-compare.1 bin/vfabric-sim share/man/man1/vfabric-sim.1
     share/man/man1/fabricctl.1 share/man/man1/fabricctl-capture.1 share/man/man1/fabricctl-counters.1
     share/man/man1/fabricctl-events.1 share/man/man1/fabricctl-qos.1 share/man/man8/fabricd.8
     share/doc/vfabric/README.md share/doc/vfabric/default.yaml share/doc/vfabric/operator-guide.md

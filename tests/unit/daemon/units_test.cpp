@@ -31,6 +31,9 @@ TEST(Units, SizesNeedAUnitAndWholeBytes) {
   EXPECT_EQ(parse_size_bytes("1.5KiB", 1 << 30), 1536u);
   EXPECT_EQ(parse_size_bytes("64kB", 1 << 30), 64000u);
   EXPECT_EQ(parse_size_bytes("2MiB", 1 << 30), 2u * 1024 * 1024);
+  EXPECT_EQ(parse_size_bytes("4GiB", uint64_t{1} << 40), uint64_t{4} << 30);
+  EXPECT_EQ(parse_size_bytes("2GB", uint64_t{1} << 40), 2'000'000'000u);
+  EXPECT_EQ(parse_size_bytes("2GiB", 1 << 30), std::nullopt);  // over the maximum
   EXPECT_EQ(parse_size_bytes("1MB", 1 << 30), 1'000'000u);
   EXPECT_EQ(parse_size_bytes("4224B", 1 << 30), 4224u);
   EXPECT_EQ(parse_size_bytes(" 8 KiB ", 1 << 30), 8192u);

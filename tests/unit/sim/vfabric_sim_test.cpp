@@ -1,0 +1,112 @@
+// The vfabric-sim command as a user runs it: the table and its CSV, the same
+// figures every run, clear errors with exit status 2, a time limit that
+// fails the run, and SIGINT stopping it cleanly with status 130.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/subprocess.hpp"
+
+namespace vf::sim {
+namespace {
+
+const std::string kSim = VF_SIM_PATH;
+const std::string kConfig = VF_SOURCE_DIR "/configs/generated.yaml";
+
+proc::RunResult sim(std::vector<std::string> args) {
+  args.insert(args.begin(), kSim);
+  return proc::run(args, {}, std::chrono::seconds(120));
+}
+
+// The table's rows: lines that start with a space (comments start with '#').
+std::string rows(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, r;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] == ' ') r += line + "\n";
+  return r;
+}
+
+TEST(VfabricSim, PrintsNcclTestsColumnsAndTheSameFiguresEveryRun) {
+  const std::string csv = testing::TempDir() + "/sim-" + std::to_string(getpid()) + ".csv";
+  const proc::RunResult a = sim({"-c", kConfig, "-w", "allgather", "-b", "4MiB", "-n", "2", "-q", "--csv", csv});
+  ASSERT_EQ(a.exit_code, 0) << a.describe();
+  EXPECT_NE(a.out.find("fabric ib (infiniband), 8 ranks, all_gather ring, 4194304 B"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("# topology: 2-level fat tree, k=4"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("busbw(GB/s)"), std::string::npos);
+  const std::string table = rows(a.out);
+  std::istringstream first(table);
+  unsigned iter = 9;
+  uint64_t size = 0;
+  double us = 0, algbw = 0, busbw = 0, bound = 0;
+  first >> iter >> size >> us >> algbw >> busbw >> bound;
+  EXPECT_EQ(iter, 0u);
+  EXPECT_EQ(size, 4194304u);
+  EXPECT_NEAR(busbw, algbw * 7 / 8, 0.002);
+  EXPECT_GT(busbw, 0.8 * bound);
+  EXPECT_LE(busbw, bound);
+  std::ifstream in(csv);
+  std::string header, line1, line2;
+  std::getline(in, header), std::getline(in, line1), std::getline(in, line2);
+  EXPECT_EQ(header, "workload,algo,ranks,bytes,iteration,time_us,algbw_GBps,busbw_GBps,bound_busbw_GBps");
+  EXPECT_EQ(line1.rfind("all_gather,ring,8,4194304,0,", 0), 0u) << line1;
+  EXPECT_EQ(line2.rfind("all_gather,ring,8,4194304,1,", 0), 0u) << line2;
+  std::remove(csv.c_str());
+  // Virtual time: the same run, the same figures.
+  const proc::RunResult b = sim({"-c", kConfig, "-w", "allgather", "-b", "4MiB", "-n", "2", "-q"});
+  ASSERT_EQ(b.exit_code, 0) << b.describe();
+  EXPECT_EQ(rows(b.out), table);
+}
+
+TEST(VfabricSim, TheRoceFabricAndAFlowWorkloadRunToo) {
+  const proc::RunResult r = sim({"-c", kConfig, "--fabric", "roce", "-w", "permutation", "-b", "1MiB", "--check", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("fabric roce (ethernet), 4 ranks, permutation flows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# checked 4194304 bytes"), std::string::npos) << r.out;
+}
+
+TEST(VfabricSim, BadInputExitsTwoAndSaysWhatToFix) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Case& c : {Case{{"-c", "/nonexistent.yaml"}, "cannot open the config"},
+                        Case{{"-c", kConfig, "--fabric", "eth"}, "it has: ib, roce"},
+                        Case{{"-c", kConfig, "-w", "broadcast"}, "is not allreduce"},
+                        Case{{"-c", kConfig, "--algo", "hd", "--ranks", "6"}, "power-of-two"},
+                        Case{{"-c", kConfig, "--ranks", "9"}, "more than the fabric's 8 vHCAs"},
+                        Case{{"-c", kConfig, "--chunk", "big"}, "--chunk 'big'"},
+                        Case{{"-c", kConfig, "--channels", "0"}, "channels must be"}}) {
+    const proc::RunResult r = sim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+}
+
+TEST(VfabricSim, ATimeLimitFailsTheRun) {
+  const proc::RunResult r = sim({"-c", kConfig, "-b", "64MiB", "--time-limit", "20us", "-q"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_NE(r.err.find("the time limit (20us simulated) came first"), std::string::npos) << r.err;
+}
+
+TEST(VfabricSim, SigintStopsTheRunCleanly) {
+  proc::Process p({kSim, "-c", kConfig, "-w", "allreduce", "-b", "4GiB", "--time-limit", "3600s"}, {});
+  // Progress lines come once a second of wall time: the run is under way.
+  for (int i = 0; i < 600 && p.err_so_far().find("vfabric-sim: t=") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NE(p.err_so_far().find("% delivered, ETA"), std::string::npos) << p.err_so_far();
+  p.signal(SIGINT);
+  const proc::RunResult r = p.wait(std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 130) << r.describe();
+  EXPECT_NE(r.err.find("stopped at"), std::string::npos) << r.err;
+  EXPECT_EQ(rows(r.out), "") << "no iteration finished";
+  EXPECT_NE(r.out.find("events in"), std::string::npos) << "the cost of what ran is still printed";
+}
+
+}  // namespace
+}  // namespace vf::sim
