@@ -66,9 +66,14 @@ std::vector<std::string> default_updn_roots(const config::Fabric& f) {
 namespace {
 
 // Every switch's up*/down* egress port towards switch `dst`, whose own way
-// to the destination is `last_port`; kInf where there is none.
+// to the destination is `last_port`; kInf where there is none. Among equally
+// short ways a switch takes the (salt mod n)-th by port number: destinations
+// with different salts spread over a fat tree's spines and cores instead of
+// all climbing through the lowest port (opensm balances its LFTs the same
+// way). Any choice among them is up*/down*, so none can form a credit loop.
 std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint32_t>& rank,
-                                   const std::vector<std::size_t>& order, std::size_t dst, uint32_t last_port) {
+                                   const std::vector<std::size_t>& order, std::size_t dst, uint32_t last_port,
+                                   std::size_t salt) {
   const std::size_t n = g.sw.size();
   const auto up = [&](std::size_t u, std::size_t v) { return std::pair{rank[v], v} < std::pair{rank[u], u}; };
   // Fewest down hops to dst: BFS backwards over down links.
@@ -86,21 +91,25 @@ std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint3
     }
   }
   // Roots first: a switch without a down route climbs to its best up-neighbour.
+  std::vector<uint32_t> ties;  // the equally short ports of one switch
   for (const std::size_t u : order) {
     if (u == dst) {
       route_len[u] = 0;
       port[u] = last_port;
       continue;
     }
+    ties.clear();
     for (const Hop& h : g.sw[u]) {
       const bool via_down = down[u] != kInf && !up(u, h.to) && down[h.to] == down[u] - 1;
       const bool via_up = down[u] == kInf && up(u, h.to) && route_len[h.to] != kInf;
       if (!via_down && !via_up) continue;
       const uint32_t len = via_down ? down[u] : route_len[h.to] + 1;
-      if (len < route_len[u] || (len == route_len[u] && h.port < port[u])) {
-        route_len[u] = len;
-        port[u] = h.port;
-      }
+      if (len < route_len[u]) route_len[u] = len, ties.clear();
+      if (len == route_len[u]) ties.push_back(h.port);
+    }
+    if (!ties.empty()) {
+      std::sort(ties.begin(), ties.end());
+      port[u] = ties[salt % ties.size()];
     }
   }
   return port;
@@ -137,17 +146,18 @@ Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::strin
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::pair{rank[a], a} < std::pair{rank[b], b}; });
 
   Routes routes;
-  const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port) {
-    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port);
+  const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port, std::size_t salt) {
+    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port, salt);
     for (std::size_t u = 0; u < n; ++u)
       if (port[u] != kInf) routes[f.switches[u].name][dest] = port[u];
   };
   if (to_switches) {
-    for (std::size_t t = 0; t < n; ++t) add(f.switches[t].name, t, 0);  // port 0: the switch itself
+    for (std::size_t t = 0; t < n; ++t) add(f.switches[t].name, t, 0, t);  // port 0: the switch itself
     return routes;
   }
-  for (const auto& hca : f.hcas)
-    if (const auto at = g.hca_at.find(hca.name); at != g.hca_at.end()) add(hca.name, at->second.first, at->second.second);
+  for (std::size_t i = 0; i < f.hcas.size(); ++i)
+    if (const auto at = g.hca_at.find(f.hcas[i].name); at != g.hca_at.end())
+      add(f.hcas[i].name, at->second.first, at->second.second, i);
   return routes;
 }
 

@@ -187,6 +187,27 @@ TEST(TopologyConfig, AnIbFatTreeRoutesUpDownFromItsCoresWithoutACreditLoop) {
   EXPECT_TRUE(check_credit_loops(f, compute_min_hop_routes(f)).deadlock_free());
 }
 
+// Up/Down takes one of the equally short ports per destination, in turn: a
+// leaf's uplinks, and every core, carry some destinations (not all of them
+// climbing through spine0 and core0).
+TEST(TopologyConfig, UpDownSpreadsDestinationsOverEverySpineAndCore) {
+  const Config c = load("    link_layer: infiniband\n    topology: {fat_tree: {k: 4, levels: 3}}\n");
+  const Fabric& f = c.fabrics[0];
+  const Routes r = compute_routes(f);
+  std::set<uint32_t> leaf0_up;
+  for (const auto& [dest, port] : r.at("leaf0"))
+    if (port > 2) leaf0_up.insert(port);  // ports 1-2: its hosts
+  EXPECT_EQ(leaf0_up, (std::set<uint32_t>{3, 4}));
+  // Every core is the turning point of some route: some spine sends up to it.
+  std::set<std::string> cores_used;
+  for (const auto& l : f.links)
+    if (l.b.node.rfind("core", 0) == 0)
+      for (const auto& [dest, port] : r.at(l.a.node))
+        if (port == l.a.port) cores_used.insert(l.b.node);
+  EXPECT_EQ(cores_used.size(), 4u);
+  EXPECT_TRUE(check_credit_loops(f, r).deadlock_free());
+}
+
 TEST(TopologyConfig, AnEthernetLeafSpineIsAnL3ClosWithASubnetPerLeaf) {
   const Config c = load(
       "    link_layer: ethernet\n"
