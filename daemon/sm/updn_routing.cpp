@@ -67,13 +67,15 @@ namespace {
 
 // Every switch's up*/down* egress port towards switch `dst`, whose own way
 // to the destination is `last_port`; kInf where there is none. Among equally
-// short ways a switch takes the (salt mod n)-th by port number: destinations
-// with different salts spread over a fat tree's spines and cores instead of
+// short ways a switch takes the ((salt / stride[its rank]) mod n)-th by port
+// number: destinations spread over a fat tree's spines and cores instead of
 // all climbing through the lowest port (opensm balances its LFTs the same
-// way). Any choice among them is up*/down*, so none can form a credit loop.
+// way), and each level uses other digits of the salt than the level below,
+// so a spine's destinations spread over all its cores too. Any choice among
+// them is up*/down*, so none can form a credit loop.
 std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint32_t>& rank,
                                    const std::vector<std::size_t>& order, std::size_t dst, uint32_t last_port,
-                                   std::size_t salt) {
+                                   std::size_t salt, const std::vector<std::size_t>& stride) {
   const std::size_t n = g.sw.size();
   const auto up = [&](std::size_t u, std::size_t v) { return std::pair{rank[v], v} < std::pair{rank[u], u}; };
   // Fewest down hops to dst: BFS backwards over down links.
@@ -109,7 +111,8 @@ std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint3
     }
     if (!ties.empty()) {
       std::sort(ties.begin(), ties.end());
-      port[u] = ties[salt % ties.size()];
+      const std::size_t step = rank[u] < stride.size() ? stride[rank[u]] : 1;
+      port[u] = ties[(salt / step) % ties.size()];
     }
   }
   return port;
@@ -145,9 +148,24 @@ Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::strin
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::pair{rank[a], a} < std::pair{rank[b], b}; });
 
+  // A level's stride: the product of the up-degrees of the levels below it
+  // (leaves deepest, stride 1), as a fat tree numbers its paths.
+  uint32_t deepest = 0;
+  for (std::size_t u = 0; u < n; ++u)
+    if (rank[u] != kInf) deepest = std::max(deepest, rank[u]);
+  std::vector<std::size_t> up_degree(deepest + 2, 1), stride(deepest + 2, 1);
+  for (std::size_t u = 0; u < n; ++u) {
+    if (rank[u] == kInf) continue;
+    std::size_t d = 0;
+    for (const Hop& h : g.sw[u]) d += std::pair{rank[h.to], h.to} < std::pair{rank[u], u};
+    up_degree[rank[u]] = std::max(up_degree[rank[u]], d);
+  }
+  for (uint32_t r = deepest; r-- > 0;)
+    stride[r] = std::min<std::size_t>(stride[r + 1] * up_degree[r + 1], std::size_t{1} << 32);
+
   Routes routes;
   const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port, std::size_t salt) {
-    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port, salt);
+    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port, salt, stride);
     for (std::size_t u = 0; u < n; ++u)
       if (port[u] != kInf) routes[f.switches[u].name][dest] = port[u];
   };

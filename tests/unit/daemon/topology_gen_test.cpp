@@ -198,12 +198,25 @@ TEST(TopologyConfig, UpDownSpreadsDestinationsOverEverySpineAndCore) {
   for (const auto& [dest, port] : r.at("leaf0"))
     if (port > 2) leaf0_up.insert(port);  // ports 1-2: its hosts
   EXPECT_EQ(leaf0_up, (std::set<uint32_t>{3, 4}));
-  // Every core is the turning point of some route: some spine sends up to it.
+  // Follow every host's route to every other host: each spine climbs to
+  // each of its cores for some pair (not only the core whose index its own
+  // index is), so every core carries traffic.
   std::set<std::string> cores_used;
-  for (const auto& l : f.links)
-    if (l.b.node.rfind("core", 0) == 0)
-      for (const auto& [dest, port] : r.at(l.a.node))
-        if (port == l.a.port) cores_used.insert(l.b.node);
+  for (const auto& src : f.hcas)
+    for (const auto& dst : f.hcas) {
+      std::string at = f.link_of(src.name)->b.node;
+      for (int hop = 0; hop < 8 && src.name != dst.name; ++hop) {
+        const uint32_t port = r.at(at).at(dst.name);
+        std::string next;
+        for (const auto& l : f.links) {
+          if (l.a.node == at && l.a.port == port) next = l.b.node;
+          if (l.b.node == at && l.b.port == port) next = l.a.node;
+        }
+        if (next.rfind("core", 0) == 0) cores_used.insert(next);
+        if (next == dst.name || next.empty()) break;
+        at = next;
+      }
+    }
   EXPECT_EQ(cores_used.size(), 4u);
   EXPECT_TRUE(check_credit_loops(f, r).deadlock_free());
 }
