@@ -75,6 +75,7 @@ std::vector<size_t> place_ranks(size_t have, size_t ranks, const std::string& pl
 }
 
 Plan make_plan(const WorkloadOptions& o, size_t ranks) {
+  if (ranks < 2) bad(fmt::format("a workload needs at least 2 ranks; the fabric gives {}", ranks));
   if (const auto c = parse_collective(o.workload)) {
     const std::string algo = o.algo.empty() ? (*c == Collective::AllToAll ? "direct" : "ring") : o.algo;
     const auto a = parse_algorithm(algo);

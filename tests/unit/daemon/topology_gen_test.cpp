@@ -143,7 +143,7 @@ TEST(TopologyGen, RailOptimizedPutsHcaROfEveryServerOnRailR) {
   }
 }
 
-TEST(TopologyGen, ProblemsNameTheKeyAndWhatToDo) {
+TEST(TopologyGen, ProblemsNameTheKeyAndTheFix) {
   struct Case {
     Spec s;
     std::string key;

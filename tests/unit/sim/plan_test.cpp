@@ -193,6 +193,8 @@ TEST(Placement, MakePlanNamesWhatToFix) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("allreduce, allgather"), std::string::npos);
   }
+  o.workload = "flows";
+  EXPECT_THROW(make_plan(o, 1), std::invalid_argument);  // before any file is read
   o.workload = "incast";
   o.receiver = 8;
   EXPECT_THROW(make_plan(o, 8), std::invalid_argument);
