@@ -105,6 +105,16 @@ double port_metric(const std::map<std::string, double>& m, const std::string& fa
 // One incast: every sender runs an unmodified ib_write_bw client into its own
 // server on `receiver`; `bottleneck` is the switch port that feeds the
 // receiver's link.
+// perftest calibrates its cycle counter when it writes its report and gives
+// up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report",
+// exit 1) when the host is too busy to measure -- after the transfer, which
+// the counters below judge. That is the tool, not the fabric.
+bool finished_or_only_uncalibrated(const RunResult& r) {
+  return r.exit_code == 0 ||
+         (r.exit_code == 1 && r.err.find("Correlation coefficient") != std::string::npos &&
+          r.err.find("Can't produce a report") != std::string::npos);
+}
+
 struct Incast {
   std::vector<std::string> senders;
   std::string receiver;
@@ -207,13 +217,13 @@ IncastResult run_incast(const Fabricd& d, const Incast& spec) {
   for (auto& c : clients) {
     const RunResult r = c->wait(std::chrono::seconds(60));
     if (!spec.lossy) {
-      EXPECT_EQ(r.exit_code, 0) << r.describe();
+      EXPECT_TRUE(finished_or_only_uncalibrated(r)) << r.describe();
     }
   }
   for (auto& s : servers) {
     const RunResult r = s->wait(std::chrono::seconds(30));
     if (!spec.lossy) {
-      EXPECT_EQ(r.exit_code, 0) << r.describe();
+      EXPECT_TRUE(finished_or_only_uncalibrated(r)) << r.describe();
     }
   }
   res.end = metrics(d);
