@@ -4,6 +4,7 @@
 // ConnectX user sets: UCX_NET_DEVICES and UCX_TLS.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -37,13 +38,29 @@ struct Final {
   double lat_us = 0, bw_mbs = 0, msg_rate = 0;
 };
 
+// ucx_perftest's last line: iterations, then latency (p50, average,
+// overall), bandwidth (average, overall) and message rate (average,
+// overall). "average" covers the last report interval only, which is empty
+// (inf, 0.00) when a periodic report fell on the last iteration; the run's
+// figures are the overall ones.
 bool parse_final(const std::string& out, Final& f) {
   const size_t at = out.find("Final:");
   if (at == std::string::npos) return false;
-  std::istringstream in(out.substr(at + 6));
-  double p50, avg_bw, avg_rate, overall_lat;
-  in >> f.iters >> p50 >> f.lat_us >> overall_lat >> avg_bw >> f.bw_mbs >> avg_rate >> f.msg_rate;
-  return bool(in);
+  std::istringstream in(out.substr(at + 6, out.find('\n', at) - at - 6));
+  std::string t[8];
+  for (auto& w : t)
+    if (!(in >> w)) return false;
+  double v[8];
+  for (int i = 0; i < 8; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtod(t[i].c_str(), &end);  // takes "inf" too
+    if (end == t[i].c_str() || *end) return false;
+  }
+  f.iters = static_cast<decltype(f.iters)>(v[0]);
+  f.lat_us = v[3];
+  f.bw_mbs = v[5];
+  f.msg_rate = v[7];
+  return true;
 }
 
 class UcxPerftest : public ::testing::TestWithParam<std::tuple<PerfCase, Tl, StackFabric>> {
