@@ -224,6 +224,7 @@ Plan permutation_plan(size_t ranks, uint64_t bytes, uint64_t seed) {
 }
 
 Plan flows_plan(size_t ranks, std::istream& in, const std::string& name) {
+  if (ranks < 2) throw std::invalid_argument(name + ": flows need at least 2 ranks");
   Plan p = empty_plan(ranks, "flows", "flows", 0, 1);
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {

@@ -161,6 +161,8 @@ TEST(Plan, AFlowListIsReadWithUnitsCommentsAndStartTimes) {
   EXPECT_NE(error("0 1 1KiB soon\n").find("not a start time"), std::string::npos);
   EXPECT_NE(error("0 1 1KiB 0 extra\n").find("'extra'"), std::string::npos);
   EXPECT_NE(error("# nothing\n").find("no flows"), std::string::npos);
+  std::istringstream one("0 1 1KiB\n");
+  EXPECT_THROW(flows_plan(1, one, "t.txt"), std::invalid_argument);
 }
 
 TEST(Placement, LinearStridedAndRandomPlaceEachRankOnItsOwnVhca) {
