@@ -59,7 +59,6 @@ struct PlanRun::Rank {
   vhca_reg_mr_rsp smr{}, rmr{};
   std::vector<StepState> steps;
   std::unordered_map<uint32_t, AppQp*> by_qpn;  // its QPs, for receive CQEs
-  std::unordered_map<uint32_t, size_t> peer_of;  // qpn -> the rank at the other end
   size_t first_open = 0;  // steps before it have posted every piece
   size_t steps_left = 0;  // not yet complete
   unsigned outstanding = 0;
@@ -158,9 +157,8 @@ void PlanRun::connect_pairs() {
       c->qa.push_back(A.app->qp(A.pd, *A.cq, *A.cq, caps));
       c->qb.push_back(B.app->qp(B.pd, *B.cq, *B.cq, caps));
       f_.connect(A.host, *c->qa.back(), B.host, *c->qb.back(), cp, o_.sl);
-      for (auto [rk, q, peer] : {std::tuple{&A, c->qa.back().get(), b}, std::tuple{&B, c->qb.back().get(), a}}) {
+      for (auto [rk, q] : {std::pair{&A, c->qa.back().get()}, std::pair{&B, c->qb.back().get()}}) {
         rk->by_qpn[q->qpn] = q;
-        rk->peer_of[q->qpn] = peer;
         for (unsigned i = 0; i < caps.recv_wr; ++i) rk->app->post_recv(*q, recv_wqe(0, {}));
       }
       qp_count_ += 2;
