@@ -18,7 +18,6 @@
 #include "core/version.hpp"
 #include "daemon/config/config.hpp"
 #include "daemon/config/units.hpp"
-#include "daemon/sm/credit_loops.hpp"
 #include "sim/config_fabric.hpp"
 #include "sim/mbuf_pool.hpp"
 #include "sim/plan_run.hpp"
@@ -154,8 +153,6 @@ int run(Cli& c) {
   c.run.chunk = parse_bytes(c.chunk, "--chunk");
   const auto limit = units::parse_delay_ns(c.time_limit, 3600'000'000'000ULL);
   if (!limit) throw std::invalid_argument("--time-limit '" + c.time_limit + "' is not a time, e.g. 10s");
-  if (const std::string w = credit_loop_warning(fab, compute_routes(fab)); !w.empty())
-    std::fprintf(stderr, "vfabric-sim: warning: %s\n", w.c_str());
 
   raise_fd_limit();
   // The fabric's own log lines (the SM's sweep) go to stderr: stdout is the table.

@@ -84,8 +84,14 @@ CreditLoopCheck check_credit_loops(const config::Fabric& f, const Routes& routes
   return r;
 }
 
-std::string credit_loop_warning(const config::Fabric& f, const Routes& routes) {
+std::string credit_loop_warning(const config::Fabric& f, const Routes& routes, size_t max_hcas) {
   if (f.link_layer != config::LinkLayer::Infiniband) return {};
+  if (f.hcas.size() > max_hcas)
+    return f.sm.routing == config::Routing::UpDown
+               ? std::string()
+               : fmt::format("fabric {}: {} routing on {} HCAs was not checked for credit loops (the check walks "
+                             "every pair; it runs up to {}); sm: {{routing: updn}} cannot form one",
+                             f.name, config::to_string(f.sm.routing), f.hcas.size(), max_hcas);
   const CreditLoopCheck c = check_credit_loops(f, routes);
   std::string out;
   if (!c.looping_routes.empty())

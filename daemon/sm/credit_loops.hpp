@@ -6,6 +6,7 @@
 // cycle stops for good (Dally & Seitz); if they are acyclic, no load can.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ CreditLoopCheck check_credit_loops(const config::Fabric& fabric, const Routes& r
 
 // What a lab should be told about `routes`, the fabric's own routing (its
 // sm: section), in plain words; empty when it is deadlock free.
-std::string credit_loop_warning(const config::Fabric& fabric, const Routes& routes);
+// The check walks every pair of HCAs: above `max_hcas` it is not run, and
+// a min-hop fabric is told so (Up/Down cannot form a loop by construction).
+inline constexpr size_t kCreditCheckMaxHcas = 4096;
+std::string credit_loop_warning(const config::Fabric& fabric, const Routes& routes,
+                                size_t max_hcas = kCreditCheckMaxHcas);
 
 }  // namespace vf

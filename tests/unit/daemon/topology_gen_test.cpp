@@ -185,6 +185,14 @@ TEST(TopologyConfig, AnIbFatTreeRoutesUpDownFromItsCoresWithoutACreditLoop) {
   EXPECT_TRUE(check_credit_loops(f, r).deadlock_free());
   // Min-hop on a fat tree climbs then descends too.
   EXPECT_TRUE(check_credit_loops(f, compute_min_hop_routes(f)).deadlock_free());
+  // Above the check's size it is skipped: silently for Up/Down, which cannot
+  // form a loop, with a warning for min-hop.
+  EXPECT_EQ(credit_loop_warning(f, r, 8), "");
+  Fabric minhop = f;
+  minhop.sm.routing = Routing::MinHop;
+  const std::string w = credit_loop_warning(minhop, compute_min_hop_routes(minhop), 8);
+  EXPECT_NE(w.find("minhop routing on 16 HCAs was not checked"), std::string::npos) << w;
+  EXPECT_EQ(credit_loop_warning(minhop, compute_min_hop_routes(minhop)), "");
 }
 
 // Up/Down takes one of the equally short ports per destination, in turn: a
