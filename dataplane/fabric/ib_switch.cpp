@@ -14,6 +14,53 @@ IbSwitch::IbSwitch(Scheduler& sched, std::string name, const SwitchConfig& cfg)
       qos_(cfg.nports, default_port_qos(cfg.data_vls)),
       pair_sl2vl_(size_t(cfg.nports + 1) * cfg.nports, default_port_qos(cfg.data_vls).sl2vl) {
   for (unsigned i = 1; i <= nports(); ++i) port(i).set_qos(&qos_[i - 1]);
+  if (cfg.adaptive.mode != AdaptiveMode::kOff) {
+    ar_of_.assign(kLftSize, 0);
+    ar_groups_.emplace_back();
+  }
+}
+
+void IbSwitch::set_ar_group(uint16_t dlid, std::span<const uint8_t> ports) {
+  if (dlid >= kLftSize) throw std::invalid_argument("switch " + name_ + ": AR groups cover unicast LIDs only");
+  for (const uint8_t p : ports)
+    if (p == 0 || p > nports())
+      throw std::invalid_argument("switch " + name_ + ": AR group names port " + std::to_string(p) +
+                                  ", outside 1.." + std::to_string(nports()));
+  if (ar_of_.empty()) return;
+  if (ports.size() < 2) {
+    ar_of_[dlid] = 0;
+    return;
+  }
+  std::vector<uint8_t> g(ports.begin(), ports.end());
+  auto [it, fresh] = ar_index_.try_emplace(std::move(g), uint16_t(ar_groups_.size()));
+  if (fresh) {
+    if (ar_groups_.size() > UINT16_MAX) {
+      ar_index_.erase(it);
+      throw std::invalid_argument("switch " + name_ + ": more than 65535 AR groups");
+    }
+    ar_groups_.push_back(it->first);
+  }
+  ar_of_[dlid] = it->second;
+}
+
+uint8_t IbSwitch::unicast_port(const Port& in, uint16_t dlid, unsigned cls, const uint8_t* lrh) {
+  const uint8_t fixed = lft(dlid);
+  const std::span<const uint8_t> g = ar_group(dlid);
+  if (g.empty() || cls == kMgmtClass) return fixed;  // SMPs follow the LFT, as on hardware
+  unsigned first = 0;
+  while (first < g.size() && g[first] != fixed) ++first;
+  if (first == g.size()) first = 0;
+  const uint8_t sl = wire::lrh_sl(lrh);
+  // A flow, to a flowlet table, is a (source, destination, SL) triple: what
+  // the LRH says without reading further.
+  uint32_t flow = (uint32_t(wire::lrh_slid(lrh)) << 16 | dlid) ^ uint32_t(sl) << 28;
+  flow ^= flow >> 16;  // mixed: the flowlet table indexes by the low bits
+  flow *= 0x7FEB352Du;
+  flow ^= flow >> 15;
+  flow *= 0x846CA68Bu;
+  flow ^= flow >> 16;
+  return uint8_t(adaptive_port(in, g.data(), unsigned(g.size()), first, flow,
+                               [&](const Port& out) { return out_class(in, out, cls, sl); }));
 }
 
 void IbSwitch::set_lft(uint16_t dlid, uint8_t port) {
@@ -83,7 +130,7 @@ void IbSwitch::on_rx(void* self, Port& in, rte_mbuf* m, unsigned cls) {
     if (!ports) return sw.relay_error(in, m, cls);
     return sw.multicast(in, m, cls, *ports);
   }
-  Port* out = sw.egress(in, sw.lft(dlid));
+  Port* out = sw.egress(in, sw.unicast_port(in, dlid, cls, f));
   if (!out) return sw.relay_error(in, m, cls);
   const unsigned out_cls = sw.out_class(in, *out, cls, wire::lrh_sl(f));
   if (out_cls == kVl15) return sw.relay_error(in, m, cls);
@@ -154,13 +201,14 @@ bool IbSwitch::send_management(unsigned num, rte_mbuf* m) {
 IbSwitchSnapshot IbSwitch::snapshot() const {
   return {ctr_.mcast_forwarded.get(), ctr_.mcast_copies.get(), ctr_.mcast_no_room.get(), ctr_.mcast_no_mbuf.get(),
           ctr_.mcast_bad_vcrc.get(), ctr_.mgmt_received.get(), ctr_.mgmt_sent.get(),
-          ctr_.mgmt_dropped.get()};
+          ctr_.mgmt_dropped.get(), adaptive_ctr_.rerouted.get(), adaptive_ctr_.flowlets.get()};
 }
 
 void IbSwitch::reset_counters() {
   for (Counter* c : {&ctr_.mcast_forwarded, &ctr_.mcast_copies, &ctr_.mcast_no_room, &ctr_.mcast_no_mbuf,
                      &ctr_.mcast_bad_vcrc, &ctr_.mgmt_received, &ctr_.mgmt_sent, &ctr_.mgmt_dropped})
     c->set(0);
+  reset_adaptive_counters();
 }
 
 namespace {
@@ -181,6 +229,10 @@ constexpr CounterDef kIbSwitchDefs[] = {
                "VL15 packets (SMPs) the switch's management port sent or forwarded"),
     VF_COUNTER(IbSwitchSnapshot, mgmt_dropped, "mgmt_dropped", "mgmt_dropped", kPackets,
                "VL15 packets the management port took and discarded (bad frame, a path it cannot follow)"),
+    VF_COUNTER(IbSwitchSnapshot, ar_rerouted, "ar_rerouted", "ar_rerouted", kPackets,
+               "packets adaptive routing sent to another port of their AR group than the LFT's"),
+    VF_COUNTER(IbSwitchSnapshot, ar_flowlets, "ar_flowlets", "ar_flowlets", kEvents,
+               "flowlets adaptive routing placed (flowlet mode): a flow's gap expired"),
 };
 static_assert(valid_counter_table<IbSwitchSnapshot>(kIbSwitchDefs));
 }  // namespace

@@ -19,11 +19,18 @@
 // for every input, set_sl2vl(in, out, ...) one pair (e.g. a VL change where a
 // route crosses a dateline). The output port's PortQos::sl2vl records the
 // table every input shares.
+// Adaptive routing (SwitchConfig::adaptive, adaptive_routing.hpp): the SM
+// gives a DLID an AR group, the equal-cost ports towards it (the LFT's port
+// among them); a unicast packet to that DLID then takes the group's
+// least-loaded port instead of the LFT's. Groups are shared by every DLID
+// with the same ports, as a switch's AR group table is.
 #pragma once
 
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +59,7 @@ struct IbSwitchCounters {
 struct IbSwitchSnapshot {
   uint64_t mcast_forwarded, mcast_copies, mcast_no_room, mcast_no_mbuf, mcast_bad_vcrc;
   uint64_t mgmt_received, mgmt_sent, mgmt_dropped;
+  uint64_t ar_rerouted, ar_flowlets;  // adaptive routing (adaptive_routing.hpp)
 };
 extern const CounterTable kIbSwitchCounters;
 
@@ -90,6 +98,15 @@ class IbSwitch final : public Switch {
   bool send_management(unsigned num, rte_mbuf* m);
   // The agent discarded a packet the management port took: counted, never silent.
   void count_management_drop() { ctr_.mgmt_dropped.add(); }
+  // DLID `dlid`'s AR group: its equal-cost ports (each 1..nports); fewer
+  // than two clears it. Throws std::invalid_argument on a port out of range.
+  // A switch not in an adaptive mode keeps no groups.
+  void set_ar_group(uint16_t dlid, std::span<const uint8_t> ports);
+  // DLID `dlid`'s AR group, empty when it has none.
+  std::span<const uint8_t> ar_group(uint16_t dlid) const {
+    if (dlid >= ar_of_.size() || ar_of_[dlid] == 0) return {};
+    return ar_groups_[ar_of_[dlid]];
+  }
   const IbSwitchCounters& counters() const { return ctr_; }
   IbSwitchSnapshot snapshot() const;
   void reset_counters();
@@ -117,11 +134,16 @@ class IbSwitch final : public Switch {
   size_t pair(unsigned in_port, unsigned out_port) const { return size_t(in_port) * nports() + out_port - 1; }
 
   void to_management(Port& in, rte_mbuf* m, unsigned cls);
+  // The LFT's port, or the AR group's choice for this packet.
+  uint8_t unicast_port(const Port& in, uint16_t dlid, unsigned cls, const uint8_t* lrh);
 
   MgmtFn mgmt_fn_ = nullptr;
   void* mgmt_ctx_ = nullptr;
   std::vector<uint8_t> lft_;
   std::unordered_map<uint16_t, PortMask> mft_;  // MLIDs in use are few and sparse
+  std::vector<uint16_t> ar_of_;                 // DLID -> AR group (0: none); sized in adaptive modes
+  std::vector<std::vector<uint8_t>> ar_groups_;  // [0] unused
+  std::map<std::vector<uint8_t>, uint16_t> ar_index_;  // group -> its number
   IbSwitchCounters ctr_;
   std::vector<PortQos> qos_;  // by port number - 1
   std::vector<std::array<uint8_t, kNumSls>> pair_sl2vl_;  // by pair(in, out)

@@ -37,6 +37,10 @@ constexpr CounterDef kRouterDefs[] = {
                "hosts that did not answer 3 ARP requests 1 s apart"),
     VF_COUNTER(RouterSnapshot, unresolved_discards, "router_unresolved_discards", "router_unresolved_discards",
                kPackets, "packets dropped waiting for a host's ARP answer"),
+    VF_COUNTER(RouterSnapshot, ar_rerouted, "router_ar_rerouted", "router_ar_rerouted", kPackets,
+               "packets adaptive routing sent to another ECMP member than the flow hash's"),
+    VF_COUNTER(RouterSnapshot, ar_flowlets, "router_ar_flowlets", "router_ar_flowlets", kEvents,
+               "flowlets adaptive routing placed (flowlet mode): a flow's gap expired"),
 };
 static_assert(valid_counter_table<RouterSnapshot>(kRouterDefs));
 }  // namespace
@@ -47,7 +51,8 @@ RouterSnapshot Router::snapshot() const {
   const NeighbourCounters& n = neigh_.counters();
   return {ctr_.routed.get(),       ctr_.header_errors.get(), ctr_.ttl_exceeded.get(), ctr_.no_route.get(),
           ctr_.no_next_hop.get(),  ctr_.to_router.get(),     ctr_.not_routable.get(), n.solicits_sent.get(),
-          n.replies_sent.get(),    n.resolved.get(),         n.failed.get(),          n.unresolved_discards.get()};
+          n.replies_sent.get(),    n.resolved.get(),         n.failed.get(),          n.unresolved_discards.get(),
+          sw_.adaptive_counters().rerouted.get(), sw_.adaptive_counters().flowlets.get()};
 }
 
 Router::Router(EthSwitch& sw, Scheduler& sched, rte_mempool* pool, const RouterConfig& cfg)
@@ -92,6 +97,7 @@ void Router::reset_counters() {
                      &ctr_.to_router, &ctr_.not_routable})
     c->set(0);
   neigh_.reset_counters();
+  sw_.reset_adaptive_counters();
 }
 
 void Router::drop(Port& in, rte_mbuf* m, unsigned cls, Counter& why) {
@@ -175,7 +181,10 @@ void Router::route(Port& in, rte_mbuf* m, unsigned cls, bool tagged, bool bridge
     return sw_.bridge(&in, m, cls, cfg_.vid, tagged);
   }
 
-  const NextHop* hop = pick(*r, ecmp_hash(ip, len - l2, cfg_.hash_seed));
+  const uint32_t hash = ecmp_hash(ip, len - l2, cfg_.hash_seed);
+  const NextHop* hop = sw_.config().adaptive.mode == AdaptiveMode::kOff || r->hops.size() < 2
+                           ? pick(*r, hash)
+                           : pick_adaptive(in, *r, hash, cls);
   if (!hop) [[unlikely]]
     return drop(in, m, cls, ctr_.no_next_hop);
   wire::ipv4_decrement_ttl(ip);
@@ -203,6 +212,19 @@ const NextHop* Router::pick(const Ipv4Route& r, uint32_t hash) const {
   for (const NextHop& h : r.hops)
     if (sw_.link_up(h.port) && k-- == 0) return &h;
   return nullptr;
+}
+
+// The hash's member is the static choice; the switch's adaptive mode may
+// send the packet (or its flowlet) to a less loaded member instead.
+const NextHop* Router::pick_adaptive(const Port& in, const Ipv4Route& r, uint32_t hash, unsigned cls) {
+  const unsigned n = unsigned(r.hops.size());
+  uint16_t ports[256];
+  for (unsigned i = 0; i < n; ++i) ports[i] = r.hops[i].port;
+  const unsigned chosen =
+      sw_.adaptive_port(in, ports, n, hash % n, hash, [cls](const Port&) { return cls; });
+  for (const NextHop& h : r.hops)
+    if (h.port == chosen) return sw_.link_up(h.port) ? &h : pick(r, hash);
+  return pick(r, hash);
 }
 
 bool Router::owns(const Gid& ip) const { return cfg_.gateway && ip == v4_mapped_gid(cfg_.gateway); }

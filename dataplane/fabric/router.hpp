@@ -64,6 +64,7 @@ struct RouterCounters {
 struct RouterSnapshot {
   uint64_t routed, header_errors, ttl_exceeded, no_route, no_next_hop, to_router, not_routable;
   uint64_t arp_requests, arp_replies, arp_resolved, arp_failed, unresolved_discards;
+  uint64_t ar_rerouted, ar_flowlets;  // the switch's adaptive routing (adaptive_routing.hpp)
 };
 extern const CounterTable kRouterCounters;
 
@@ -101,6 +102,7 @@ class Router final : private NeighbourIface {
   void route(Port& in, rte_mbuf* m, unsigned cls, bool tagged, bool bridged);
   void to_neighbours(Port& in, rte_mbuf* m, unsigned cls);
   const NextHop* pick(const Ipv4Route& r, uint32_t hash) const;
+  const NextHop* pick_adaptive(const Port& in, const Ipv4Route& r, uint32_t hash, unsigned cls);
   void drop(Port& in, rte_mbuf* m, unsigned cls, Counter& why);
   // NeighbourIface: the gateway interface.
   uint16_t vlan_tag() const override { return 0; }  // tagged by the egress port, as bridged frames

@@ -10,6 +10,7 @@ Switch::Switch(Scheduler& sched, std::string name, LinkLayer ll, const SwitchCon
   if (cfg.nports == 0 || cfg.nports > 254) throw std::invalid_argument("switch " + name_ + ": 1..254 ports");
   if (cfg.data_vls == 0 || cfg.data_vls > kNumDataClasses)
     throw std::invalid_argument("switch " + name_ + ": data_vls must be 1..8");
+  if (cfg.adaptive.mode == AdaptiveMode::kFlowlet) flowlets_.enable();
   if (cfg.buffer_bytes) buffer_ = std::make_unique<SharedBuffer>(cfg.buffer_bytes);
   ports_.reserve(cfg.nports);
   for (unsigned i = 1; i <= cfg.nports; ++i) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/fabric/adaptive_routing.hpp"
 #include "dataplane/fabric/port.hpp"
 #include "dataplane/fabric/shared_buffer.hpp"
 #include "dataplane/fabric/types.hpp"
@@ -31,6 +32,7 @@ struct SwitchConfig {
   uint8_t data_vls = 8;        // IB: operational data VLs (1, 2, 4 or 8)
   PortConfig port;             // queue sizes of every port
   uint64_t buffer_bytes = 0;   // shared packet memory of all ports; 0 = unlimited
+  AdaptiveConfig adaptive;     // how equal-cost choices are made (adaptive_routing.hpp)
 };
 
 class Switch {
@@ -49,6 +51,11 @@ class Switch {
   const Port& port(unsigned num) const { return *ports_.at(num - 1); }
   // The shared packet memory (SwitchConfig::buffer_bytes), or null.
   const SharedBuffer* buffer() const { return buffer_.get(); }
+  const AdaptiveCounters& adaptive_counters() const { return adaptive_ctr_; }
+  void reset_adaptive_counters() {
+    adaptive_ctr_.rerouted.set(0);
+    adaptive_ctr_.flowlets.set(0);
+  }
 
  protected:
   // `on_rx` is the derived switch's forwarding function; `self` its object.
@@ -65,6 +72,18 @@ class Switch {
   }
   Port& port_at(unsigned num) { return *ports_[num - 1]; }
 
+  // The adaptive choice (adaptive_routing.hpp) for a packet from `in` among
+  // the ports `group[0..n)`, whose static choice is group[first]: a port
+  // number of the group. `cls_of(out)`: the egress class the packet would
+  // take on `out`, or a value >= kNumClasses when it may not take it. With
+  // no port able to take it, the static choice (the caller's error path).
+  template <class Port16, class ClassOf>
+  unsigned adaptive_port(const Port& in, const Port16* group, unsigned n, unsigned first, uint32_t flow,
+                         ClassOf&& cls_of);
+
+  AdaptiveCounters adaptive_ctr_;
+  FlowletTable flowlets_;  // enabled in flowlet mode
+
   const std::string name_;
   const LinkLayer ll_;
   const SwitchConfig cfg_;
@@ -74,5 +93,34 @@ class Switch {
   std::unique_ptr<SharedBuffer> buffer_;  // before ports_: they point into it
   std::vector<std::unique_ptr<Port>> ports_;
 };
+
+template <class Port16, class ClassOf>
+unsigned Switch::adaptive_port(const Port& in, const Port16* group, unsigned n, unsigned first, uint32_t flow,
+                               ClassOf&& cls_of) {
+  const auto usable = [&](unsigned num) -> const Port* {
+    const Port* out = egress(in, num);
+    return out && out->connected() && out->link_up() && cls_of(*out) < kNumClasses ? out : nullptr;
+  };
+  const Nanos now = sched_.now();
+  const bool flowlet = cfg_.adaptive.mode == AdaptiveMode::kFlowlet;
+  if (flowlet)
+    if (const uint16_t kept = flowlets_.current(flow, now, cfg_.adaptive.flowlet_gap_ns); kept && usable(kept)) {
+      flowlets_.place(flow, now, kept);
+      if (kept != group[first]) adaptive_ctr_.rerouted.add();
+      return kept;
+    }
+  uint32_t load[256];
+  for (unsigned i = 0; i < n; ++i) {
+    const Port* out = usable(group[i]);
+    load[i] = out ? out->class_queued(cls_of(*out)) : UINT32_MAX;
+  }
+  const unsigned best = least_loaded(load, n, first);
+  if (flowlet) {
+    flowlets_.place(flow, now, uint16_t(group[best]));
+    adaptive_ctr_.flowlets.add();
+  }
+  if (best != first) adaptive_ctr_.rerouted.add();
+  return group[best];
+}
 
 }  // namespace vf::dp

@@ -97,11 +97,13 @@ struct Host {
 
 // Ports 1, 2: bridged hosts on the gateway's subnet; ports 3, 4: routed
 // links to two upstream routers (mac(3), mac(4)); 198.51.100.0/24 over both.
+// `ar`: the switch's adaptive routing; `routed_bps`: the routed links' rate.
 struct Lab {
-  Lab() : sw(s, "leaf", cfg()) {
+  explicit Lab(AdaptiveConfig ar = {}, uint64_t routed_bps = 10 * G) : sw(s, "leaf", cfg(ar)) {
     for (unsigned i = 0; i < 4; ++i) {
       host.push_back(std::make_unique<Host>(s, "h" + std::to_string(i + 1)));
-      link.push_back(std::make_unique<Link>(s, LinkLayer::kEthernet, LinkParams{10 * G, 50, 1500}));
+      link.push_back(
+          std::make_unique<Link>(s, LinkLayer::kEthernet, LinkParams{i >= 2 ? routed_bps : 10 * G, 50, 1500}));
       connect_ports(host.back()->port, sw.port(i + 1), *link.back());
     }
     RouterConfig rc;
@@ -116,10 +118,11 @@ struct Lab {
     up.hops = {{3, mac(3)}, {4, mac(4)}};
     router->set_routes({up});
   }
-  static SwitchConfig cfg() {
+  static SwitchConfig cfg(AdaptiveConfig ar) {
     SwitchConfig c;
     c.nports = 4;
     c.buffer_bytes = 1 << 20;
+    c.adaptive = ar;
     return c;
   }
   // Delivers `m` and whatever it causes within a millisecond (ARP probes
@@ -178,6 +181,35 @@ TEST(Router, AMemberGoingDownMovesOnlyItsOwnFlows) {
     const size_t n4 = lab.got(4).size();
     lab.send(1, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, sport));
     EXPECT_EQ(lab.got(4).size(), n4 + 1) << "flow " << sport << " moved although its member stayed up";
+  }
+}
+
+// One flow, a burst at 10 Gb/s into routed links of 1 Gb/s: queues build.
+std::vector<uint16_t> burst_paths(Lab& lab, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) lab.host[0]->port.enqueue(0, udp_frame(kRouter, mac(1), 0xC612000A, kRemote, 0xC001));
+  lab.s.advance_to(lab.s.now() + 1'000'000);
+  return {uint16_t(lab.got(3).size()), uint16_t(lab.got(4).size())};
+}
+
+TEST(Router, PerPacketAdaptiveRoutingSpraysOneFlowOverEveryMember) {
+  Lab lab({AdaptiveMode::kPerPacket, 0}, 1 * G);
+  const std::vector<uint16_t> got = burst_paths(lab, 8);
+  EXPECT_EQ(got[0] + got[1], 8);
+  EXPECT_GE(got[0], 3) << "the flow hash names one member; adaptive routing uses both";
+  EXPECT_GE(got[1], 3);
+  const RouterSnapshot r = lab.router->snapshot();
+  EXPECT_GT(r.ar_rerouted, 0u);
+  EXPECT_EQ(r.routed, 8u);
+  EXPECT_EQ(lab.sw.buffer()->used(), 0u);
+}
+
+TEST(Router, HashAndFlowletModesKeepABurstOfOneFlowOnOneMember) {
+  for (const AdaptiveMode mode : {AdaptiveMode::kOff, AdaptiveMode::kFlowlet}) {
+    Lab lab({mode, 100'000}, 1 * G);
+    const std::vector<uint16_t> got = burst_paths(lab, 8);
+    SCOPED_TRACE(to_string(mode));
+    EXPECT_TRUE((got[0] == 8 && got[1] == 0) || (got[0] == 0 && got[1] == 8));
+    EXPECT_EQ(lab.router->snapshot().ar_flowlets, mode == AdaptiveMode::kFlowlet ? 1u : 0u);
   }
 }
 

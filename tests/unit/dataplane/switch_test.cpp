@@ -5,9 +5,11 @@
 
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
+#include "dataplane/fabric/adaptive_routing.hpp"
 #include "dataplane/fabric/eth_switch.hpp"
 #include "dataplane/fabric/ib_switch.hpp"
 #include "dataplane/wire/ib_framing.hpp"
@@ -427,6 +429,104 @@ TEST(SwitchIb, TwoSendersShareAnEgressPort) {
   ASSERT_EQ(b.rec[2]->got.size(), 6u);
   // Egress serializes them back to back: 80 ns apart from the first.
   for (size_t i = 1; i < 6; ++i) EXPECT_EQ(b.rec[2]->got[i].at - b.rec[2]->got[i - 1].at, 80u);
+}
+
+// ---------------------------------------------------------------- adaptive routing
+
+// Hosts 0 and 3 send at 100 Gb/s to DLID 7, whose LFT port is 2 and AR
+// group {2, 3}; ports 2 and 3 lead out at 10 Gb/s, so queues build behind them.
+struct ArBench : Bench {
+  explicit ArBench(AdaptiveMode mode, Nanos gap = 10'000)
+      : Bench(LinkLayer::kInfiniBand, 4, cfg(mode, gap), {},
+              {{100 * G, 100, 4096}, {10 * G, 100, 4096}, {10 * G, 100, 4096}, {100 * G, 100, 4096}}) {
+    ib->set_lft(7, 2);
+    const uint8_t group[] = {2, 3};
+    ib->set_ar_group(7, group);
+  }
+  static SwitchConfig cfg(AdaptiveMode mode, Nanos gap) {
+    SwitchConfig c = ib_cfg();
+    c.adaptive = {mode, gap};
+    return c;
+  }
+  void burst(uint32_t n, uint32_t first_tag = 0) {
+    for (uint32_t i = 0; i < n; ++i) host[0]->enqueue(0, make_ib(1000, 0, 0, 7, first_tag + i));
+  }
+};
+
+TEST(SwitchIbAdaptive, StaticRoutingSendsEveryPacketToTheLftPort) {
+  ArBench b(AdaptiveMode::kOff);
+  EXPECT_TRUE(b.ib->ar_group(7).empty()) << "a switch not in an adaptive mode keeps no AR groups";
+  b.burst(8);
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->got.size(), 8u);
+  EXPECT_TRUE(b.rec[2]->got.empty());
+  EXPECT_EQ(b.ib->snapshot().ar_rerouted, 0u);
+}
+
+TEST(SwitchIbAdaptive, PerPacketSpreadsABurstOverTheGroupByQueueDepth) {
+  ArBench b(AdaptiveMode::kPerPacket);
+  ASSERT_EQ(b.ib->ar_group(7).size(), 2u);
+  b.burst(8);
+  b.s.run_until_idle();
+  // Each arrival takes the shorter queue (the frame on the wire is not
+  // queued), the LFT's port on a tie: the burst splits evenly.
+  EXPECT_EQ(b.rec[1]->tags(), (std::vector<uint32_t>{0, 1, 4, 6}));
+  EXPECT_EQ(b.rec[2]->tags(), (std::vector<uint32_t>{2, 3, 5, 7}));
+  EXPECT_EQ(b.ib->snapshot().ar_rerouted, 4u);
+  // Idle again: the next packet routes as a static fabric would.
+  b.burst(1, 100);
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->got.back().tag, 100u);
+}
+
+TEST(SwitchIbAdaptive, APortWhoseLinkIsDownIsNeverChosen) {
+  ArBench b(AdaptiveMode::kPerPacket);
+  b.sw.port(2).set_link_up(false);
+  b.burst(4);
+  b.s.run_until_idle();
+  EXPECT_TRUE(b.rec[1]->got.empty());
+  EXPECT_EQ(b.rec[2]->got.size(), 4u) << "the group's live port carries what the dead LFT port cannot";
+  EXPECT_EQ(b.sw.port(1).snapshot(0).port_rcv_switch_relay_errors, 0u);
+}
+
+TEST(SwitchIbAdaptive, AFlowletKeepsItsPortUntilItsGapExpires) {
+  ArBench b(AdaptiveMode::kFlowlet, 2'000);
+  b.burst(6);
+  b.s.run_until_idle();
+  EXPECT_EQ(b.rec[1]->got.size(), 6u) << "back-to-back packets of one flow are one flowlet: no reordering";
+  EXPECT_EQ(b.ib->snapshot().ar_flowlets, 1u);
+  // Host 3 (100 Gb/s in, another source LID: another flow) fills port 2.
+  for (uint32_t i = 0; i < 12; ++i) {
+    rte_mbuf* m = make_ib(1000, 0, 0, 7, 50 + i);
+    wire::put16(rte_pktmbuf_mtod(m, uint8_t*) + 6, 9);  // SLID 9
+    b.host[3]->enqueue(0, m);
+  }
+  b.s.advance_to(b.s.now() + 1'200);  // its burst is in, queued on port 2
+  b.burst(1, 200);  // host 0's gap (> 2 us since its last packet) has expired
+  b.s.run_until_idle();
+  ASSERT_FALSE(b.rec[2]->got.empty());
+  EXPECT_EQ(b.rec[2]->got.back().tag, 200u) << "a new flowlet takes the less loaded port";
+  EXPECT_EQ(b.rec[1]->got.size(), 18u) << "host 3's flowlet stayed on port 2 although port 3 was idle";
+  EXPECT_EQ(b.ib->snapshot().ar_flowlets, 3u);
+}
+
+TEST(SwitchIbAdaptive, AnArGroupNamesTheSwitchsOwnPortsOnly) {
+  ArBench b(AdaptiveMode::kPerPacket);
+  const uint8_t zero[] = {0, 2}, high[] = {2, 9};
+  EXPECT_THROW(b.ib->set_ar_group(7, zero), std::invalid_argument);
+  EXPECT_THROW(b.ib->set_ar_group(7, high), std::invalid_argument);
+  EXPECT_THROW(b.ib->set_ar_group(0xC000, std::span<const uint8_t>(zero + 1, 1)), std::invalid_argument);
+  EXPECT_EQ(b.ib->ar_group(7).size(), 2u) << "a refused group leaves the old one";
+  b.ib->set_ar_group(7, {});
+  EXPECT_TRUE(b.ib->ar_group(7).empty());
+}
+
+TEST(LeastLoaded, TheStaticChoiceWinsTiesAndUnusablePortsLoseToAnyOther) {
+  const uint32_t tie[] = {3, 3, 3}, lower[] = {3, 1, 1}, none[] = {UINT32_MAX, UINT32_MAX, 5};
+  EXPECT_EQ(least_loaded(tie, 3, 1), 1u);
+  EXPECT_EQ(least_loaded(lower, 3, 0), 1u);
+  EXPECT_EQ(least_loaded(lower, 3, 2), 2u) << "among equals, the static choice, then the ports after it";
+  EXPECT_EQ(least_loaded(none, 3, 0), 2u);
 }
 
 // ---------------------------------------------------------------- Ethernet
