@@ -52,6 +52,7 @@ struct Cli {
   std::string csv, ports_csv, metrics;
   unsigned mbufs = 0;
   unsigned sl = 0;
+  std::string adaptive;  // overrides the config's adaptive_routing
   bool quiet = false;
 };
 
@@ -80,6 +81,10 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--flows", c.w.flows_file, "flows: the file (SRC DST BYTES [START] per line)");
   app.add_flag("--check", c.run.check, "materialise every byte and check it on arrival (small runs)");
   app.add_option("--sl", c.sl, "IB service level of every QP (0-15)")->check(CLI::Range(0, 15))->capture_default_str();
+  app.add_option("--adaptive-routing", c.adaptive,
+                 "off | per-packet | flowlet: the switches' choice among equal-cost ports, over the config's "
+                 "adaptive_routing")
+      ->check(CLI::IsMember({"off", "per-packet", "flowlet"}));
   app.add_option("--time-limit", c.time_limit, "give up after this much simulated time (from the workload's start)")
       ->capture_default_str();
   app.add_option("--csv", c.csv, "write one line per iteration here");
@@ -100,6 +105,7 @@ void add_options(CLI::App& app, Cli& c) {
       "  vfabric-sim -c configs/generated.yaml -w allreduce -b 64MiB\n"
       "  vfabric-sim -c configs/sim-fat-tree-k16.yaml --fabric roce -w alltoall -b 16MiB\n"
       "  vfabric-sim -c lab.yaml -w incast -b 1MiB --receiver 0 --senders 7\n"
+      "  vfabric-sim -c configs/generated.yaml -w permutation -b 4MiB --adaptive-routing flowlet\n"
       "  vfabric-sim -c lab.yaml -w flows --flows trace.txt --csv flows.csv");
 }
 
@@ -144,8 +150,21 @@ void progress_line(const LoopStats& st, const ConfigFabric& f, const PlanRun& ru
                double(f.sched.now()) / 1e6, double(st.events) / 1e6 / (wall > 0 ? wall : 1), share * 100, eta);
 }
 
+// The config's adaptive routing, or the --adaptive-routing one if the
+// fabric can route that way (the config reader's own rule).
+void override_adaptive(config::Fabric& f, const std::string& mode) {
+  if (mode.empty()) return;
+  config::AdaptiveRouting::Mode m = config::AdaptiveRouting::Mode::Off;
+  for (const auto k : {config::AdaptiveRouting::Mode::PerPacket, config::AdaptiveRouting::Mode::Flowlet})
+    if (mode == config::to_string(k)) m = k;
+  if (const config::AdaptiveProblem p = config::adaptive_routing_problem(f, m); !p.problem.empty())
+    throw std::invalid_argument("--adaptive-routing " + mode + ": " + p.problem + "; " + p.fix);
+  f.adaptive.mode = m;
+}
+
 int run(Cli& c) {
-  const config::Config cfg = only_fabric(config::load_config(c.config, config::kSimLimits), c.w.fabric);
+  config::Config cfg = only_fabric(config::load_config(c.config, config::kSimLimits), c.w.fabric);
+  override_adaptive(cfg.fabrics[0], c.adaptive);
   const config::Fabric& fab = cfg.fabrics[0];
   c.run.hosts = place_ranks(fab.hcas.size(), c.w.ranks, c.w.placement, c.w.seed);
   const Plan plan = make_plan(c.w, c.run.hosts.size());
@@ -177,6 +196,8 @@ int run(Cli& c) {
               plan.ranks.size(), plan.name.c_str(), plan.algo.c_str(), (unsigned long long)plan.bytes,
               (unsigned long long)c.run.chunk, c.run.channels, c.run.channels == 1 ? "" : "s", pr.qps());
   if (!fab.generated.empty()) std::printf("# topology: %s\n", fab.generated.c_str());
+  if (fab.adaptive.mode != config::AdaptiveRouting::Mode::Off)
+    std::printf("# adaptive routing: %s\n", config::to_string(fab.adaptive.mode));
   std::printf("# built in %.1f s\n#%10s %12s %12s %12s %12s %12s\n", build_s, "iter", "size(B)", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "bound(GB/s)");
 

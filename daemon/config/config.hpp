@@ -271,6 +271,18 @@ struct EthQos {
   friend bool operator==(const EthQos&, const EthQos&) = default;
 };
 
+// How switches choose among equal-cost ports (dp::AdaptiveConfig): off =
+// the static choice (the SM's LFT, the ECMP hash); per-packet and flowlet
+// pick the least-loaded port (IB: among the SM's Up/Down equal-cost ports;
+// Ethernet: among a route's ECMP next hops).
+struct AdaptiveRouting {
+  enum class Mode : uint8_t { Off, PerPacket, Flowlet };
+  Mode mode = Mode::Off;
+  uint64_t flowlet_gap_ns = 10'000;
+  friend bool operator==(const AdaptiveRouting&, const AdaptiveRouting&) = default;
+};
+const char* to_string(AdaptiveRouting::Mode m);  // "off", "per-packet", "flowlet"
+
 struct Fabric {
   std::string name;
   LinkLayer link_layer = LinkLayer::Infiniband;
@@ -278,6 +290,7 @@ struct Fabric {
   SubnetManager sm;  // IB only
   Qos qos;           // IB only
   EthQos eth_qos;    // Ethernet only
+  AdaptiveRouting adaptive;
   std::vector<Switch> switches;
   std::vector<Hca> hcas;
   std::vector<Link> links;
@@ -287,6 +300,13 @@ struct Fabric {
   const Hca* find_hca(std::string_view name) const;
   const Switch* find_switch(std::string_view name) const;
 };
+
+// Why fabric `f` cannot route adaptively in `mode` (IB: the SM must route
+// Up/Down; Ethernet: some switch must route), and what to do; empty if it can.
+struct AdaptiveProblem {
+  std::string problem, fix;
+};
+AdaptiveProblem adaptive_routing_problem(const Fabric& f, AdaptiveRouting::Mode mode);
 
 struct Config {
   std::string source;        // file name (or the name given with the string)

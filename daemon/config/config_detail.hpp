@@ -81,6 +81,8 @@ GeneratedLists read_topology(const Reader& r, const YAML::Node& t, LinkLayer ll,
 Fabric read_fabric(const Reader& r, const YAML::Node& n, std::size_t fabric_no, Registry& reg,
                    FabricExtras& extras);
 // An Ethernet fabric's `qos:` mapping.
+// A fabric's adaptive_routing: key, after its nodes and sm: (config_adaptive.cpp).
+void read_adaptive_routing(const Reader& r, const YAML::Node& v, Fabric& f, const std::string& what);
 EthQos read_eth_qos(const Reader& r, const YAML::Node& v, const std::string& what);
 // Fails when a switch's `buffer` cannot hold the PFC headroom of its linked
 // ports (`buffer_pos`: where each switch's buffer was given).

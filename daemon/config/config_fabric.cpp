@@ -70,7 +70,8 @@ class FabricReader {
 
   Fabric read(const YAML::Node& n, std::size_t fabric_no) {
     std::string what = fmt::format("fabric {}", fabric_no + 1);
-    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "qos", "topology", "switches", "hcas", "links"});
+    r_.expect_map(n, what, {"name", "link_layer", "subnet_prefix", "sm", "qos", "adaptive_routing", "topology", "switches",
+                            "hcas", "links"});
     f_.name = read_name(r_, r_.required(n, "name", what, "name: ib"), "fabric", reg_);
     what_ = fmt::format("fabric '{}'", f_.name);
     read_link_layer(r_.required(n, "link_layer", what_, "link_layer: infiniband"));
@@ -112,6 +113,7 @@ class FabricReader {
       f_.sm.routing = Routing::UpDown;
       f_.sm.roots = generated_roots_;
     }
+    if (const auto v = n["adaptive_routing"]) read_adaptive_routing(r_, v, f_, what_);
     if (const auto v = n["qos"])
       read_qos(v);
     else if (!ib())

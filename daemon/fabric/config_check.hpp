@@ -17,6 +17,7 @@ struct ConfigCheck {
   size_t fabrics = 0, switches = 0, hcas = 0, links = 0;
   std::vector<std::string> warnings;
   std::vector<std::string> generated;  // "fabric 'ib': 3-level fat tree, k=16: ..." per generated topology
+  std::vector<std::string> adaptive;   // "fabric 'ib': per-packet, among ..." per fabric with adaptive routing on
 };
 
 // `limits`: fabricd's (the default) or vfabric-sim's (config::kSimLimits).

@@ -142,6 +142,9 @@ Topology::Topology(const config::Config& cfg, Scheduler& sched, rte_mempool* poo
     sm.on_sweep([this, fi](const sm::SweepReport& done) { after_sweep(fi, done); });
     spdlog::info("fabric {}: subnet manager swept: {} routing, {} LFT entries, {} ports active", f.name,
                  impl_->routing.back(), r.lft_changes, r.activated.size());
+    if (f.adaptive.mode != config::AdaptiveRouting::Mode::Off)
+      spdlog::info("fabric {}: adaptive routing {}: {} (switch, vHCA) pairs have an AR group", f.name,
+                   config::to_string(f.adaptive.mode), r.ar_groups);
   }
 }
 
@@ -154,6 +157,10 @@ void Topology::add_switches(dp::Fabric& fabric, const config::Fabric& f) {
     sc.latency_ns = s.latency_ns;
     sc.port.vl_buffer_bytes = s.vl_buffer_bytes;
     sc.data_vls = f.qos.data_vls;
+    sc.adaptive = {f.adaptive.mode == config::AdaptiveRouting::Mode::Off         ? dp::AdaptiveMode::kOff
+                   : f.adaptive.mode == config::AdaptiveRouting::Mode::PerPacket ? dp::AdaptiveMode::kPerPacket
+                                                                                 : dp::AdaptiveMode::kFlowlet,
+                   Nanos(f.adaptive.flowlet_gap_ns)};
     if (f.link_layer == config::LinkLayer::Ethernet) {
       sc.port.eth = eth_qos(f.eth_qos);
       sc.buffer_bytes = s.buffer_bytes;

@@ -51,9 +51,9 @@ Routes compute_min_hop_routes(const config::Fabric& fabric, bool to_switches) {
   return routes;
 }
 
-Routes compute_routes(const config::Fabric& fabric, bool to_switches) {
+Routes compute_routes(const config::Fabric& fabric, bool to_switches, ArGroups* groups) {
   if (fabric.link_layer == config::LinkLayer::Infiniband && fabric.sm.routing == config::Routing::UpDown)
-    return compute_updn_routes(fabric, fabric.sm.roots, to_switches);
+    return compute_updn_routes(fabric, fabric.sm.roots, to_switches, groups);
   return compute_min_hop_routes(fabric, to_switches);
 }
 

@@ -26,14 +26,23 @@ using Routes = std::map<std::string, std::map<std::string, uint32_t>>;
 // and the SA's on the SM's switch, are addressed.
 Routes compute_min_hop_routes(const config::Fabric& fabric, bool to_switches = false);
 
-// Up/Down from `roots` (switch names; empty: default_updn_roots()).
+// groups[switch][hca] = every port, ascending, by which Up/Down reaches the
+// HCA in as few hops as by the routed one -- what adaptive routing may choose
+// among (any of them keeps the route up*/down*, so no credit loop). Only
+// switches with two or more such ports have an entry.
+using ArGroups = std::map<std::string, std::map<std::string, std::vector<uint8_t>>>;
+
+// Up/Down from `roots` (switch names; empty: default_updn_roots()); with
+// `groups`, their AR groups too (HCA destinations only).
 Routes compute_updn_routes(const config::Fabric& fabric, const std::vector<std::string>& roots,
-                           bool to_switches = false);
+                           bool to_switches = false, ArGroups* groups = nullptr);
 // The switches with no HCA attached -- the top of a fat-tree -- or, when
 // every switch has HCAs, the first switch.
 std::vector<std::string> default_updn_roots(const config::Fabric& fabric);
 
-// What the fabric's sm: section asks for (min-hop on Ethernet).
-Routes compute_routes(const config::Fabric& fabric, bool to_switches = false);
+// What the fabric's sm: section asks for (min-hop on Ethernet); `groups`
+// as compute_updn_routes (left empty with min-hop: the config allows
+// adaptive routing with updn only).
+Routes compute_routes(const config::Fabric& fabric, bool to_switches = false, ArGroups* groups = nullptr);
 
 }  // namespace vf

@@ -1,5 +1,6 @@
 #include "daemon/sm/subnet_manager.hpp"
 
+#include <span>
 #include <utility>
 
 #include "daemon/sm/mcast_tree.hpp"
@@ -51,7 +52,9 @@ config::Fabric SubnetManager::with_links_up() const {
 const SweepReport& SubnetManager::sweep() {
   sched_.disarm(timer_);
   const config::Fabric up = with_links_up();
-  Routes routes = compute_routes(up);
+  const bool adaptive = cfg_.adaptive.mode != config::AdaptiveRouting::Mode::Off;
+  ArGroups groups;
+  Routes routes = compute_routes(up, false, adaptive ? &groups : nullptr);
   SweepReport r;
   r.number = last_.number + 1;
   r.at = sched_.now();
@@ -59,6 +62,7 @@ const SweepReport& SubnetManager::sweep() {
   r.links_up = unsigned(up.links.size());
   if (r.number == 1) program_switch_qos();
   r.lft_changes = program_lfts(routes, r.unrouted) + program_switch_lids(compute_routes(up, /*to_switches=*/true));
+  if (adaptive) r.ar_groups = program_ar_groups(groups);
   for (const auto& [mlid, members] : mcast_groups()) r.mft_changes += program_mft(up, mlid, members);
   r.activated = activate_ports();
   routes_ = std::move(routes);
@@ -89,6 +93,25 @@ unsigned SubnetManager::program_lfts(const Routes& routes, unsigned& unrouted) {
     }
   }
   return changes;
+}
+
+// Every LID of every HCA gets its AR group on every switch (none where the
+// route has one way only); returns the (switch, HCA) pairs that have one.
+unsigned SubnetManager::program_ar_groups(const ArGroups& groups) {
+  unsigned with_group = 0;
+  for (const config::Switch& s : cfg_.switches) {
+    auto& sw = static_cast<dp::IbSwitch&>(*fabric_.find_switch(s.name));
+    const auto table = groups.find(s.name);
+    for (const config::Hca& h : cfg_.hcas) {
+      std::span<const uint8_t> ports;
+      if (table != groups.end())
+        if (const auto it = table->second.find(h.name); it != table->second.end()) ports = it->second;
+      with_group += !ports.empty();
+      const uint16_t base = lids_.lid(h.name);
+      for (uint32_t lid = base; lid < base + (1u << lids_.lmc); ++lid) sw.set_ar_group(uint16_t(lid), ports);
+    }
+  }
+  return with_group;
 }
 
 // Every switch's own LID on every switch: port 0 on itself (its management

@@ -44,6 +44,7 @@ struct SweepReport {
   unsigned lft_changes = 0;   // LFT entries now different from before the sweep
   unsigned mft_changes = 0;   // MFT entries (switch, MLID) set or cleared
   unsigned unrouted = 0;      // (switch, HCA) pairs with no route (the HCA's link is down, or a split)
+  unsigned ar_groups = 0;     // (switch, HCA) pairs with an AR group (adaptive routing on)
   std::vector<std::string> activated;  // vHCA ports moved Init -> Armed -> Active
 };
 
@@ -90,6 +91,7 @@ class SubnetManager {
   config::Fabric with_links_up() const;
   unsigned program_lfts(const Routes& routes, unsigned& unrouted);
   unsigned program_switch_lids(const Routes& switch_routes);
+  unsigned program_ar_groups(const ArGroups& groups);
   // Every switch's entry for `mlid` from its tree over `up` (empty members:
   // the entry cleared); returns the entries that changed.
   unsigned program_mft(const config::Fabric& up, uint16_t mlid, const std::set<std::string>& members);

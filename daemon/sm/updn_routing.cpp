@@ -72,10 +72,12 @@ namespace {
 // all climbing through the lowest port (opensm balances its LFTs the same
 // way), and each level uses other digits of the salt than the level below,
 // so a spine's destinations spread over all its cores too. Any choice among
-// them is up*/down*, so none can form a credit loop.
+// them is up*/down*, so none can form a credit loop. `all_ties`, when given,
+// receives each switch's equally short ports where there are two or more.
 std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint32_t>& rank,
                                    const std::vector<std::size_t>& order, std::size_t dst, uint32_t last_port,
-                                   std::size_t salt, const std::vector<std::size_t>& stride) {
+                                   std::size_t salt, const std::vector<std::size_t>& stride,
+                                   std::vector<std::vector<uint8_t>>* all_ties) {
   const std::size_t n = g.sw.size();
   const auto up = [&](std::size_t u, std::size_t v) { return std::pair{rank[v], v} < std::pair{rank[u], u}; };
   // Fewest down hops to dst: BFS backwards over down links.
@@ -113,6 +115,7 @@ std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint3
       std::sort(ties.begin(), ties.end());
       const std::size_t step = rank[u] < stride.size() ? stride[rank[u]] : 1;
       port[u] = ties[(salt / step) % ties.size()];
+      if (all_ties && ties.size() > 1) (*all_ties)[u].assign(ties.begin(), ties.end());
     }
   }
   return port;
@@ -120,7 +123,8 @@ std::vector<uint32_t> updn_towards(const SwitchGraph& g, const std::vector<uint3
 
 }  // namespace
 
-Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::string>& given, bool to_switches) {
+Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::string>& given, bool to_switches,
+                           ArGroups* groups) {
   const SwitchGraph g = build(f);
   const std::size_t n = g.sw.size();
   // Rank: hops from the nearest root (multi-source BFS).
@@ -164,18 +168,23 @@ Routes compute_updn_routes(const config::Fabric& f, const std::vector<std::strin
     stride[r] = std::min<std::size_t>(stride[r + 1] * up_degree[r + 1], std::size_t{1} << 32);
 
   Routes routes;
-  const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port, std::size_t salt) {
-    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port, salt, stride);
-    for (std::size_t u = 0; u < n; ++u)
+  std::vector<std::vector<uint8_t>> ties;
+  const auto add = [&](const std::string& dest, std::size_t dst, uint32_t last_port, std::size_t salt,
+                       ArGroups* into) {
+    if (into) ties.assign(n, {});
+    const std::vector<uint32_t> port = updn_towards(g, rank, order, dst, last_port, salt, stride, into ? &ties : nullptr);
+    for (std::size_t u = 0; u < n; ++u) {
       if (port[u] != kInf) routes[f.switches[u].name][dest] = port[u];
+      if (into && !ties[u].empty()) (*into)[f.switches[u].name][dest] = std::move(ties[u]);
+    }
   };
   if (to_switches) {
-    for (std::size_t t = 0; t < n; ++t) add(f.switches[t].name, t, 0, t);  // port 0: the switch itself
+    for (std::size_t t = 0; t < n; ++t) add(f.switches[t].name, t, 0, t, nullptr);  // port 0: the switch itself
     return routes;
   }
   for (std::size_t i = 0; i < f.hcas.size(); ++i)
     if (const auto at = g.hca_at.find(f.hcas[i].name); at != g.hca_at.end())
-      add(f.hcas[i].name, at->second.first, at->second.second, i);
+      add(f.hcas[i].name, at->second.first, at->second.second, i, groups);
   return routes;
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -227,6 +228,92 @@ TEST(TopologyConfig, UpDownSpreadsDestinationsOverEverySpineAndCore) {
     }
   EXPECT_EQ(cores_used.size(), 4u);
   EXPECT_TRUE(check_credit_loops(f, r).deadlock_free());
+}
+
+// ---- adaptive routing: the config key and the SM's AR groups
+
+constexpr const char* kFatTree3 = "    link_layer: infiniband\n    topology: {fat_tree: {k: 4, levels: 3}}\n";
+
+TEST(AdaptiveRoutingConfig, ModesAreReadAsAScalarOrAMap) {
+  EXPECT_EQ(load(kFatTree3).fabrics[0].adaptive.mode, AdaptiveRouting::Mode::Off);
+  EXPECT_EQ(load(std::string(kFatTree3) + "    adaptive_routing: per-packet\n").fabrics[0].adaptive.mode,
+            AdaptiveRouting::Mode::PerPacket);
+  const Config c = load(std::string(kFatTree3) + "    adaptive_routing: {mode: flowlet, flowlet_gap: 20us}\n");
+  EXPECT_EQ(c.fabrics[0].adaptive.mode, AdaptiveRouting::Mode::Flowlet);
+  EXPECT_EQ(c.fabrics[0].adaptive.flowlet_gap_ns, 20'000u);
+  const Config e = load(
+      "    link_layer: ethernet\n    adaptive_routing: flowlet\n"
+      "    topology: {leaf_spine: {leaves: 2, spines: 2, hosts_per_leaf: 2}, addresses: 198.18.4.0/24}\n");
+  EXPECT_EQ(e.fabrics[0].adaptive.mode, AdaptiveRouting::Mode::Flowlet);
+  EXPECT_EQ(e.fabrics[0].adaptive.flowlet_gap_ns, 10'000u);
+}
+
+TEST(AdaptiveRoutingConfig, ModesThatCannotWorkAreRefusedWithTheFix) {
+  auto error = [](const std::string& fabric) {
+    try {
+      load(fabric);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string hint = error(std::string(kFatTree3) + "    adaptive_routing: per-pakcet\n");
+  EXPECT_NE(hint.find("gen.yaml:5:"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("did you mean 'per-packet'"), std::string::npos) << hint;
+  EXPECT_NE(error(std::string(kFatTree3) + "    adaptive_routing: {mode: per-packet, flowlet_gap: 5us}\n")
+                .find("flowlet_gap is for mode: flowlet"),
+            std::string::npos);
+  EXPECT_NE(error(std::string(kFatTree3) + "    adaptive_routing: {mode: flowlet, flowlet_gap: soon}\n")
+                .find("is not a time"),
+            std::string::npos);
+  const std::string minhop =
+      error(std::string(kFatTree3) + "    sm: {routing: minhop}\n    adaptive_routing: per-packet\n");
+  EXPECT_NE(minhop.find("needs Up/Down routing"), std::string::npos) << minhop;
+  EXPECT_NE(minhop.find("routing: updn"), std::string::npos) << minhop;
+  const std::string l2 = error(
+      "    link_layer: ethernet\n    adaptive_routing: per-packet\n"
+      "    switches: [{name: s0, ports: 2}]\n"
+      "    hcas: [{name: r0, ip: 198.18.0.1}, {name: r1, ip: 198.18.0.2}]\n"
+      "    links: [{a: r0, b: s0/1, speed: 25G}, {a: r1, b: s0/2, speed: 25G}]\n");
+  EXPECT_NE(l2.find("none of its switches routes"), std::string::npos) << l2;
+}
+
+// Replaces every routed port that has an AR group by the group's (j mod n)-th.
+Routes choose(const Routes& r, const ArGroups& g, size_t j) {
+  Routes out = r;
+  for (const auto& [sw, table] : g)
+    for (const auto& [dest, ports] : table) out[sw][dest] = ports[j % ports.size()];
+  return out;
+}
+
+TEST(AdaptiveRoutingGroups, AreTheUpDownEqualCostPortsAndEveryChoiceIsDeadlockFree) {
+  const Config c = load(std::string(kFatTree3) + "    adaptive_routing: per-packet\n");
+  const Fabric& f = c.fabrics[0];
+  ArGroups g;
+  const Routes r = compute_routes(f, false, &g);
+  EXPECT_EQ(r, compute_routes(f)) << "asking for the groups leaves the routes as they were";
+  // leaf0 (hosts on ports 1-2): both uplinks for every host of another leaf,
+  // none for its own hosts; a core descends by one port only.
+  ASSERT_TRUE(g.count("leaf0"));
+  EXPECT_EQ(g.at("leaf0").size(), 14u);
+  for (const auto& [dest, ports] : g.at("leaf0")) {
+    EXPECT_EQ(ports, (std::vector<uint8_t>{3, 4})) << dest;
+    EXPECT_NE(std::find(ports.begin(), ports.end(), r.at("leaf0").at(dest)), ports.end()) << "the LFT's port is one";
+  }
+  EXPECT_FALSE(g.count("core0"));
+  // Any mix of choices is still up*/down*: every pair delivered, no credit loop.
+  for (size_t j = 0; j < 4; ++j) {
+    const Routes alt = choose(r, g, j);
+    EXPECT_TRUE(check_credit_loops(f, alt).deadlock_free()) << j;
+    for (const auto& h : f.hcas)
+      for (const auto& [sw, table] : alt) EXPECT_TRUE(table.count(h.name)) << sw << " -> " << h.name;
+  }
+  // Min-hop fabrics get no groups.
+  Fabric minhop = f;
+  minhop.sm.routing = Routing::MinHop;
+  ArGroups none;
+  compute_routes(minhop, false, &none);
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(TopologyConfig, AnEthernetLeafSpineIsAnL3ClosWithASubnetPerLeaf) {
