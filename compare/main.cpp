@@ -33,8 +33,10 @@ tables and findings, every table as CSV and every plot as SVG beside it.
 Scenarios: 1 encapsulation cost (goodput vs message size, beside the analytic figure from the
 header bytes), 2 latency (what the fabric adds, in emulated time, and what the host adds, with
 unmodified ib_send_lat), 3 incast N->1 (credits, PFC, lossy, PFC+ECN/DCQCN), 4 head-of-line
-blocking of a victim flow, 5 failure of a link under load, 6 deadlock on a ring, 7 a table of
-when to use which, generated from the figures.
+blocking of a victim flow, 5 failure of a link under load, 6 deadlock on a ring, 7 AI
+collectives at scale (ring all-reduce and all-to-all on generated leaf-spines of 16 to 1,024
+hosts, static against adaptive routing, 1:1 against 2:1), 8 a table of when to use which,
+generated from the figures.
 
 Emulated figures come from the fabric's virtual clock: the engines, ports, links and switches
 fabricd runs, driven in-process, exact and the same in every run. Wall-clock figures come from
@@ -42,7 +44,8 @@ unmodified perftest tools run through `fabricctl exec` against a fabricd this co
 for itself (its own runtime directory, no metrics listener, so it runs beside a lab's
 service); they need root, as fabricd does, and vary between runs.
 
---quick takes about a minute on 2 cores (what CI runs); the full run is for a lab.
+--quick takes about a minute on 2 cores (what CI runs; scenario 7 at 16 and 64 hosts only);
+the full run is for a lab.
 
 Exit status: 0 report written; 1 a scenario failed (the error says which); 2 usage.)";
 
@@ -81,10 +84,13 @@ std::string utc_now() {
   return b;
 }
 
-void init_eal() {
+void init_eal(bool quick) {
   // No hugepages, no devices, no shared config: the virtual-time runs need
   // only mbufs, and this process must not collide with a running fabricd.
-  vf::sim::init_eal("vf_compare_" + std::to_string(getpid()));
+  // Scenario 7's 1,024 hosts hold far more frames at once than the labs
+  // (64 per link and per rank, as vfabric-sim sizes it); ~5 KiB each.
+  vf::sim::mbuf_pool_size() = quick ? 24'575 : 200'000;
+  vf::sim::init_eal("vf_compare_" + std::to_string(getpid()), vf::sim::mbuf_pool_size() * 5 / 1024 + 128);
 }
 
 }  // namespace
@@ -99,8 +105,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--out", out, "the report directory (created; files in it are overwritten)")
       ->capture_default_str();
   app.add_flag("--no-live", no_live, "emulated figures only: start no fabricd, run no perftest");
-  app.add_option("--only", only, "run these scenarios only (encapsulation latency incast hol failure deadlock)")
-      ->check(CLI::IsMember({"encapsulation", "latency", "incast", "hol", "failure", "deadlock"}));
+  app.add_option("--only", only, "run these scenarios only (encapsulation latency incast hol failure deadlock ai)")
+      ->check(CLI::IsMember({"encapsulation", "latency", "incast", "hol", "failure", "deadlock", "ai"}));
   app.add_option("--fabricd", o.fabricd, "fabricd to start (default: beside this program, ../sbin, or PATH)");
   app.add_option("--fabricctl", o.fabricctl, "fabricctl to use (default: beside this program, ../sbin, or PATH)");
   app.set_version_flag("--version", std::string(vf::kVersion));
@@ -115,7 +121,7 @@ int main(int argc, char** argv) {
 
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    init_eal();
+    init_eal(o.quick);
     char tmpl[] = "/tmp/vfabric-compare-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp /tmp/vfabric-compare-XXXXXX failed");
     o.work_dir = tmpl;
@@ -132,7 +138,7 @@ int main(int argc, char** argv) {
     auto want = [&](const char* s) { return only.empty() || std::find(only.begin(), only.end(), s) != only.end(); };
     const std::pair<const char*, Section (*)(const Options&, Findings&)> scenarios[] = {
         {"encapsulation", run_encapsulation}, {"latency", run_latency}, {"incast", run_incast},
-        {"hol", run_hol}, {"failure", run_failure}, {"deadlock", run_deadlock}};
+        {"hol", run_hol}, {"failure", run_failure}, {"deadlock", run_deadlock}, {"ai", run_ai_scale}};
     for (const auto& [name, fn] : scenarios) {
       if (!want(name)) continue;
       std::fprintf(stderr, "vfabric-compare: %s ...\n", name);

@@ -49,6 +49,17 @@ struct Findings {
   double roce_recovery_now_ms = kNaN;                      // RoCEv2: rerouted at once
   // 6. deadlock.
   int ib_minhop_deadlocks = -1, ib_updn_deadlocks = -1, roce_cyclic_deadlocks = -1;
+  // 7. AI collectives: busbw as a share of the host link's bound; ring
+  // all-reduce at the largest N (ai_hosts), all-to-all at N = 64.
+  unsigned ai_hosts = 0;
+  double ib_ai_share = kNaN, roce_ai_share = kNaN;                // static, 1:1
+  double ib_ai_share_2to1 = kNaN, roce_ai_share_2to1 = kNaN;      // static, 2:1
+  double ib_ai_flowlet_2to1 = kNaN, roce_ai_flowlet_2to1 = kNaN;  // flowlets, 2:1
+  double ib_a2a_share = kNaN, roce_a2a_share = kNaN;              // static, 1:1
+  double ib_a2a_pp_share = kNaN, roce_a2a_pp_share = kNaN;        // per-packet adaptive, 1:1
+  double ib_a2a_share_2to1 = kNaN, roce_a2a_share_2to1 = kNaN;    // static, 2:1
+  double roce_a2a_pauses = kNaN;
+  double ai_worst_tail = 0;  // per-packet runs: the largest last-rank / median-rank finish
 };
 
 Section run_encapsulation(const Options& o, Findings& f);
@@ -57,6 +68,7 @@ Section run_incast(const Options& o, Findings& f);
 Section run_hol(const Options& o, Findings& f);
 Section run_failure(const Options& o, Findings& f);
 Section run_deadlock(const Options& o, Findings& f);
+Section run_ai_scale(const Options& o, Findings& f);
 Section when_to_use_which(const Findings& f);
 
 }  // namespace vf::compare

@@ -1,4 +1,4 @@
-// Scenario 7: "when to use which", generated from the figures the other
+// Scenario 8: "when to use which", generated from the figures the other
 // scenarios measured. A row whose figures are missing says so.
 #include <cmath>
 
@@ -45,7 +45,7 @@ std::string lossless_settings(Flavour fl) {
 Section when_to_use_which(const Findings& f) {
   Section s;
   s.id = "summary";
-  s.title = "7. When to use which (generated from the figures above)";
+  s.title = "8. When to use which (generated from the figures above)";
   s.conditions = "each cell is a figure measured above, under that section's conditions; \"ahead\" is the fabric "
                  "with the better figure (within 2 % counts as even).";
   Table t{"when", "", {"aspect", "InfiniBand", "RoCEv2", "ahead", "from"}, {}};
@@ -84,6 +84,22 @@ Section when_to_use_which(const Findings& f) {
   t.rows.push_back({"cyclic routes on a ring", dl(f.ib_minhop_deadlocks) + " (min-hop); " + dl(f.ib_updn_deadlocks) + " (Up/Down)",
                     dl(f.roce_cyclic_deadlocks) + " (PFC, shortest path)",
                     f.ib_minhop_deadlocks == f.roce_cyclic_deadlocks ? "even" : "—", "6 (emulated)"});
+  const std::string n = f.ai_hosts ? std::to_string(f.ai_hosts) : std::string("N");
+  t.rows.push_back({"ring all-reduce busbw at " + n + " hosts, non-blocking (share of the host link)",
+                    pct(f.ib_ai_share), pct(f.roce_ai_share), ahead(f.ib_ai_share, f.roce_ai_share, false),
+                    "7 (emulated)"});
+  t.rows.push_back({"ring all-reduce busbw at " + n + " hosts, 2:1 oversubscribed",
+                    pct(f.ib_ai_share_2to1) + " static, " + pct(f.ib_ai_flowlet_2to1) + " flowlets",
+                    pct(f.roce_ai_share_2to1) + " static, " + pct(f.roce_ai_flowlet_2to1) + " flowlets",
+                    ahead(std::max(f.ib_ai_share_2to1, f.ib_ai_flowlet_2to1),
+                          std::max(f.roce_ai_share_2to1, f.roce_ai_flowlet_2to1), false),
+                    "7 (emulated)"});
+  t.rows.push_back({"all-to-all busbw at 64 hosts, non-blocking", pct(f.ib_a2a_share),
+                    pct(f.roce_a2a_share) + " (" + count(f.roce_a2a_pauses) + " PFC pauses)",
+                    ahead(f.ib_a2a_share, f.roce_a2a_share, false), "7 (emulated)"});
+  t.rows.push_back({"all-to-all with per-packet adaptive routing over go-back-N RC", pct(f.ib_a2a_pp_share),
+                    pct(f.roce_a2a_pp_share), ahead(f.ib_a2a_pp_share, f.roce_a2a_pp_share, false),
+                    "7 (emulated)"});
   t.rows.push_back({"settings the lossless runs needed beyond the defaults", lossless_settings(Flavour::kIb),
                     lossless_settings(Flavour::kRoceEcn), "—", "the lab configurations of 1-6"});
   t.rows.push_back({"counters that showed each cause", "PortXmitWait (3), PortXmitDiscards (5), credit-loop detector (6)",

@@ -92,14 +92,16 @@ class Compare : public ::testing::Test {
 
 const char* kCsvs[] = {"encapsulation-goodput.csv", "encapsulation-live.csv", "latency-half-rtt.csv",
                        "latency-live.csv",          "incast-results.csv",     "hol-victim.csv",
-                       "failure-recovery.csv",      "deadlock-ring.csv",      "summary-when.csv"};
+                       "failure-recovery.csv",      "deadlock-ring.csv",      "ai-results.csv",
+                       "summary-when.csv"};
 const char* kEmulated[] = {"encapsulation-goodput.csv", "latency-half-rtt.csv", "incast-results.csv",
-                           "hol-victim.csv",            "failure-recovery.csv", "deadlock-ring.csv"};
+                           "hol-victim.csv",            "failure-recovery.csv", "deadlock-ring.csv",
+                           "ai-results.csv"};
 
 TEST_F(Compare, EveryScenarioProducedData) {
   const std::string md = slurp(dir() / "index.md");
   for (const char* h : {"## 1. Encapsulation", "## 2. Latency", "## 3. Incast", "## 4. Head-of-line", "## 5. Failure",
-                        "## 6. Deadlock", "## 7. When to use which"})
+                        "## 6. Deadlock", "## 7. AI collectives at scale", "## 8. When to use which"})
     EXPECT_NE(md.find(h), std::string::npos) << h;
   for (const char* c : kCsvs) {
     ASSERT_TRUE(fs::exists(dir() / c)) << c;
@@ -131,7 +133,34 @@ TEST_F(Compare, EveryPlotTheReportShowsIsValidSvg) {
     EXPECT_NE(svg.find("<polyline"), std::string::npos) << p << " plots at least one curve";
     ++plots;
   }
-  EXPECT_EQ(plots, 6u) << "goodput (WRITE, SEND), latency (idle, loaded), incast (goodput, buffer)";
+  EXPECT_EQ(plots, 8u) << "goodput (WRITE, SEND), latency (idle, loaded), incast (goodput, buffer), "
+                          "all-reduce (1:1, 2:1)";
+}
+
+// Scenario 7, quick: N = 16 and 64, both fabrics, static / flowlets /
+// per packet, 1:1 and 2:1, ring all-reduce and all-to-all -- every run
+// finished, never above the host link's bound; static routing never
+// reorders, per-packet spraying does somewhere, and RC repaired it.
+TEST_F(Compare, AiCollectivesRanEveryCaseWithinTheBound) {
+  const Csv t = read_csv(dir() / "ai-results.csv");
+  ASSERT_EQ(t.size(), 1u + 2 * 2 * 2 * 2 * 3) << "oversubscription x N x collective x fabric x routing";
+  const size_t routing = col(t, "routing"), busbw = col(t, "busbw GB/s"), bound = col(t, "bound GB/s"),
+               ooo = col(t, "out-of-sequence pkts"), retx = col(t, "retransmitted pkts");
+  uint64_t sprayed_ooo = 0;
+  for (size_t i = 1; i < t.size(); ++i) {
+    SCOPED_TRACE(t[i][0] + " " + t[i][routing] + " " + t[i][2] + " N=" + t[i][3] + " " + t[i][4]);
+    ASSERT_EQ(t[i][5].find("did not finish"), std::string::npos) << t[i][5];
+    EXPECT_GT(std::stod(t[i][busbw]), 0.0);
+    EXPECT_LE(std::stod(t[i][busbw]), std::stod(t[i][bound]) * 1.0005);
+    if (t[i][routing].rfind("static", 0) == 0) {
+      EXPECT_EQ(t[i][ooo], "0");
+    }
+    if (t[i][routing] == "adaptive, per packet") {
+      sprayed_ooo += std::stoull(t[i][ooo]);
+      EXPECT_GE(std::stoull(t[i][retx]), std::stoull(t[i][ooo]) > 0 ? 1u : 0u);
+    }
+  }
+  EXPECT_GT(sprayed_ooo, 0u) << "per-packet spraying reordered some flow";
 }
 
 TEST_F(Compare, MeasuredGoodputMatchesTheAnalyticWhereTheLinkIsTheBottleneck) {
