@@ -44,6 +44,9 @@ void fabric_changes(size_t fi, const config::Fabric& a, const config::Fabric& b,
   if (!(a.sm == b.sm)) plan.restart.push_back(f + ": sm (routing)");
   if (!(a.qos == b.qos)) plan.restart.push_back(f + ": qos (SL to VL, VL arbitration)");
   if (!(a.eth_qos == b.eth_qos)) plan.restart.push_back(f + ": qos (trust, DSCP map, PFC, ECN, DCQCN, ETS)");
+  if (!(a.adaptive == b.adaptive))
+    plan.restart.push_back(fmt::format("{}: adaptive_routing {} -> {}", f, config::to_string(a.adaptive.mode),
+                                       config::to_string(b.adaptive.mode)));
   if (a.switches != b.switches) plan.restart.push_back(f + ": switches");
   if (a.hcas != b.hcas) plan.restart.push_back(f + ": hcas");
   bool same_cabling = a.links.size() == b.links.size();

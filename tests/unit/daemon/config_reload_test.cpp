@@ -62,6 +62,10 @@ TEST(ConfigReload, WhatShapesTheFabricNeedsARestart) {
   EXPECT_EQ(restart(with("catch_up: batched", "catch_up: exact")), std::vector<std::string>{"daemon.catch_up"});
   EXPECT_EQ(restart(with("metrics_listen: 127.0.0.1:9469", "metrics_listen: 127.0.0.1:9470")),
             std::vector<std::string>{"daemon.metrics_listen"});
+  // The switches take their adaptive mode when they are built.
+  config::Config adaptive = running();
+  adaptive.fabrics[0].adaptive.mode = config::AdaptiveRouting::Mode::PerPacket;
+  EXPECT_EQ(restart(adaptive), std::vector<std::string>{"fabric ib: adaptive_routing off -> per-packet"});
 }
 
 }  // namespace
