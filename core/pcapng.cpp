@@ -1,6 +1,6 @@
-#include "ctl/pcapng.hpp"
+#include "core/pcapng.hpp"
 
-namespace vf::ctl {
+namespace vf {
 namespace {
 
 // pcapng is written in the host's byte order; the byte-order magic says which.
@@ -87,4 +87,4 @@ std::string erf_record(uint64_t ts_ns, uint8_t type, const uint8_t* data, uint32
   return r;
 }
 
-}  // namespace vf::ctl
+}  // namespace vf

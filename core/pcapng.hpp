@@ -1,6 +1,7 @@
 // A pcapng writer (the IETF draft's Section Header, Interface Description and
-// Enhanced Packet Blocks) for `fabricctl capture -w`: one interface, times in
+// Enhanced Packet Blocks): one interface, times in
 // nanoseconds (if_tsresol 9), the direction of each frame in epb_flags.
+// Shared by fabricctl capture and vfabric-sim --capture.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-namespace vf::ctl {
+namespace vf {
 
 inline constexpr uint16_t kLinktypeEthernet = 1;
 // IB packets go in ERF records: Wireshark (4.0) reads LINKTYPE_INFINIBAND
@@ -35,4 +36,4 @@ class PcapngWriter {
   std::FILE* out_ = nullptr;
 };
 
-}  // namespace vf::ctl
+}  // namespace vf

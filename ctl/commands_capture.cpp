@@ -12,7 +12,7 @@
 
 #include "ctl/commands_common.hpp"
 #include "ctl/interrupt.hpp"
-#include "ctl/pcapng.hpp"
+#include "core/pcapng.hpp"
 #include "ctl/subcommands.hpp"
 
 namespace vf::ctl {

@@ -21,6 +21,7 @@
 #include "sim/config_fabric.hpp"
 #include "sim/mbuf_pool.hpp"
 #include "sim/plan_run.hpp"
+#include "sim/port_pcap.hpp"
 #include "sim/run_loop.hpp"
 #include "sim/sim_output.hpp"
 #include "sim/workload_options.hpp"
@@ -53,6 +54,9 @@ struct Cli {
   unsigned mbufs = 0;
   unsigned sl = 0;
   std::string adaptive;  // overrides the config's adaptive_routing
+  std::vector<std::string> capture;  // ports whose frames go to pcapng files
+  std::string capture_dir = ".";
+  unsigned snaplen = 65535;
   bool quiet = false;
 };
 
@@ -85,6 +89,15 @@ void add_options(CLI::App& app, Cli& c) {
                  "off | per-packet | flowlet: the switches' choice among equal-cost ports, over the config's "
                  "adaptive_routing")
       ->check(CLI::IsMember({"off", "per-packet", "flowlet"}));
+  app.add_option("--capture", c.capture,
+                 "write the frames crossing this port (a vHCA: vib0, or a switch port: leaf0/3) to "
+                 "DIR/PORT.pcapng, as fabricctl capture -w writes them; repeatable")
+      ->type_name("PORT");
+  app.add_option("--capture-dir", c.capture_dir, "where --capture writes its files")->capture_default_str();
+  app.add_option("--snaplen", c.snaplen,
+                 "bytes of each captured frame kept (tshark calls truncated IB records malformed)")
+      ->check(CLI::Range(1u, 65535u))
+      ->capture_default_str();
   app.add_option("--time-limit", c.time_limit, "give up after this much simulated time (from the workload's start)")
       ->capture_default_str();
   app.add_option("--csv", c.csv, "write one line per iteration here");
@@ -106,6 +119,7 @@ void add_options(CLI::App& app, Cli& c) {
       "  vfabric-sim -c configs/sim-fat-tree-k16.yaml --fabric roce -w alltoall -b 16MiB\n"
       "  vfabric-sim -c lab.yaml -w incast -b 1MiB --receiver 0 --senders 7\n"
       "  vfabric-sim -c configs/generated.yaml -w permutation -b 4MiB --adaptive-routing flowlet\n"
+      "  vfabric-sim -c configs/generated.yaml -w allreduce -b 1MiB --capture leaf0/3 --capture vib0\n"
       "  vfabric-sim -c lab.yaml -w flows --flows trace.txt --csv flows.csv");
 }
 
@@ -186,6 +200,9 @@ int run(Cli& c) {
   ConfigFabric f(cfg);
   f.run_until([] { return false; }, f.sched.now() + 2'000'000);  // the SM's sweep and ports going active
   PlanRun pr(f, plan, c.run);
+  std::vector<std::unique_ptr<PortPcap>> pcaps;  // destroyed before the fabric: they untap it
+  for (const std::string& p : c.capture)
+    pcaps.push_back(std::make_unique<PortPcap>(f, fab, p, pcap_path(c.capture_dir, p), c.snaplen));
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const config::Link* host_link = fab.link_of(fab.hcas[0].name);
   const uint32_t mtu = f.topology().port_info(c.run.hosts[0]).mtu;
@@ -201,6 +218,11 @@ int run(Cli& c) {
   std::printf("# built in %.1f s\n#%10s %12s %12s %12s %12s %12s\n", build_s, "iter", "size(B)", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "bound(GB/s)");
 
+  const auto drain_captures = [&] {
+    for (auto& p : pcaps)
+      if (!p->drain()) throw std::runtime_error("writing " + p->path() + " failed");
+  };
+
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::vector<IterationRow> rows;
@@ -210,8 +232,10 @@ int run(Cli& c) {
   for (unsigned i = 0; i < c.iters && end == LoopEnd::Done; ++i) {
     pr.start();
     end = run_plan(f, pr, g_stop, deadline, st, [&](const LoopStats& s) {
+      drain_captures();
       if (!c.quiet) progress_line(s, f, pr, plan, i, c.iters);
     });
+    drain_captures();
     if (end != LoopEnd::Done || !pr.error().empty()) break;
     rows.push_back({i, pr.finished() - pr.started()});
     const CollectiveFigures fig = figures(plan, rows.back().elapsed);
@@ -226,6 +250,11 @@ int run(Cli& c) {
               (unsigned long long)st.events, wall, double(st.events) / 1e6 / (wall > 0 ? wall : 1), sim_us,
               sim_us / (wall > 0 ? wall : 1), peak_rss_mib());
   if (c.run.check) std::printf("# checked %llu bytes\n", (unsigned long long)pr.checked());
+  for (const auto& p : pcaps)
+    std::printf("# capture %s: %llu frames in %s (%llu not kept: the ring was full; %llu IB flow-control packets "
+                "left out)\n",
+                p->port().c_str(), (unsigned long long)p->written(), p->path().c_str(),
+                (unsigned long long)p->dropped(), (unsigned long long)p->link_packets());
 
   auto write = [](const std::string& path, const std::function<void(std::FILE*)>& fn) {
     if (path.empty()) return;

@@ -70,6 +70,29 @@ TEST(VfabricSim, TheRoceFabricAndAFlowWorkloadRunToo) {
   EXPECT_NE(r.out.find("# checked 4194304 bytes"), std::string::npos) << r.out;
 }
 
+// --capture writes what crossed the port as pcapng that Wireshark's
+// dissectors read: the spine-facing port of leaf0 carries the ring's RDMA
+// WRITEs between leaves, with LIDs from the SM.
+TEST(VfabricSim, ACapturedPortIsAPcapngFileTsharkDecodes) {
+  const std::string dir = testing::TempDir() + "/sim-cap-" + std::to_string(getpid());
+  ASSERT_EQ(proc::run({"mkdir", "-p", dir}, {}, std::chrono::seconds(10)).exit_code, 0);
+  const proc::RunResult r =
+      sim({"-c", kConfig, "-w", "allreduce", "-b", "256KiB", "--capture", "leaf0/3", "--capture-dir", dir, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("# capture leaf0/3: "), std::string::npos) << r.out;
+  const std::string file = dir + "/leaf0_3.pcapng";
+  const proc::RunResult t = proc::run({"tshark", "-r", file, "-T", "fields", "-e", "infiniband.bth.opcode"}, {},
+                                      std::chrono::seconds(60));
+  ASSERT_EQ(t.exit_code, 0) << t.describe();
+  size_t frames = 0, writes = 0;
+  std::istringstream in(t.out);
+  for (std::string op; std::getline(in, op); ++frames) writes += op == "6" || op == "7" || op == "8";  // WRITE first/middle/last
+  EXPECT_GT(frames, 100u);
+  EXPECT_GT(writes, frames / 2) << t.out.substr(0, 400);
+  EXPECT_EQ(proc::run({"tshark", "-r", file}, {}, std::chrono::seconds(60)).out.find("Malformed"), std::string::npos);
+  proc::run({"rm", "-rf", dir}, {}, std::chrono::seconds(10));
+}
+
 TEST(VfabricSim, BadInputExitsTwoAndSaysWhatToFix) {
   struct Case {
     std::vector<std::string> args;
@@ -81,7 +104,13 @@ TEST(VfabricSim, BadInputExitsTwoAndSaysWhatToFix) {
                         Case{{"-c", kConfig, "--algo", "hd", "--ranks", "6"}, "power-of-two"},
                         Case{{"-c", kConfig, "--ranks", "9"}, "more than the fabric's 8 vHCAs"},
                         Case{{"-c", kConfig, "--chunk", "big"}, "--chunk 'big'"},
-                        Case{{"-c", kConfig, "--channels", "0"}, "channels must be"}}) {
+                        Case{{"-c", kConfig, "--channels", "0"}, "channels must be"},
+                        Case{{"-c", kConfig, "--capture", "leaf9/1"}, "has no switch leaf9"},
+                        Case{{"-c", kConfig, "--capture", "leaf0/9"}, "leaf0 has no link on port 9"},
+                        Case{{"-c", kConfig, "--capture", "vib99"}, "has no vHCA vib99"},
+                        Case{{"-c", VF_SOURCE_DIR "/configs/default.yaml", "--fabric", "roce", "--adaptive-routing",
+                              "per-packet"},
+                             "none of its switches routes"}}) {
     const proc::RunResult r = sim(c.args);
     EXPECT_EQ(r.exit_code, 2) << r.describe();
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
