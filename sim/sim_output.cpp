@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compare/svg_plot.hpp"
+
 namespace vf::sim {
 namespace {
 
@@ -40,6 +42,24 @@ void write_ports_csv(std::FILE* out, const MetricsSnapshot& m) {
   };
   for (const auto& v : m.vhcas) row(v.fabric, v.name, v.port.port);
   for (const auto& s : m.switch_ports) row(s.fabric, s.name, s.port);
+}
+
+std::string finish_svg(const Plan& p, std::vector<Nanos> finish_ns, Nanos elapsed, double bound) {
+  std::sort(finish_ns.begin(), finish_ns.end());
+  compare::Series ranks{"ranks finished", {}, {}};
+  for (size_t i = 0; i < finish_ns.size(); ++i) {
+    ranks.x.push_back(100.0 * double(i + 1) / double(finish_ns.size()));
+    ranks.y.push_back(double(finish_ns[i]) / 1e3);
+  }
+  compare::PlotSpec spec{p.name + " " + p.algo + ", " + std::to_string(p.ranks.size()) + " ranks, " +
+                             std::to_string(p.bytes) + " B: when each rank finished (emulated)",
+                         "ranks finished (%)", "time (µs)", false, false, true, {std::move(ranks)}};
+  const CollectiveFigures f = figures(p, elapsed);
+  if (bound > 0 && f.busbw_gbs > 0) {
+    const double at_bound_us = f.time_us * f.busbw_gbs / bound;  // the same bus bytes at the bound
+    spec.series.push_back({"at the host link's bound", {0, 100}, {at_bound_us, at_bound_us}});
+  }
+  return compare::render_svg(spec);
 }
 
 }  // namespace vf::sim

@@ -28,5 +28,11 @@ struct IterationRow {
 void write_iterations_csv(std::FILE* out, const Plan& p, const std::vector<IterationRow>& rows, double bound);
 // One line per switch and HCA port: bytes each way, wait, drops, the deepest queue.
 void write_ports_csv(std::FILE* out, const MetricsSnapshot& m);
+// An iteration's ranks in the order they finished -- x the share of ranks
+// done, y when (µs from the iteration's start) -- beside the time the
+// host link's bound allows (`bound`, GB/s of bus bandwidth): a
+// collective's tail at a glance, as an SVG in vfabric-compare's style.
+// `finish_ns`: every rank's finish, from the start; `elapsed`: the last.
+std::string finish_svg(const Plan& p, std::vector<Nanos> finish_ns, Nanos elapsed, double bound);
 
 }  // namespace vf::sim

@@ -50,7 +50,7 @@ struct Cli {
   std::string chunk = "512KiB";
   unsigned iters = 1;
   std::string time_limit = "10s";
-  std::string csv, ports_csv, metrics;
+  std::string csv, ports_csv, metrics, svg;
   unsigned mbufs = 0;
   unsigned sl = 0;
   std::string adaptive;  // overrides the config's adaptive_routing
@@ -102,6 +102,8 @@ void add_options(CLI::App& app, Cli& c) {
       ->capture_default_str();
   app.add_option("--csv", c.csv, "write one line per iteration here");
   app.add_option("--ports-csv", c.ports_csv, "write every port's counters here at the end");
+  app.add_option("--svg", c.svg,
+                 "write an SVG plot here at the end: when each rank finished, beside the host link's bound");
   app.add_option("--metrics", c.metrics, "write the run's Prometheus exposition here at the end");
   app.add_option("--mbufs", c.mbufs, "packet buffers (default: scaled to the fabric's links)");
   app.add_flag("-q,--quiet", c.quiet, "no progress lines");
@@ -264,6 +266,12 @@ int run(Cli& c) {
     std::fclose(out);
   };
   write(c.csv, [&](std::FILE* out) { write_iterations_csv(out, plan, rows, bound); });
+  if (!rows.empty())
+    write(c.svg, [&](std::FILE* out) {
+      std::vector<Nanos> finish;
+      for (size_t r = 0; r < plan.ranks.size(); ++r) finish.push_back(pr.rank_finished(r) - pr.started());
+      std::fputs(finish_svg(plan, std::move(finish), rows.back().elapsed, bound).c_str(), out);
+    });
   if (!c.ports_csv.empty() || !c.metrics.empty()) {
     const MetricsSnapshot m = f.topology().metrics();
     write(c.ports_csv, [&](std::FILE* out) { write_ports_csv(out, m); });

@@ -93,6 +93,26 @@ TEST(VfabricSim, ACapturedPortIsAPcapngFileTsharkDecodes) {
   proc::run({"rm", "-rf", dir}, {}, std::chrono::seconds(10));
 }
 
+// --svg plots when each rank finished beside the time the host link's bound
+// allows: a valid SVG with both curves.
+TEST(VfabricSim, TheFinishPlotIsValidSvgWithTheRanksAndTheBound) {
+  const std::string svg = testing::TempDir() + "/sim-" + std::to_string(getpid()) + ".svg";
+  const proc::RunResult r = sim({"-c", kConfig, "-w", "alltoall", "-b", "1MiB", "--svg", svg, "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const proc::RunResult x = proc::run({"xmllint", "--noout", svg}, {}, std::chrono::seconds(30));
+  EXPECT_EQ(x.exit_code, 0) << x.describe();
+  std::ifstream in(svg);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  size_t curves = 0;
+  for (size_t at = s.find("<polyline"); at != std::string::npos; at = s.find("<polyline", at + 1)) ++curves;
+  EXPECT_EQ(curves, 2u) << "the ranks and the bound";
+  EXPECT_NE(s.find("alltoall direct, 8 ranks"), std::string::npos);
+  EXPECT_NE(s.find("at the host link"), std::string::npos);
+  std::remove(svg.c_str());
+}
+
 TEST(VfabricSim, BadInputExitsTwoAndSaysWhatToFix) {
   struct Case {
     std::vector<std::string> args;
