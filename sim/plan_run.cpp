@@ -93,6 +93,9 @@ PlanRun::PlanRun(ConfigFabric& f, const Plan& p, const RunOptions& o) : f_(f), p
     auto rk = std::make_unique<Rank>();
     rk->host = o.hosts[r];
     rk->app = &f.app(rk->host);
+    // The engines copy into this run's buffers, which stay mapped while it
+    // lives, with memcpy rather than a system call per burst.
+    rk->app->hca().copy_in_process(rk->app->id());
     rk->pd = rk->app->alloc_pd();
     rk->steps.resize(p.ranks[r].size());
     uint64_t send = o.chunk, recv = o.chunk;

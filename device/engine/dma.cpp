@@ -100,9 +100,34 @@ size_t ProcessMem::through_file(bool write, const iovec* local, unsigned nlocal,
   return total;
 }
 
+bool ProcessMem::copy_in_process() {
+  in_process_ = !dead_ && pid_ == getpid();
+  return in_process_;
+}
+
+// The two lists' pieces lined up, as process_vm_readv/writev line them up.
+size_t ProcessMem::copy_here(bool write, const iovec* local, unsigned nlocal, const iovec* remote, unsigned nremote) {
+  size_t total = 0, loff = 0, roff = 0;
+  for (unsigned li = 0, ri = 0; li < nlocal && ri < nremote;) {
+    const size_t n = std::min(local[li].iov_len - loff, remote[ri].iov_len - roff);
+    char* l = static_cast<char*>(local[li].iov_base) + loff;
+    char* r = static_cast<char*>(remote[ri].iov_base) + roff;
+    if (n) std::memcpy(write ? r : l, write ? l : r, n);
+    total += n;
+    loff += n, roff += n;
+    if (loff == local[li].iov_len) ++li, loff = 0;
+    if (roff == remote[ri].iov_len) ++ri, roff = 0;
+  }
+  return total;
+}
+
 size_t ProcessMem::transfer(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
                             unsigned nremote, Nanos now, uint64_t& calls) {
   if (nlocal == 0 || nremote == 0 || nlocal > kIovMax || nremote > kIovMax) return 0;
+  if (in_process_) {
+    ++calls;  // one "call", as the direct path would make: batching stays visible
+    return copy_here(write, local, nlocal, remote, nremote);
+  }
   if (!alive(now)) return 0;
   if (direct_) {
     ++calls;

@@ -53,6 +53,12 @@ class ProcessMem {
   bool dead() const { return dead_; }
   // Tests: use the file path from the start, as for another user's client.
   void force_file_path() { direct_ = false; }
+  // The client is this very process (an in-process app of the virtual-time
+  // fabric): copies become memcpy, no system call. Its registered memory
+  // must then stay mapped -- an unmapped page faults here instead of ending
+  // the copy short. False (nothing changes) for any other process.
+  bool copy_in_process();
+  bool in_process() const { return in_process_; }
   bool direct() const { return direct_; }
 
   // One transfer (remote -> local for readv, local -> remote for writev) over
@@ -79,8 +85,10 @@ class ProcessMem {
   size_t through_file(bool write, const iovec* local, unsigned nlocal, const iovec* remote,
                       unsigned nremote, uint64_t& calls);
   bool mm_alive();
+  static size_t copy_here(bool write, const iovec* local, unsigned nlocal, const iovec* remote, unsigned nremote);
 
   pid_t pid_ = -1;
+  bool in_process_ = false;
   int mem_fd_ = -1;
   bool direct_ = true;
   bool dead_ = false;

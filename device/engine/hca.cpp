@@ -80,6 +80,11 @@ void Hca::allow_controlled_qkeys(ClientId id) {
   if (Client* c = impl_->eng_.client(id)) c->controlled_qkeys = true;
 }
 
+int Hca::copy_in_process(ClientId id) {
+  Client* c = impl_->eng_.client(id);
+  return c && c->mem.copy_in_process() ? 0 : EINVAL;
+}
+
 void Hca::Impl::close_client(ClientId id) {
   Client* c = eng_.client(id);
   if (!c) return;

@@ -187,6 +187,10 @@ class Hca {
   // The client's process holds CAP_NET_RAW: it may set controlled Q_Keys
   // (modify_qp with the high bit; EPERM for everyone else, as uverbs does).
   void allow_controlled_qkeys(ClientId);
+  // The client is this process itself (the virtual-time fabric's in-process
+  // apps): its memory is copied with memcpy instead of system calls
+  // (ProcessMem::copy_in_process). 0, or EINVAL for any other process.
+  int copy_in_process(ClientId);
   int query_device(ClientId, vhca_query_device_rsp&);
   int query_port(ClientId, const vhca_query_port_req&, vhca_query_port_rsp&);
   int query_clock(ClientId, vhca_query_clock_rsp&);  // the emulated ns CQEs are stamped with

@@ -124,6 +124,51 @@ Child spawn(bool exit_instead) {
   return c;
 }
 
+// The virtual-time fabric's in-process apps: memcpy instead of a system
+// call, the pieces lined up as process_vm_readv lines them up, one "call"
+// per transfer. Only this very process may be copied that way.
+TEST(DmaInProcess, CopiesTheSamePiecesWithoutASystemCall) {
+  ProcessMem mem;
+  ASSERT_EQ(mem.open(getpid(), self_mem()), 0);
+  ASSERT_TRUE(mem.copy_in_process());
+  std::vector<char> src(300), dst(300, 0);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = char(i * 7 + 1);
+  iovec remote[3] = {{src.data(), 100}, {src.data() + 150, 50}, {src.data() + 200, 100}};
+  iovec local[2] = {{dst.data(), 120}, {dst.data() + 120, 130}};
+  uint64_t calls = 0;
+  EXPECT_EQ(mem.readv(local, 2, remote, 3, 0, calls), 250u);
+  EXPECT_EQ(std::memcmp(dst.data(), src.data(), 100), 0);
+  EXPECT_EQ(std::memcmp(dst.data() + 100, src.data() + 150, 150), 0);
+  EXPECT_EQ(calls, 1u);
+  std::vector<char> back(250, 'z');
+  iovec from[1] = {{back.data(), 250}};
+  EXPECT_EQ(mem.writev(from, 1, remote, 3, 0, calls), 250u);
+  EXPECT_EQ(src[0], 'z');
+  EXPECT_EQ(src[120], char(120 * 7 + 1));  // the gap between pieces is untouched
+  EXPECT_EQ(src[299], 'z');
+  iovec shorter[1] = {{back.data(), 40}};
+  EXPECT_EQ(mem.readv(shorter, 1, remote, 3, 0, calls), 40u) << "the shorter side decides";
+}
+
+TEST(DmaInProcess, AnotherProcessIsNeverCopiedInProcess) {
+  Child c = spawn(true);
+  ASSERT_GT(c.pid, 0);
+  ProcessMem mem;
+  ASSERT_EQ(mem.open(c.pid, c.mem_fd), 0);
+  EXPECT_FALSE(mem.copy_in_process());
+  EXPECT_FALSE(mem.in_process());
+  char got[32] = {};
+  iovec local{got, 25};
+  iovec remote{reinterpret_cast<void*>(c.secret_addr), 25};
+  uint64_t calls = 0;
+  EXPECT_EQ(mem.readv(&local, 1, &remote, 1, 0, calls), 25u) << "still through the kernel, and still works";
+  EXPECT_EQ(std::string(got, 25), "secret-of-the-first-image");
+  ASSERT_EQ(write(c.go, "x", 1), 1);
+  waitpid(c.pid, nullptr, 0);
+  close(c.go);
+  close(c.exec_seen);
+}
+
 class DmaAfterExec : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 TEST_P(DmaAfterExec, ReplacedOrEndedImageIsNeverReached) {
