@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/svg_plot.hpp"
+#include "core/svg_plot.hpp"
 
 namespace vf::compare {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compare/svg_plot.hpp"
+#include "core/svg_plot.hpp"
 
 namespace vf::sim {
 namespace {
@@ -46,12 +46,12 @@ void write_ports_csv(std::FILE* out, const MetricsSnapshot& m) {
 
 std::string finish_svg(const Plan& p, std::vector<Nanos> finish_ns, Nanos elapsed, double bound) {
   std::sort(finish_ns.begin(), finish_ns.end());
-  compare::Series ranks{"ranks finished", {}, {}};
+  Series ranks{"ranks finished", {}, {}};
   for (size_t i = 0; i < finish_ns.size(); ++i) {
     ranks.x.push_back(100.0 * double(i + 1) / double(finish_ns.size()));
     ranks.y.push_back(double(finish_ns[i]) / 1e3);
   }
-  compare::PlotSpec spec{p.name + " " + p.algo + ", " + std::to_string(p.ranks.size()) + " ranks, " +
+  PlotSpec spec{p.name + " " + p.algo + ", " + std::to_string(p.ranks.size()) + " ranks, " +
                              std::to_string(p.bytes) + " B: when each rank finished (emulated)",
                          "ranks finished (%)", "time (µs)", false, false, true, {std::move(ranks)}};
   const CollectiveFigures f = figures(p, elapsed);
@@ -59,7 +59,7 @@ std::string finish_svg(const Plan& p, std::vector<Nanos> finish_ns, Nanos elapse
     const double at_bound_us = f.time_us * f.busbw_gbs / bound;  // the same bus bytes at the bound
     spec.series.push_back({"at the host link's bound", {0, 100}, {at_bound_us, at_bound_us}});
   }
-  return compare::render_svg(spec);
+  return render_svg(spec);
 }
 
 }  // namespace vf::sim

@@ -1,6 +1,6 @@
 // SVG plots for the comparison report: document shape, point filtering, axis
 // labels, escaping and determinism.
-#include "compare/svg_plot.hpp"
+#include "core/svg_plot.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Line plots for the IB-vs-RoCEv2 comparison report. They are written
+// Line plots for vfabric-compare's report and vfabric-sim --svg. They are written
 // directly as SVG text so the report needs no plotting package and no
 // network access; the output is byte-for-byte deterministic for a given
 // input, so regenerated reports diff cleanly.
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace vf::compare {
+namespace vf {
 
 struct Series {
   std::string name;  // legend text
@@ -35,4 +35,4 @@ std::string render_svg(const PlotSpec& spec);
 // path and the system's reason on failure.
 void write_svg(const std::string& path, const PlotSpec& spec);
 
-}  // namespace vf::compare
+}  // namespace vf

@@ -1,4 +1,4 @@
-#include "compare/svg_plot.hpp"
+#include "core/svg_plot.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace vf::compare {
+namespace vf {
 namespace {
 
 constexpr int kWidth = 820;
@@ -313,4 +313,4 @@ void write_svg(const std::string& path, const PlotSpec& spec) {
   if (!written) throw_write_error(path, write_err);
 }
 
-}  // namespace vf::compare
+}  // namespace vf
