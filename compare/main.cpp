@@ -44,7 +44,7 @@ unmodified perftest tools run through `fabricctl exec` against a fabricd this co
 for itself (its own runtime directory, no metrics listener, so it runs beside a lab's
 service); they need root, as fabricd does, and vary between runs.
 
---quick takes about a minute on 2 cores (what CI runs; scenario 7 at 16 and 64 hosts only);
+--quick takes about a minute on 2 cores (what CI runs; scenario 7 at 16 hosts only);
 the full run is for a lab.
 
 Exit status: 0 report written; 1 a scenario failed (the error says which); 2 usage.)";

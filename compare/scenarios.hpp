@@ -50,8 +50,8 @@ struct Findings {
   // 6. deadlock.
   int ib_minhop_deadlocks = -1, ib_updn_deadlocks = -1, roce_cyclic_deadlocks = -1;
   // 7. AI collectives: busbw as a share of the host link's bound; ring
-  // all-reduce at the largest N (ai_hosts), all-to-all at N = 64.
-  unsigned ai_hosts = 0;
+  // all-reduce at the largest N (ai_hosts), all-to-all at a2a_hosts.
+  unsigned ai_hosts = 0, a2a_hosts = 0;
   double ib_ai_share = kNaN, roce_ai_share = kNaN;                // static, 1:1
   double ib_ai_share_2to1 = kNaN, roce_ai_share_2to1 = kNaN;      // static, 2:1
   double ib_ai_flowlet_2to1 = kNaN, roce_ai_flowlet_2to1 = kNaN;  // flowlets, 2:1

@@ -94,10 +94,12 @@ Section when_to_use_which(const Findings& f) {
                     ahead(std::max(f.ib_ai_share_2to1, f.ib_ai_flowlet_2to1),
                           std::max(f.roce_ai_share_2to1, f.roce_ai_flowlet_2to1), false),
                     "7 (emulated)"});
-  t.rows.push_back({"all-to-all busbw at 64 hosts, non-blocking", pct(f.ib_a2a_share),
+  const std::string a2a_n = f.a2a_hosts ? std::to_string(f.a2a_hosts) : std::string("N");
+  t.rows.push_back({"all-to-all busbw at " + a2a_n + " hosts, non-blocking", pct(f.ib_a2a_share),
                     pct(f.roce_a2a_share) + " (" + count(f.roce_a2a_pauses) + " PFC pauses)",
                     ahead(f.ib_a2a_share, f.roce_a2a_share, false), "7 (emulated)"});
-  t.rows.push_back({"all-to-all with per-packet adaptive routing over go-back-N RC", pct(f.ib_a2a_pp_share),
+  t.rows.push_back({"all-to-all at " + a2a_n + " hosts, per-packet adaptive routing over go-back-N RC",
+                    pct(f.ib_a2a_pp_share),
                     pct(f.roce_a2a_pp_share), ahead(f.ib_a2a_pp_share, f.roce_a2a_pp_share, false),
                     "7 (emulated)"});
   t.rows.push_back({"settings the lossless runs needed beyond the defaults", lossless_settings(Flavour::kIb),
