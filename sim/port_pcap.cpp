@@ -44,20 +44,16 @@ PortPcap::PortPcap(ConfigFabric& f, const config::Fabric& fab, const std::string
   if (snaplen == 0 || snaplen > dp::PortCapture::kMaxSnaplen)
     throw std::invalid_argument("--snaplen must be 1.." + std::to_string(dp::PortCapture::kMaxSnaplen));
   cap_ = std::make_unique<dp::PortCapture>(kRingBytes, snaplen);
-  out_ = std::fopen(path.c_str(), "wb");
-  if (!out_) throw std::runtime_error("cannot write " + path);
-  if (!w_.open(out_, ib_ ? kLinktypeErf : kLinktypeEthernet, snaplen, port,
-               std::string("vfabric-sim ") + (ib_ ? "infiniband" : "ethernet") + " port " + port)) {
-    std::fclose(out_);
+  out_.reset(std::fopen(path.c_str(), "wb"));
+  if (!out_ || !w_.open(out_.get(), ib_ ? kLinktypeErf : kLinktypeEthernet, snaplen, port,
+                        std::string("vfabric-sim ") + (ib_ ? "infiniband" : "ethernet") + " port " + port))
     throw std::runtime_error("cannot write " + path);
-  }
-  f_.topology().set_capture(0, end_, cap_.get());
+  f_.topology().set_capture(0, end_, cap_.get());  // last: a port captured twice throws with nothing tapped
 }
 
 PortPcap::~PortPcap() {
   f_.topology().set_capture(0, end_, nullptr);
   drain();
-  std::fclose(out_);
 }
 
 bool PortPcap::drain() {
@@ -78,7 +74,7 @@ bool PortPcap::drain() {
         written_ += ok_;
       },
       SIZE_MAX);
-  return ok_ && std::fflush(out_) == 0;
+  return ok_ && std::fflush(out_.get()) == 0;
 }
 
 }  // namespace vf::sim

@@ -45,7 +45,10 @@ class PortPcap {
   dp::Endpoint end_;
   bool ib_;
   std::unique_ptr<dp::PortCapture> cap_;
-  std::FILE* out_ = nullptr;
+  struct Close {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Close> out_;  // closed however construction ends
   PcapngWriter w_;
   bool ok_ = true;
   uint64_t written_ = 0, link_packets_ = 0;

@@ -33,7 +33,6 @@ struct AdaptiveConfig {
   Nanos flowlet_gap_ns = 10'000;
 };
 
-const char* to_string(AdaptiveMode m);  // "off", "per-packet", "flowlet"
 
 // What adaptive choices did, per switch (control side reads them).
 struct AdaptiveCounters {

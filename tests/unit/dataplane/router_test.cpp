@@ -207,7 +207,7 @@ TEST(Router, HashAndFlowletModesKeepABurstOfOneFlowOnOneMember) {
   for (const AdaptiveMode mode : {AdaptiveMode::kOff, AdaptiveMode::kFlowlet}) {
     Lab lab({mode, 100'000}, 1 * G);
     const std::vector<uint16_t> got = burst_paths(lab, 8);
-    SCOPED_TRACE(to_string(mode));
+    SCOPED_TRACE(mode == AdaptiveMode::kOff ? "hash" : "flowlet");
     EXPECT_TRUE((got[0] == 8 && got[1] == 0) || (got[0] == 0 && got[1] == 8));
     EXPECT_EQ(lab.router->snapshot().ar_flowlets, mode == AdaptiveMode::kFlowlet ? 1u : 0u);
   }

@@ -128,6 +128,7 @@ TEST(VfabricSim, BadInputExitsTwoAndSaysWhatToFix) {
                         Case{{"-c", kConfig, "--capture", "leaf9/1"}, "has no switch leaf9"},
                         Case{{"-c", kConfig, "--capture", "leaf0/9"}, "leaf0 has no link on port 9"},
                         Case{{"-c", kConfig, "--capture", "vib99"}, "has no vHCA vib99"},
+                        Case{{"-c", kConfig, "--capture", "vib0", "--capture", "vib0"}, "being captured already"},
                         Case{{"-c", VF_SOURCE_DIR "/configs/default.yaml", "--fabric", "roce", "--adaptive-routing",
                               "per-packet"},
                              "none of its switches routes"}}) {
